@@ -1,0 +1,1 @@
+//! Runnable programs live beside this crate as examples.

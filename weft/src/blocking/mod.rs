@@ -1,0 +1,91 @@
+//! Blocking work: `spawn_blocking` on a growable thread pool, and the glue
+//! that runs such work as a task so that it gets a `JoinHandle`.
+//!
+//! Owns: the blocking task type (an `UnownedTask` whose future runs the
+//! closure once) and its scheduler, which never re-queues anything: the
+//! future is `Ready` on its first poll. `block_in_place` lives with the
+//! multi-thread worker, whose core it hands over.
+
+pub(crate) mod pool;
+
+use crate::coop;
+use crate::task::{self, Id, JoinHandle, Notified, RawTask, Schedule, Task, UnownedTask};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+pub(crate) use pool::{BlockingPool, PoolConfig, SpawnError};
+
+/// The task type the blocking pool runs.
+pub(crate) type BlockingTask = UnownedTask<BlockingSchedule>;
+pub(crate) type Spawner = pool::Spawner<BlockingTask>;
+
+/// The "scheduler" of blocking tasks: they complete on their first poll.
+pub(crate) struct BlockingSchedule;
+
+impl Schedule for BlockingSchedule {
+    fn release(&self, task: RawTask) -> Option<Task<Self>> {
+        // UnownedTask::run gave its owner reference to the running poll;
+        // hand it back so completion releases it.
+        // SAFETY: that reference is ours to transfer, exactly once.
+        Some(unsafe { Task::from_raw(task) })
+    }
+
+    fn schedule(&self, _task: Notified<Self>) {
+        // A blocking task starts NOTIFIED and is never idle before it
+        // completes, so no transition can ask for it to be queued.
+        unreachable!("a blocking task was scheduled");
+    }
+}
+
+impl pool::Job for BlockingTask {
+    fn run(self) {
+        UnownedTask::run(self);
+    }
+
+    fn cancel(self) {
+        UnownedTask::shutdown(self);
+    }
+}
+
+/// Runs a closure to completion on its first poll.
+struct BlockingFn<F>(Option<F>);
+
+impl<F> Unpin for BlockingFn<F> {}
+
+impl<F: FnOnce() -> R, R> Future for BlockingFn<F> {
+    type Output = R;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<R> {
+        let f = self
+            .0
+            .take()
+            .expect("a blocking task is polled exactly once");
+        // Blocking code is not cooperative: do not let it trip the budget.
+        Poll::Ready(coop::with_unconstrained(f))
+    }
+}
+
+/// Queue `f` on the pool. After shutdown the returned handle resolves to a
+/// cancelled `JoinError`.
+pub(crate) fn spawn_blocking_on<F, R>(spawner: &Spawner, f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let (task, join) = task::new_unowned(BlockingFn(Some(f)), BlockingSchedule, Id::next());
+    match spawner.spawn(task) {
+        Ok(()) => join,
+        Err(SpawnError::Shutdown(task)) => {
+            task.shutdown();
+            join
+        }
+        Err(SpawnError::NoThreads(task)) => {
+            task.shutdown();
+            panic!(
+                "weft could not start a thread for spawn_blocking: the OS refused to create one \
+                 and none is running. Lower the thread count or raise the process's limits."
+            );
+        }
+    }
+}

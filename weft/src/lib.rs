@@ -1,0 +1,35 @@
+//! # weft
+//!
+//! An async runtime for Rust: a work-stealing scheduler with a LIFO slot and
+//! throttled stealing, a per-task cooperative budget, a blocking pool, and
+//! Tokio's API names, so a Tokio program that sticks to the common subset
+//! ports by renaming the crate.
+//!
+//! ```
+//! #[weft::main]
+//! async fn main() {
+//!     let handle = weft::spawn(async { "hello from a task" });
+//!     println!("{}", handle.await.unwrap());
+//! }
+//! ```
+//!
+//! Layout (see `DESIGN.md`): `task` (the task cell, state machine, handles),
+//! `scheduler` (current_thread and multi_thread), `runtime` (Builder,
+//! Runtime, Handle, context, metrics), `coop` (the budget), `blocking` (the
+//! blocking pool), `sync` (channels).
+
+#![warn(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
+
+mod blocking;
+mod coop;
+mod loom;
+mod scheduler;
+
+pub mod runtime;
+pub mod sync;
+pub mod task;
+
+pub use task::spawn;
+
+#[cfg(feature = "macros")]
+pub use weft_macros::{main, test};

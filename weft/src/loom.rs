@@ -1,0 +1,64 @@
+//! The one place that picks std or loom synchronisation types.
+//!
+//! Every module that touches shared memory imports its atomics, `UnsafeCell`,
+//! `Mutex`, `Condvar`, `Arc` and thread functions from here, so that building
+//! with `--cfg loom` swaps the whole crate onto loom's model-checked versions.
+//! `UnsafeCell` is always loom's API shape (`with` / `with_mut`), so code reads
+//! the same under both.
+
+#[cfg(not(loom))]
+mod imp {
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
+    pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use std::thread;
+
+    /// `std::cell::UnsafeCell` with loom's closure-based access API.
+    #[derive(Debug, Default)]
+    #[repr(transparent)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(value: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(value))
+        }
+
+        #[inline(always)]
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        #[inline(always)]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+
+    /// Lock a std mutex, ignoring poisoning: weft never leaves shared state
+    /// half-updated across a panic while holding a lock.
+    pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn spin_loop() {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(loom)]
+mod imp {
+    pub(crate) use loom::cell::UnsafeCell;
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
+    pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use loom::thread;
+
+    pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn spin_loop() {
+        loom::thread::yield_now();
+    }
+}
+
+pub(crate) use imp::*;
+pub(crate) use std::sync::atomic::Ordering;

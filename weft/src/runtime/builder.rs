@@ -1,0 +1,320 @@
+//! `Builder`: configure and build a [`Runtime`](super::Runtime).
+
+use super::Runtime;
+use crate::blocking::{BlockingPool, PoolConfig};
+use crate::scheduler::current_thread::CurrentThread;
+use crate::scheduler::multi_thread::MultiThread;
+use crate::scheduler::{self, Config};
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+type Callback = Arc<dyn Fn() + Send + Sync>;
+
+/// Builds a runtime with custom settings. The names follow Tokio's, so a
+/// Tokio builder chain ports by renaming the crate.
+///
+/// ```
+/// let rt = weft::runtime::Builder::new_multi_thread()
+///     .worker_threads(2)
+///     .thread_name("my-worker")
+///     .enable_all()
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.block_on(async { weft::spawn(async { 1 + 1 }).await.unwrap() }), 2);
+/// ```
+pub struct Builder {
+    kind: Kind,
+    worker_threads: Option<usize>,
+    max_blocking_threads: usize,
+    keep_alive: Duration,
+    thread_name: Arc<dyn Fn() -> String + Send + Sync>,
+    thread_stack_size: Option<usize>,
+    on_thread_start: Option<Callback>,
+    on_thread_stop: Option<Callback>,
+    on_thread_park: Option<Callback>,
+    on_thread_unpark: Option<Callback>,
+    global_queue_interval: Option<u32>,
+    event_interval: u32,
+    disable_lifo_slot: bool,
+    enable_io: bool,
+    enable_time: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    CurrentThread,
+    MultiThread,
+}
+
+/// Environment variable that overrides the default worker count.
+pub const WORKER_THREADS_ENV: &str = "WEFT_WORKER_THREADS";
+
+impl Builder {
+    /// A runtime that runs every task on the thread calling `block_on`.
+    pub fn new_current_thread() -> Builder {
+        Builder::new(Kind::CurrentThread)
+    }
+
+    /// A work-stealing runtime with a pool of worker threads.
+    pub fn new_multi_thread() -> Builder {
+        Builder::new(Kind::MultiThread)
+    }
+
+    fn new(kind: Kind) -> Builder {
+        Builder {
+            kind,
+            worker_threads: None,
+            max_blocking_threads: 512,
+            keep_alive: Duration::from_secs(10),
+            thread_name: Arc::new(|| "weft-runtime-worker".to_string()),
+            thread_stack_size: None,
+            on_thread_start: None,
+            on_thread_stop: None,
+            on_thread_park: None,
+            on_thread_unpark: None,
+            global_queue_interval: None,
+            event_interval: 61,
+            disable_lifo_slot: false,
+            enable_io: false,
+            enable_time: false,
+        }
+    }
+
+    /// Number of worker threads (multi_thread only). Default: the
+    /// `WEFT_WORKER_THREADS` environment variable, else the number of CPUs.
+    ///
+    /// # Panics
+    /// If `val` is 0.
+    #[track_caller]
+    pub fn worker_threads(&mut self, val: usize) -> &mut Self {
+        assert!(
+            val > 0,
+            "worker_threads must be at least 1: a runtime with no workers cannot run tasks. \
+             For a single-threaded runtime use Builder::new_current_thread()."
+        );
+        self.worker_threads = Some(val);
+        self
+    }
+
+    /// Most threads the blocking pool may start (default 512).
+    ///
+    /// # Panics
+    /// If `val` is 0.
+    #[track_caller]
+    pub fn max_blocking_threads(&mut self, val: usize) -> &mut Self {
+        assert!(
+            val > 0,
+            "max_blocking_threads must be at least 1: spawn_blocking needs a thread to run on"
+        );
+        self.max_blocking_threads = val;
+        self
+    }
+
+    /// How long an idle blocking thread lives (default 10 s).
+    pub fn thread_keep_alive(&mut self, duration: Duration) -> &mut Self {
+        self.keep_alive = duration;
+        self
+    }
+
+    /// Name of the runtime's threads (default `weft-runtime-worker`).
+    pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
+        let name = name.into();
+        self.thread_name = Arc::new(move || name.clone());
+        self
+    }
+
+    /// A function producing each new thread's name.
+    pub fn thread_name_fn<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.thread_name = Arc::new(f);
+        self
+    }
+
+    /// Stack size of the runtime's threads, in bytes.
+    pub fn thread_stack_size(&mut self, val: usize) -> &mut Self {
+        self.thread_stack_size = Some(val);
+        self
+    }
+
+    /// Run `f` on each runtime thread when it starts.
+    pub fn on_thread_start<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_start = Some(Arc::new(f));
+        self
+    }
+
+    /// Run `f` on each runtime thread before it stops.
+    pub fn on_thread_stop<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_stop = Some(Arc::new(f));
+        self
+    }
+
+    /// Run `f` on a worker just before it parks.
+    pub fn on_thread_park<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_park = Some(Arc::new(f));
+        self
+    }
+
+    /// Run `f` on a worker just after it wakes from parking.
+    pub fn on_thread_unpark<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_unpark = Some(Arc::new(f));
+        self
+    }
+
+    /// Ticks between checks of the global queue ahead of the local one
+    /// (default 61 on multi_thread, 31 on current_thread).
+    ///
+    /// # Panics
+    /// If `val` is 0.
+    #[track_caller]
+    pub fn global_queue_interval(&mut self, val: u32) -> &mut Self {
+        assert!(val > 0, "global_queue_interval must be at least 1");
+        self.global_queue_interval = Some(val);
+        self
+    }
+
+    /// Ticks between polls of the event drivers and other maintenance
+    /// (default 61).
+    ///
+    /// # Panics
+    /// If `val` is 0.
+    #[track_caller]
+    pub fn event_interval(&mut self, val: u32) -> &mut Self {
+        assert!(val > 0, "event_interval must be at least 1");
+        self.event_interval = val;
+        self
+    }
+
+    /// Turn off the LIFO slot: woken tasks go to the back of the queue.
+    pub fn disable_lifo_slot(&mut self) -> &mut Self {
+        self.disable_lifo_slot = true;
+        self
+    }
+
+    /// Turn on every driver (I/O and time). Accepted now; the drivers
+    /// themselves arrive with weft's I/O and time support.
+    pub fn enable_all(&mut self) -> &mut Self {
+        self.enable_io = true;
+        self.enable_time = true;
+        self
+    }
+
+    /// Turn on the I/O driver (see [`Builder::enable_all`]).
+    pub fn enable_io(&mut self) -> &mut Self {
+        self.enable_io = true;
+        self
+    }
+
+    /// Turn on the time driver (see [`Builder::enable_all`]).
+    pub fn enable_time(&mut self) -> &mut Self {
+        self.enable_time = true;
+        self
+    }
+
+    fn resolved_worker_threads(&self) -> io::Result<usize> {
+        if let Some(n) = self.worker_threads {
+            return Ok(n);
+        }
+        if let Ok(v) = std::env::var(WORKER_THREADS_ENV) {
+            return match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{WORKER_THREADS_ENV}={v:?} is not a worker count: set it to a whole \
+                         number of at least 1, or unset it to use one worker per CPU"
+                    ),
+                )),
+            };
+        }
+        Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// Build the runtime.
+    pub fn build(&mut self) -> io::Result<Runtime> {
+        let workers = match self.kind {
+            Kind::CurrentThread => 0,
+            Kind::MultiThread => self.resolved_worker_threads()?,
+        };
+        let config = Config {
+            global_queue_interval: self.global_queue_interval.unwrap_or(match self.kind {
+                Kind::CurrentThread => 31,
+                Kind::MultiThread => 61,
+            }),
+            event_interval: self.event_interval,
+            disable_lifo_slot: self.disable_lifo_slot,
+            before_park: self.on_thread_park.clone(),
+            after_unpark: self.on_thread_unpark.clone(),
+        };
+        // The handle is only known after the scheduler is built, but pool
+        // threads must enter it: fill it in through this cell.
+        // It holds a weak handle: the pool is owned by the handle's spawner,
+        // and a strong one would keep the runtime alive forever.
+        let handle_cell: Arc<std::sync::OnceLock<scheduler::WeakHandle>> =
+            Arc::new(std::sync::OnceLock::new());
+        let wrapper_cell = handle_cell.clone();
+        let pool = BlockingPool::new(PoolConfig {
+            // Worker threads run on the pool too, on top of the user's cap.
+            max_threads: self.max_blocking_threads + workers,
+            keep_alive: self.keep_alive,
+            thread_name: self.thread_name.clone(),
+            stack_size: self.thread_stack_size,
+            after_start: self.on_thread_start.clone(),
+            before_stop: self.on_thread_stop.clone(),
+            thread_wrapper: Some(Arc::new(move |body: &mut dyn FnMut()| {
+                let handle = wrapper_cell.get().and_then(scheduler::WeakHandle::upgrade);
+                let _guard = handle.as_ref().map(crate::runtime::context::set_current);
+                drop(handle);
+                body();
+            })),
+        });
+        let spawner = pool.spawner().clone();
+        let (scheduler, handle) = match self.kind {
+            Kind::CurrentThread => {
+                let (sched, h) = CurrentThread::new(config, spawner);
+                (
+                    super::Scheduler::CurrentThread(sched),
+                    scheduler::Handle::CurrentThread(h),
+                )
+            }
+            Kind::MultiThread => {
+                let (sched, h) = MultiThread::new(workers, config, spawner);
+                (
+                    super::Scheduler::MultiThread(sched),
+                    scheduler::Handle::MultiThread(h),
+                )
+            }
+        };
+        let _ = handle_cell.set(handle.downgrade());
+        Ok(Runtime::from_parts(scheduler, handle, pool))
+    }
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("kind", &self.kind)
+            .field("worker_threads", &self.worker_threads)
+            .field("max_blocking_threads", &self.max_blocking_threads)
+            .field("thread_keep_alive", &self.keep_alive)
+            .field("global_queue_interval", &self.global_queue_interval)
+            .field("event_interval", &self.event_interval)
+            .field("disable_lifo_slot", &self.disable_lifo_slot)
+            .finish_non_exhaustive()
+    }
+}

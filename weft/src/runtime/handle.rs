@@ -1,0 +1,156 @@
+//! `Handle`: a cloneable reference to a runtime, usable from any thread.
+
+use super::context;
+use super::metrics::RuntimeMetrics;
+use crate::blocking;
+use crate::scheduler;
+use crate::task::{Id, JoinHandle};
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+
+/// A handle to a runtime: spawn onto it, enter it, read its metrics.
+///
+/// A handle may outlive its runtime. Once the runtime has shut down,
+/// `spawn` returns a `JoinHandle` that resolves to a cancelled `JoinError`.
+///
+/// ```
+/// let rt = weft::runtime::Runtime::new().unwrap();
+/// let handle = rt.handle().clone();
+/// let t = std::thread::spawn(move || handle.block_on(async {
+///     weft::spawn(async { 7 }).await.unwrap()
+/// }));
+/// assert_eq!(t.join().unwrap(), 7);
+/// ```
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) inner: scheduler::Handle,
+}
+
+/// Returned by [`Handle::try_current`] outside a runtime.
+#[derive(Debug)]
+pub struct TryCurrentError {
+    thread_local_destroyed: bool,
+}
+
+impl TryCurrentError {
+    /// No runtime was entered on this thread.
+    pub fn is_missing_context(&self) -> bool {
+        !self.thread_local_destroyed
+    }
+
+    /// The thread is exiting and its runtime context is already gone.
+    pub fn is_thread_local_destroyed(&self) -> bool {
+        self.thread_local_destroyed
+    }
+}
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.thread_local_destroyed {
+            f.write_str(
+                "the weft runtime context is being destroyed because this thread is exiting",
+            )
+        } else {
+            f.write_str(
+                "there is no weft runtime on this thread: call this from inside \
+                 Runtime::block_on or a spawned task, or enter a runtime first with \
+                 Runtime::enter / Handle::enter",
+            )
+        }
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
+
+/// Keeps a runtime current on this thread; see [`Handle::enter`].
+#[must_use = "the runtime is current only while the guard lives"]
+pub struct EnterGuard<'a> {
+    _guard: context::SetCurrentGuard,
+    // Not Send: the guard restores this thread's context.
+    _marker: PhantomData<(&'a Handle, *const ())>,
+}
+
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EnterGuard")
+    }
+}
+
+impl Handle {
+    /// The handle of the runtime this thread is in.
+    ///
+    /// # Panics
+    /// Outside a runtime; see [`Handle::try_current`].
+    #[track_caller]
+    pub fn current() -> Handle {
+        match Handle::try_current() {
+            Ok(h) => h,
+            Err(e) => panic!("Handle::current() failed: {e}"),
+        }
+    }
+
+    /// The handle of the runtime this thread is in, if any.
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        match context::try_current() {
+            Some(inner) => Ok(Handle { inner }),
+            None => Err(TryCurrentError {
+                thread_local_destroyed: context::is_destroyed(),
+            }),
+        }
+    }
+
+    /// Spawn a task onto this runtime.
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.inner.spawn(future, Id::next())
+    }
+
+    /// Run a blocking closure on this runtime's blocking pool.
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        blocking::spawn_blocking_on(self.inner.blocking_spawner(), f)
+    }
+
+    /// Block this thread on `future` with this runtime current.
+    ///
+    /// This does not drive a `current_thread` runtime's tasks: they only run
+    /// inside that runtime's own `block_on`.
+    ///
+    /// # Panics
+    /// When called from inside a runtime.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let allow_block_in_place = matches!(self.inner, scheduler::Handle::MultiThread(_));
+        let _enter = context::enter_runtime(allow_block_in_place);
+        let _current = context::set_current(&self.inner);
+        super::park_thread::block_on(future)
+    }
+
+    /// Make this runtime current on this thread until the guard drops.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard {
+            _guard: context::set_current(&self.inner),
+            _marker: PhantomData,
+        }
+    }
+
+    /// This runtime's metrics.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        RuntimeMetrics::new(self.inner.clone())
+    }
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}

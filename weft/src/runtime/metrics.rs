@@ -1,0 +1,208 @@
+//! Runtime metrics, readable from any thread through `Handle::metrics()`.
+//!
+//! Owns: the counters schedulers publish. Per-worker counters are kept as
+//! plain integers in the worker's core and *published* into the atomics
+//! below at maintenance ticks and before parking, so the hot path pays no
+//! atomic operation for bookkeeping. A reader therefore sees values at most
+//! one maintenance interval old, and exact values once the runtime is idle.
+
+use crate::loom::{AtomicU64, AtomicUsize, Ordering};
+use crate::scheduler;
+use std::time::Duration;
+
+/// Counters one worker publishes. Each field has a single writer.
+#[derive(Default)]
+pub(crate) struct WorkerMetrics {
+    pub(crate) poll_count: AtomicU64,
+    pub(crate) steal_count: AtomicU64,
+    pub(crate) steal_operations: AtomicU64,
+    pub(crate) park_count: AtomicU64,
+    pub(crate) local_schedule_count: AtomicU64,
+    pub(crate) overflow_count: AtomicU64,
+    pub(crate) busy_duration_ns: AtomicU64,
+    pub(crate) queue_depth: AtomicUsize,
+}
+
+/// The same counters as plain integers, owned by the worker's core.
+#[derive(Default, Clone, Copy, Debug)]
+pub(crate) struct WorkerStats {
+    pub(crate) poll_count: u64,
+    pub(crate) steal_count: u64,
+    pub(crate) steal_operations: u64,
+    pub(crate) park_count: u64,
+    pub(crate) local_schedule_count: u64,
+    pub(crate) overflow_count: u64,
+    pub(crate) busy_duration_ns: u64,
+}
+
+impl WorkerStats {
+    pub(crate) fn publish(&self, to: &WorkerMetrics, queue_depth: usize) {
+        to.poll_count.store(self.poll_count, Ordering::Relaxed);
+        to.steal_count.store(self.steal_count, Ordering::Relaxed);
+        to.steal_operations
+            .store(self.steal_operations, Ordering::Relaxed);
+        to.park_count.store(self.park_count, Ordering::Relaxed);
+        to.local_schedule_count
+            .store(self.local_schedule_count, Ordering::Relaxed);
+        to.overflow_count
+            .store(self.overflow_count, Ordering::Relaxed);
+        to.busy_duration_ns
+            .store(self.busy_duration_ns, Ordering::Relaxed);
+        to.queue_depth.store(queue_depth, Ordering::Relaxed);
+    }
+
+    /// Resume counting from what was published (a core handed to a new
+    /// thread by `block_in_place` keeps its totals).
+    #[allow(dead_code)]
+    pub(crate) fn load(from: &WorkerMetrics) -> WorkerStats {
+        WorkerStats {
+            poll_count: from.poll_count.load(Ordering::Relaxed),
+            steal_count: from.steal_count.load(Ordering::Relaxed),
+            steal_operations: from.steal_operations.load(Ordering::Relaxed),
+            park_count: from.park_count.load(Ordering::Relaxed),
+            local_schedule_count: from.local_schedule_count.load(Ordering::Relaxed),
+            overflow_count: from.overflow_count.load(Ordering::Relaxed),
+            busy_duration_ns: from.busy_duration_ns.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Counters shared by all threads of a runtime (updated rarely).
+#[derive(Default)]
+pub(crate) struct SchedulerMetrics {
+    pub(crate) remote_schedule_count: AtomicU64,
+    pub(crate) budget_forced_yield_count: AtomicU64,
+}
+
+impl SchedulerMetrics {
+    pub(crate) fn inc_remote_schedule(&self) {
+        self.remote_schedule_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn inc_budget_forced_yield(&self) {
+        self.budget_forced_yield_count
+            .fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A view of a runtime's metrics.
+///
+/// ```
+/// let rt = weft::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();
+/// let m = rt.handle().metrics();
+/// assert_eq!(m.num_workers(), 2);
+/// rt.block_on(async { weft::spawn(async {}).await.unwrap() });
+/// assert!(m.spawned_tasks_count() >= 1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RuntimeMetrics {
+    handle: scheduler::Handle,
+}
+
+impl RuntimeMetrics {
+    pub(crate) fn new(handle: scheduler::Handle) -> RuntimeMetrics {
+        RuntimeMetrics { handle }
+    }
+
+    /// Number of worker threads (1 for `current_thread`).
+    pub fn num_workers(&self) -> usize {
+        self.handle.num_workers()
+    }
+
+    /// Tasks spawned and not yet completed.
+    pub fn num_alive_tasks(&self) -> usize {
+        self.handle.owned_len()
+    }
+
+    /// Entries waiting in the global (inject) queue.
+    pub fn global_queue_depth(&self) -> usize {
+        self.handle.inject_len()
+    }
+
+    /// Threads currently in the blocking pool.
+    pub fn num_blocking_threads(&self) -> usize {
+        self.handle.blocking_spawner().num_threads()
+    }
+
+    /// Idle threads in the blocking pool.
+    pub fn num_idle_blocking_threads(&self) -> usize {
+        self.handle.blocking_spawner().num_idle_threads()
+    }
+
+    /// Tasks queued on the blocking pool and not yet started.
+    pub fn blocking_queue_depth(&self) -> usize {
+        self.handle.blocking_spawner().queue_depth()
+    }
+
+    /// Tasks spawned on this runtime since it started.
+    pub fn spawned_tasks_count(&self) -> u64 {
+        self.handle.spawned_count()
+    }
+
+    /// Tasks scheduled from outside the runtime's worker threads.
+    pub fn remote_schedule_count(&self) -> u64 {
+        self.handle
+            .scheduler_metrics()
+            .remote_schedule_count
+            .load(Ordering::Relaxed)
+    }
+
+    /// Times a task was forced to yield because its budget ran out.
+    pub fn budget_forced_yield_count(&self) -> u64 {
+        self.handle
+            .scheduler_metrics()
+            .budget_forced_yield_count
+            .load(Ordering::Relaxed)
+    }
+
+    fn worker(&self, worker: usize) -> &WorkerMetrics {
+        let n = self.num_workers();
+        assert!(
+            worker < n,
+            "worker index {worker} out of range: this runtime has {n} worker(s)"
+        );
+        self.handle.worker_metrics(worker)
+    }
+
+    /// Tasks polled by `worker`.
+    pub fn worker_poll_count(&self, worker: usize) -> u64 {
+        self.worker(worker).poll_count.load(Ordering::Relaxed)
+    }
+
+    /// Tasks `worker` stole from other workers.
+    pub fn worker_steal_count(&self, worker: usize) -> u64 {
+        self.worker(worker).steal_count.load(Ordering::Relaxed)
+    }
+
+    /// Successful steal operations by `worker` (each may move many tasks).
+    pub fn worker_steal_operations(&self, worker: usize) -> u64 {
+        self.worker(worker).steal_operations.load(Ordering::Relaxed)
+    }
+
+    /// Times `worker` parked.
+    pub fn worker_park_count(&self, worker: usize) -> u64 {
+        self.worker(worker).park_count.load(Ordering::Relaxed)
+    }
+
+    /// Tasks scheduled onto `worker`'s own queue from the worker itself.
+    pub fn worker_local_schedule_count(&self, worker: usize) -> u64 {
+        self.worker(worker)
+            .local_schedule_count
+            .load(Ordering::Relaxed)
+    }
+
+    /// Times `worker`'s local queue overflowed into the global queue.
+    pub fn worker_overflow_count(&self, worker: usize) -> u64 {
+        self.worker(worker).overflow_count.load(Ordering::Relaxed)
+    }
+
+    /// Entries in `worker`'s local queue.
+    pub fn worker_local_queue_depth(&self, worker: usize) -> usize {
+        self.handle.worker_local_queue_depth(worker)
+    }
+
+    /// Time `worker` spent running tasks.
+    pub fn worker_total_busy_duration(&self, worker: usize) -> Duration {
+        Duration::from_nanos(self.worker(worker).busy_duration_ns.load(Ordering::Relaxed))
+    }
+}

@@ -1,0 +1,152 @@
+//! `Runtime`: owns the scheduler, the blocking pool, and their shutdown.
+
+use super::handle::{EnterGuard, Handle};
+use super::metrics::RuntimeMetrics;
+use super::{context, Builder};
+use crate::blocking::{BlockingPool, BlockingTask};
+use crate::scheduler::current_thread::CurrentThread;
+use crate::scheduler::multi_thread::MultiThread;
+use crate::scheduler::{self};
+use crate::task::JoinHandle;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::time::Duration;
+
+/// An async runtime: a scheduler, its worker threads, and a blocking pool.
+///
+/// Dropping it shuts it down: every task's future is dropped (on the
+/// dropping thread for `current_thread`, on a worker for `multi_thread`)
+/// and the drop waits for blocking work to finish. Use
+/// [`Runtime::shutdown_timeout`] or [`Runtime::shutdown_background`] to
+/// bound that wait.
+pub struct Runtime {
+    scheduler: Scheduler,
+    handle: Handle,
+    blocking_pool: BlockingPool<BlockingTask>,
+}
+
+pub(crate) enum Scheduler {
+    CurrentThread(CurrentThread),
+    MultiThread(MultiThread),
+}
+
+impl Runtime {
+    /// A multi-thread runtime with every driver enabled and default
+    /// settings (one worker per CPU, or `WEFT_WORKER_THREADS`).
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new_multi_thread().enable_all().build()
+    }
+
+    pub(crate) fn from_parts(
+        scheduler: Scheduler,
+        handle: scheduler::Handle,
+        blocking_pool: BlockingPool<BlockingTask>,
+    ) -> Runtime {
+        if let Scheduler::MultiThread(mt) = &scheduler {
+            mt.launch();
+        }
+        Runtime {
+            scheduler,
+            handle: Handle { inner: handle },
+            blocking_pool,
+        }
+    }
+
+    /// Run `future` to completion on this thread, returning its output.
+    ///
+    /// On `current_thread` this thread also runs the spawned tasks while it
+    /// waits; on `multi_thread` the workers run them.
+    ///
+    /// # Panics
+    /// When called from inside a runtime (a task, or another `block_on`):
+    /// blocking a thread that drives tasks would deadlock. Use `.await`.
+    /// A panic of `future` itself propagates to the caller.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        match (&self.scheduler, &self.handle.inner) {
+            (Scheduler::CurrentThread(ct), scheduler::Handle::CurrentThread(h)) => {
+                ct.block_on(h, &self.handle.inner, future)
+            }
+            (Scheduler::MultiThread(mt), _) => mt.block_on(&self.handle.inner, future),
+            _ => unreachable!("scheduler and handle flavours always match"),
+        }
+    }
+
+    /// Spawn a task on this runtime.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Run a blocking closure on the blocking pool.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
+    /// A handle to this runtime.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Make this runtime current on this thread until the guard drops, so
+    /// `weft::spawn` and `Handle::current` work outside `block_on`.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        self.handle.enter()
+    }
+
+    /// This runtime's metrics.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
+    }
+
+    /// Shut down, waiting at most `timeout` for worker and blocking threads.
+    /// Threads still busy after that are left running, detached.
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        self.shutdown_scheduler();
+        self.blocking_pool.shutdown(Some(timeout));
+    }
+
+    /// Shut down without waiting for any thread.
+    pub fn shutdown_background(self) {
+        self.shutdown_timeout(Duration::ZERO);
+    }
+
+    fn shutdown_scheduler(&mut self) {
+        match (&self.scheduler, &self.handle.inner) {
+            (Scheduler::CurrentThread(ct), scheduler::Handle::CurrentThread(h)) => {
+                ct.shutdown(h, &self.handle.inner)
+            }
+            (Scheduler::MultiThread(mt), scheduler::Handle::MultiThread(h)) => mt.shutdown(h),
+            _ => unreachable!("scheduler and handle flavours always match"),
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown_scheduler();
+        // Waiting for threads from inside a runtime could wait for this very
+        // thread; in that case shut down in the background instead.
+        let timeout = match context::entered() {
+            context::Entered::No => None,
+            context::Entered::Yes { .. } => Some(Duration::ZERO),
+        };
+        self.blocking_pool.shutdown(timeout);
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("handle", &self.handle)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,356 @@
+//! The current_thread scheduler: every task runs on the thread that calls
+//! `block_on`.
+//!
+//! Owns: a `Core` (the local `VecDeque` run queue, tick counter and stats)
+//! that lives in a mutex while no thread drives the runtime, and moves into
+//! the driving thread's [`Context`] for the duration of its `block_on`. Only
+//! the thread holding the core pops tasks, so at most one thread polls tasks
+//! of this runtime at a time. Wakes from that thread push to the core's
+//! queue; wakes from other threads go to the inject queue and unpark the
+//! driver.
+//!
+//! Shutdown order (required by task/list.rs): close the inject queue, forget
+//! the local queue's entries, then cancel every owned task.
+
+use super::inject::Inject;
+use super::park::{Parker, Unparker};
+use super::Config;
+use crate::blocking;
+use crate::coop;
+use crate::loom::{lock, AtomicBool, Mutex, Ordering};
+use crate::runtime::context;
+use crate::runtime::metrics::{SchedulerMetrics, WorkerMetrics, WorkerStats};
+use crate::task::{self, Id, JoinHandle, Notified, OwnedTasks, RawTask, Schedule, Task};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
+use std::time::Instant;
+
+/// The runtime-owned half: holds the core while nobody drives.
+pub(crate) struct CurrentThread {
+    core: Mutex<Option<Box<Core>>>,
+}
+
+pub(crate) struct Handle {
+    inject: Inject<Arc<Handle>>,
+    owned: OwnedTasks<Arc<Handle>>,
+    parker: Parker,
+    unparker: Unparker,
+    /// The `block_on` future was woken and must be polled.
+    woken: AtomicBool,
+    /// Threads in `block_on` waiting for the core to come back.
+    core_waiters: Mutex<Vec<Waker>>,
+    metrics: SchedulerMetrics,
+    worker_metrics: WorkerMetrics,
+    config: Config,
+    pub(crate) blocking: blocking::Spawner,
+}
+
+struct Core {
+    tasks: VecDeque<Notified<Arc<Handle>>>,
+    tick: u32,
+    stats: WorkerStats,
+}
+
+/// The driving thread's scheduler context.
+pub(crate) struct Context {
+    handle: Arc<Handle>,
+    core: RefCell<Option<Box<Core>>>,
+}
+
+impl CurrentThread {
+    pub(crate) fn new(config: Config, blocking: blocking::Spawner) -> (CurrentThread, Arc<Handle>) {
+        let parker = Parker::new();
+        let handle = Arc::new(Handle {
+            inject: Inject::new(),
+            owned: OwnedTasks::new(1),
+            unparker: parker.unparker(),
+            parker,
+            woken: AtomicBool::new(false),
+            core_waiters: Mutex::new(Vec::new()),
+            metrics: SchedulerMetrics::default(),
+            worker_metrics: WorkerMetrics::default(),
+            config,
+            blocking,
+        });
+        let core = Box::new(Core {
+            tasks: VecDeque::with_capacity(64),
+            tick: 0,
+            stats: WorkerStats::default(),
+        });
+        (
+            CurrentThread {
+                core: Mutex::new(Some(core)),
+            },
+            handle,
+        )
+    }
+
+    fn take_core(&self) -> Option<Box<Core>> {
+        lock(&self.core).take()
+    }
+
+    fn put_core(&self, handle: &Handle, core: Box<Core>) {
+        *lock(&self.core) = Some(core);
+        for w in std::mem::take(&mut *lock(&handle.core_waiters)) {
+            w.wake();
+        }
+    }
+
+    pub(crate) fn block_on<F: Future>(
+        &self,
+        handle: &Arc<Handle>,
+        scheduler_handle: &super::Handle,
+        future: F,
+    ) -> F::Output {
+        let _enter = context::enter_runtime(false);
+        let _current = context::set_current(scheduler_handle);
+        let mut future = pin!(future);
+        loop {
+            if let Some(core) = self.take_core() {
+                let cx = super::Context::CurrentThread(Context {
+                    handle: handle.clone(),
+                    core: RefCell::new(Some(core)),
+                });
+                // Give the core back even if the future panics.
+                struct PutBack<'a>(&'a CurrentThread, &'a super::Context);
+                impl Drop for PutBack<'_> {
+                    fn drop(&mut self) {
+                        let super::Context::CurrentThread(cx) = self.1 else {
+                            unreachable!()
+                        };
+                        if let Some(core) = cx.core.borrow_mut().take() {
+                            self.0.put_core(&cx.handle, core);
+                        }
+                    }
+                }
+                let _put_back = PutBack(self, &cx);
+                return context::set_scheduler(&cx, || {
+                    let super::Context::CurrentThread(cx) = &cx else {
+                        unreachable!()
+                    };
+                    cx.run(future.as_mut())
+                });
+            }
+            // Another thread is driving: wait for our future or for the core.
+            let waker = Waker::from(Arc::new(ThreadWaker(crate::loom::thread::current())));
+            lock(&handle.core_waiters).push(waker.clone());
+            let mut cx = TaskContext::from_waker(&waker);
+            if let Poll::Ready(v) = coop::budget(|| future.as_mut().poll(&mut cx)) {
+                return v;
+            }
+            if lock(&self.core).is_none() {
+                crate::loom::thread::park();
+            }
+        }
+    }
+
+    /// Cancel every task and forget every queued entry.
+    pub(crate) fn shutdown(&self, handle: &Arc<Handle>, scheduler_handle: &super::Handle) {
+        let core = self.take_core();
+        let _current = context::set_current(scheduler_handle);
+        handle.inject.close();
+        let Some(mut core) = core else {
+            // A thread is inside block_on with the core (possible when the
+            // runtime is dropped from another thread through a handle that
+            // outlived it): its queue entries are never polled again once it
+            // sees the closed inject queue, so cancelling is still sound.
+            handle.owned.close_and_shutdown_all();
+            return;
+        };
+        core.tasks.clear();
+        let cx = super::Context::CurrentThread(Context {
+            handle: handle.clone(),
+            core: RefCell::new(Some(core)),
+        });
+        context::set_scheduler(&cx, || handle.owned.close_and_shutdown_all());
+        let super::Context::CurrentThread(cx) = cx else {
+            unreachable!()
+        };
+        if let Some(mut core) = cx.core.into_inner() {
+            // Entries pushed by wakes during the futures' drops: forget them.
+            core.tasks.clear();
+            core.stats.publish(&handle.worker_metrics, 0);
+            *lock(&self.core) = Some(core);
+        }
+    }
+}
+
+struct ThreadWaker(crate::loom::thread::Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Wakes the `block_on` future: flag it and unpark the driver.
+struct BlockOnWaker(Arc<Handle>);
+
+impl Wake for BlockOnWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.woken.store(true, Ordering::Release);
+        self.0.unparker.unpark();
+    }
+}
+
+impl Context {
+    fn run<F: Future>(&self, mut future: std::pin::Pin<&mut F>) -> F::Output {
+        let handle = &self.handle;
+        let waker = Waker::from(Arc::new(BlockOnWaker(handle.clone())));
+        let mut task_cx = TaskContext::from_waker(&waker);
+        let event_interval = handle.config.event_interval;
+        let global_interval = handle.config.global_queue_interval;
+        handle.woken.store(true, Ordering::Release);
+        let mut busy_since = Instant::now();
+        'outer: loop {
+            if handle.woken.swap(false, Ordering::AcqRel) {
+                if let Poll::Ready(v) = coop::budget(|| future.as_mut().poll(&mut task_cx)) {
+                    self.with_core(|core| {
+                        core.stats.busy_duration_ns += busy_since.elapsed().as_nanos() as u64;
+                        core.stats.publish(&handle.worker_metrics, core.tasks.len());
+                    });
+                    return v;
+                }
+            }
+            for _ in 0..event_interval {
+                let next = self.with_core(|core| {
+                    core.tick = core.tick.wrapping_add(1);
+                    let task = if core.tick % global_interval == 0 {
+                        handle.inject.pop().or_else(|| core.tasks.pop_front())
+                    } else {
+                        core.tasks.pop_front().or_else(|| handle.inject.pop())
+                    };
+                    if task.is_some() {
+                        core.stats.poll_count += 1;
+                    }
+                    task
+                });
+                let Some(task) = next else {
+                    if !handle.woken.load(Ordering::Acquire) {
+                        self.park(&mut busy_since);
+                    }
+                    continue 'outer;
+                };
+                coop::budget(|| task.run());
+            }
+            // A full batch ran without the block_on future being checked:
+            // this is where the I/O and timer drivers will be polled.
+            self.with_core(|core| core.stats.publish(&handle.worker_metrics, core.tasks.len()));
+        }
+    }
+
+    fn park(&self, busy_since: &mut Instant) {
+        let handle = &self.handle;
+        self.with_core(|core| {
+            core.stats.park_count += 1;
+            core.stats.busy_duration_ns += busy_since.elapsed().as_nanos() as u64;
+            core.stats.publish(&handle.worker_metrics, core.tasks.len());
+        });
+        if let Some(f) = &handle.config.before_park {
+            f();
+        }
+        // before_park may have scheduled work; do not sleep on it.
+        let has_work = self.with_core(|core| !core.tasks.is_empty()) || !handle.inject.is_empty();
+        if !has_work {
+            handle.parker.park();
+        }
+        if let Some(f) = &handle.config.after_unpark {
+            f();
+        }
+        *busy_since = Instant::now();
+    }
+
+    fn with_core<R>(&self, f: impl FnOnce(&mut Core) -> R) -> R {
+        let mut core = self.core.borrow_mut();
+        f(core
+            .as_mut()
+            .expect("current_thread core missing while driving"))
+    }
+}
+
+impl Handle {
+    pub(crate) fn spawn<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (task, notified, join) = task::new_task(future, me.clone(), id);
+        if let Some(notified) = me.owned.bind(task, notified) {
+            me.schedule_task(notified, false);
+        }
+        join
+    }
+
+    fn schedule_task(self: &Arc<Self>, task: Notified<Arc<Handle>>, _is_yield: bool) {
+        let pushed_locally = context::with_scheduler(|cx| {
+            let Some(super::Context::CurrentThread(cx)) = cx else {
+                return Err(task);
+            };
+            if !Arc::ptr_eq(&cx.handle, self) {
+                return Err(task);
+            }
+            match cx.core.try_borrow_mut() {
+                Ok(mut core) => match core.as_mut() {
+                    Some(core) => {
+                        core.stats.local_schedule_count += 1;
+                        core.tasks.push_back(task);
+                        Ok(())
+                    }
+                    // Shutting down: the entry is forgotten (no reference).
+                    None => Ok(()),
+                },
+                Err(_) => Err(task),
+            }
+        });
+        if let Err(task) = pushed_locally {
+            self.metrics.inc_remote_schedule();
+            if self.inject.push(task) {
+                self.unparker.unpark();
+            }
+        }
+    }
+
+    pub(crate) fn owned(&self) -> &OwnedTasks<Arc<Handle>> {
+        &self.owned
+    }
+
+    pub(crate) fn inject(&self) -> &Inject<Arc<Handle>> {
+        &self.inject
+    }
+
+    pub(crate) fn scheduler_metrics(&self) -> &SchedulerMetrics {
+        &self.metrics
+    }
+
+    pub(crate) fn worker_metrics(&self) -> &WorkerMetrics {
+        &self.worker_metrics
+    }
+
+    pub(crate) fn local_queue_depth(&self) -> usize {
+        self.worker_metrics.queue_depth.load(Ordering::Relaxed)
+    }
+}
+
+impl Schedule for Arc<Handle> {
+    fn release(&self, task: RawTask) -> Option<Task<Self>> {
+        self.owned.remove(task)
+    }
+
+    fn schedule(&self, task: Notified<Self>) {
+        self.schedule_task(task, false);
+    }
+
+    fn yield_now(&self, task: Notified<Self>) {
+        self.schedule_task(task, true);
+    }
+}

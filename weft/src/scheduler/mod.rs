@@ -1,0 +1,159 @@
+//! The schedulers: `current_thread` and the work-stealing `multi_thread`.
+//!
+//! Owns: the enums that let runtime-level code talk to either flavour
+//! without knowing which one it has, and the pieces both share (the inject
+//! queue, the parker).
+
+pub(crate) mod current_thread;
+pub(crate) mod inject;
+pub(crate) mod multi_thread;
+pub(crate) mod park;
+
+use crate::blocking;
+use crate::runtime::metrics::{SchedulerMetrics, WorkerMetrics};
+use crate::task::{Id, JoinHandle};
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Weak};
+
+/// A cheap, cloneable reference to one runtime's scheduler.
+#[derive(Clone)]
+pub(crate) enum Handle {
+    CurrentThread(Arc<current_thread::Handle>),
+    MultiThread(Arc<multi_thread::Handle>),
+}
+
+/// A handle that does not keep the runtime alive.
+#[derive(Clone)]
+pub(crate) enum WeakHandle {
+    CurrentThread(Weak<current_thread::Handle>),
+    MultiThread(Weak<multi_thread::Handle>),
+}
+
+impl WeakHandle {
+    pub(crate) fn upgrade(&self) -> Option<Handle> {
+        match self {
+            WeakHandle::CurrentThread(w) => w.upgrade().map(Handle::CurrentThread),
+            WeakHandle::MultiThread(w) => w.upgrade().map(Handle::MultiThread),
+        }
+    }
+}
+
+/// The scheduler state active on the current thread (see runtime/context.rs).
+pub(crate) enum Context {
+    CurrentThread(current_thread::Context),
+    MultiThread(multi_thread::Context),
+}
+
+impl Handle {
+    pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self {
+            Handle::CurrentThread(h) => current_thread::Handle::spawn(h, future, id),
+            Handle::MultiThread(h) => multi_thread::Handle::spawn(h, future, id),
+        }
+    }
+
+    pub(crate) fn blocking_spawner(&self) -> &blocking::Spawner {
+        match self {
+            Handle::CurrentThread(h) => &h.blocking,
+            Handle::MultiThread(h) => &h.blocking,
+        }
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        match self {
+            Handle::CurrentThread(_) => 1,
+            Handle::MultiThread(h) => h.num_workers(),
+        }
+    }
+
+    pub(crate) fn owned_len(&self) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.owned().len(),
+            Handle::MultiThread(h) => h.owned().len(),
+        }
+    }
+
+    pub(crate) fn spawned_count(&self) -> u64 {
+        match self {
+            Handle::CurrentThread(h) => h.owned().spawned_count(),
+            Handle::MultiThread(h) => h.owned().spawned_count(),
+        }
+    }
+
+    pub(crate) fn inject_len(&self) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.inject().len(),
+            Handle::MultiThread(h) => h.inject().len(),
+        }
+    }
+
+    pub(crate) fn scheduler_metrics(&self) -> &SchedulerMetrics {
+        match self {
+            Handle::CurrentThread(h) => h.scheduler_metrics(),
+            Handle::MultiThread(h) => h.scheduler_metrics(),
+        }
+    }
+
+    pub(crate) fn worker_metrics(&self, worker: usize) -> &WorkerMetrics {
+        match self {
+            Handle::CurrentThread(h) => h.worker_metrics(),
+            Handle::MultiThread(h) => h.worker_metrics(worker),
+        }
+    }
+
+    pub(crate) fn worker_local_queue_depth(&self, worker: usize) -> usize {
+        match self {
+            Handle::CurrentThread(h) => h.local_queue_depth(),
+            Handle::MultiThread(h) => h.local_queue_depth(worker),
+        }
+    }
+
+    /// True once the runtime began shutting down.
+    pub(crate) fn is_shutdown(&self) -> bool {
+        match self {
+            Handle::CurrentThread(h) => h.inject().is_closed(),
+            Handle::MultiThread(h) => h.inject().is_closed(),
+        }
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakHandle {
+        match self {
+            Handle::CurrentThread(h) => WeakHandle::CurrentThread(Arc::downgrade(h)),
+            Handle::MultiThread(h) => WeakHandle::MultiThread(Arc::downgrade(h)),
+        }
+    }
+
+    pub(crate) fn ptr_eq(&self, other: &Handle) -> bool {
+        match (self, other) {
+            (Handle::CurrentThread(a), Handle::CurrentThread(b)) => Arc::ptr_eq(a, b),
+            (Handle::MultiThread(a), Handle::MultiThread(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Handle::CurrentThread(_) => f.write_str("Handle(current_thread)"),
+            Handle::MultiThread(h) => {
+                write!(f, "Handle(multi_thread, {} workers)", h.num_workers())
+            }
+        }
+    }
+}
+
+/// Scheduler settings shared by both flavours.
+#[derive(Clone)]
+pub(crate) struct Config {
+    pub(crate) global_queue_interval: u32,
+    pub(crate) event_interval: u32,
+    pub(crate) disable_lifo_slot: bool,
+    pub(crate) before_park: Option<Arc<dyn Fn() + Send + Sync>>,
+    pub(crate) after_unpark: Option<Arc<dyn Fn() + Send + Sync>>,
+}

@@ -1,0 +1,230 @@
+//! The work-stealing multi-thread scheduler.
+//!
+//! Owns: the shared state of all workers ([`Handle`]): their stealable
+//! queues and unparkers, the inject queue, the idle/searching bookkeeping,
+//! the owned-task list, and the cores handed back at shutdown.
+//!
+//! Shutdown (the order task/list.rs requires): `shutdown` closes the inject
+//! queue and unparks every worker. Each worker, seeing the closed queue,
+//! stops polling and hands its core back. The *last* core to come back
+//! forgets every queued entry (local queues, LIFO slots; the inject queue
+//! forgot its own on close) and only then cancels all owned tasks. No entry
+//! can be polled after that point, because polling needs a core.
+
+mod idle;
+pub(crate) mod queue;
+mod worker;
+
+pub(crate) use worker::{block_in_place, Context};
+
+use self::idle::Idle;
+use self::worker::{Core, Worker};
+use super::inject::Inject;
+use super::park::Unparker;
+use super::Config;
+use crate::blocking;
+use crate::loom::{lock, Mutex};
+use crate::runtime::context;
+use crate::runtime::metrics::{SchedulerMetrics, WorkerMetrics};
+use crate::task::{self, Id, JoinHandle, Notified, OwnedTasks, RawTask, Schedule, Task};
+use std::future::Future;
+use std::sync::Arc;
+
+/// The runtime-owned half: the workers to launch.
+pub(crate) struct MultiThread {
+    workers: Mutex<Vec<Arc<Worker>>>,
+}
+
+pub(crate) struct Handle {
+    remotes: Box<[Remote]>,
+    inject: Inject<Arc<Handle>>,
+    idle: Idle,
+    owned: OwnedTasks<Arc<Handle>>,
+    shutdown_cores: Mutex<Vec<Box<Core>>>,
+    config: Config,
+    metrics: SchedulerMetrics,
+    worker_metrics: Box<[WorkerMetrics]>,
+    pub(crate) blocking: blocking::Spawner,
+}
+
+/// What other threads may touch of a worker.
+struct Remote {
+    steal: queue::Steal<Notified<Arc<Handle>>>,
+    unpark: Unparker,
+}
+
+impl MultiThread {
+    pub(crate) fn new(
+        num_workers: usize,
+        config: Config,
+        blocking: blocking::Spawner,
+    ) -> (MultiThread, Arc<Handle>) {
+        let mut cores = Vec::with_capacity(num_workers);
+        let mut remotes = Vec::with_capacity(num_workers);
+        for index in 0..num_workers {
+            let (core, steal, unpark) = Core::new(index, &config);
+            cores.push(core);
+            remotes.push(Remote { steal, unpark });
+        }
+        let handle = Arc::new(Handle {
+            remotes: remotes.into_boxed_slice(),
+            inject: Inject::new(),
+            idle: Idle::new(num_workers),
+            owned: OwnedTasks::new(num_workers * 4),
+            shutdown_cores: Mutex::new(Vec::with_capacity(num_workers)),
+            config,
+            metrics: SchedulerMetrics::default(),
+            worker_metrics: (0..num_workers).map(|_| WorkerMetrics::default()).collect(),
+            blocking,
+        });
+        let workers = cores
+            .into_iter()
+            .enumerate()
+            .map(|(index, core)| Worker::new(handle.clone(), index, core))
+            .collect();
+        (
+            MultiThread {
+                workers: Mutex::new(workers),
+            },
+            handle,
+        )
+    }
+
+    /// Start the worker threads (on the blocking pool, so runtime shutdown
+    /// waits for them the same way it waits for blocking work).
+    pub(crate) fn launch(&self) {
+        for worker in lock(&self.workers).drain(..) {
+            worker::launch(worker);
+        }
+    }
+
+    /// Non-driving `block_on`: the workers run the tasks; this thread only
+    /// polls `future` and sleeps in between.
+    pub(crate) fn block_on<F: Future>(&self, handle: &super::Handle, future: F) -> F::Output {
+        block_on_thread(handle, future)
+    }
+
+    pub(crate) fn shutdown(&self, handle: &Handle) {
+        handle.close();
+    }
+}
+
+/// Block the calling thread on `future` without driving any scheduler.
+pub(crate) fn block_on_thread<F: Future>(handle: &super::Handle, future: F) -> F::Output {
+    let _enter = context::enter_runtime(true);
+    let _current = context::set_current(handle);
+    crate::runtime::park_thread::block_on(future)
+}
+
+impl Handle {
+    pub(crate) fn spawn<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (task, notified, join) = task::new_task(future, me.clone(), id);
+        if let Some(notified) = me.owned.bind(task, notified) {
+            me.schedule_task(notified, false);
+        }
+        join
+    }
+
+    pub(crate) fn num_workers(&self) -> usize {
+        self.remotes.len()
+    }
+
+    pub(crate) fn owned(&self) -> &OwnedTasks<Arc<Handle>> {
+        &self.owned
+    }
+
+    pub(crate) fn inject(&self) -> &Inject<Arc<Handle>> {
+        &self.inject
+    }
+
+    pub(crate) fn scheduler_metrics(&self) -> &SchedulerMetrics {
+        &self.metrics
+    }
+
+    pub(crate) fn worker_metrics(&self, worker: usize) -> &WorkerMetrics {
+        &self.worker_metrics[worker]
+    }
+
+    pub(crate) fn local_queue_depth(&self, worker: usize) -> usize {
+        self.remotes[worker].steal.len()
+    }
+
+    /// Push from a thread that is not one of our workers.
+    fn schedule_remote(&self, task: Notified<Arc<Handle>>) {
+        self.metrics.inc_remote_schedule();
+        if self.inject.push(task) {
+            self.notify_parked();
+        }
+    }
+
+    /// Wake a sleeping worker if nobody is searching.
+    fn notify_parked(&self) {
+        if let Some(index) = self.idle.worker_to_notify() {
+            self.remotes[index].unpark.unpark();
+        }
+    }
+
+    /// The last searcher went to sleep: make sure no queued work is left
+    /// without a worker looking for it.
+    fn notify_if_work_pending(&self) {
+        let pending = self.remotes.iter().any(|r| !r.steal.is_empty()) || !self.inject.is_empty();
+        if pending {
+            self.notify_parked();
+        }
+    }
+
+    fn close(&self) {
+        if self.inject.close() {
+            for remote in self.remotes.iter() {
+                remote.unpark.unpark();
+            }
+        }
+    }
+
+    /// A worker stopped for good and hands its core back. The last one
+    /// cancels every task (see the module doc for why this order is safe).
+    fn shutdown_core(&self, core: Box<Core>) {
+        let mut cores = lock(&self.shutdown_cores);
+        cores.push(core);
+        if cores.len() != self.remotes.len() {
+            return;
+        }
+        for core in cores.iter_mut() {
+            core.forget_queued();
+        }
+        self.owned.close_and_shutdown_all();
+        // Wakes during the futures' drops went to the closed inject queue;
+        // nothing can have reached the local queues, but be thorough.
+        for core in cores.iter_mut() {
+            core.forget_queued();
+        }
+        for (index, core) in cores.iter().enumerate() {
+            let _ = index;
+            core.publish_stats(self);
+        }
+    }
+}
+
+impl Schedule for Arc<Handle> {
+    fn release(&self, task: RawTask) -> Option<Task<Self>> {
+        self.owned.remove(task)
+    }
+
+    fn schedule(&self, task: Notified<Self>) {
+        self.schedule_task(task, false);
+    }
+
+    fn yield_now(&self, task: Notified<Self>) {
+        self.schedule_task(task, true);
+    }
+}
+
+impl queue::Overflow<Notified<Arc<Handle>>> for Inject<Arc<Handle>> {
+    fn push_batch<I: Iterator<Item = Notified<Arc<Handle>>>>(&self, iter: I) {
+        Inject::push_batch(self, iter);
+    }
+}

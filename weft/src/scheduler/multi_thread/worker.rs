@@ -1,0 +1,510 @@
+//! A multi-thread worker: its core, its run loop, and `block_in_place`.
+//!
+//! Owns: the [`Core`] — everything a worker needs to run tasks (local queue,
+//! LIFO slot, tick, searching flag, parker, stats). Whoever holds the
+//! `Box<Core>` *is* the worker: the core moves into the thread's
+//! [`Context`] while a task is polled (so wakes from that task reach the
+//! local queue), and moves to a new thread when a task calls
+//! `block_in_place`.
+//!
+//! Loop, per tick: every `event_interval` ticks do maintenance (publish
+//! stats, notice shutdown); take the next task (inject queue first every
+//! `global_queue_interval` ticks, else LIFO slot, local queue, then a batch
+//! from the inject queue); if none, search (steal half of a random
+//! victim's queue, then the inject queue); if still none, park.
+//!
+//! LIFO slot: a task woken by the running task goes into the slot and runs
+//! next, while what it needs is still in cache. After
+//! `MAX_LIFO_POLLS_PER_TICK` slot polls in a row the slot is bypassed until
+//! the next ordinary task, and slot polls share the first task's budget, so
+//! two tasks waking each other cannot starve the queue.
+
+use super::queue::{self, Local};
+use super::Handle;
+use crate::blocking;
+use crate::coop;
+use crate::loom::{lock, Mutex};
+use crate::runtime::context;
+use crate::runtime::metrics::WorkerStats;
+use crate::scheduler::park::{Parker, Unparker};
+use crate::scheduler::Config;
+use crate::task::Notified;
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Task = Notified<Arc<Handle>>;
+
+/// Slot polls allowed in a row before the slot is bypassed for this tick.
+const MAX_LIFO_POLLS_PER_TICK: usize = 3;
+
+pub(crate) struct Worker {
+    handle: Arc<Handle>,
+    index: usize,
+    /// Where the core waits while no thread runs this worker (before launch,
+    /// and while handed over by `block_in_place`).
+    core: Mutex<Option<Box<Core>>>,
+}
+
+pub(crate) struct Core {
+    index: usize,
+    tick: u32,
+    lifo_slot: Option<Task>,
+    lifo_enabled: bool,
+    run_queue: Local<Task>,
+    is_searching: bool,
+    is_shutdown: bool,
+    park: Parker,
+    stats: WorkerStats,
+    busy_since: Instant,
+    rand: FastRand,
+    global_queue_interval: u32,
+    event_interval: u32,
+    disable_lifo_slot: bool,
+}
+
+/// The scheduler context of a worker thread.
+pub(crate) struct Context {
+    worker: Arc<Worker>,
+    core: RefCell<Option<Box<Core>>>,
+}
+
+/// `Err` means the core was handed to another thread (`block_in_place`):
+/// this thread is no longer a worker.
+type RunResult = Result<Box<Core>, ()>;
+
+impl Worker {
+    pub(super) fn new(handle: Arc<Handle>, index: usize, core: Box<Core>) -> Arc<Worker> {
+        Arc::new(Worker {
+            handle,
+            index,
+            core: Mutex::new(Some(core)),
+        })
+    }
+}
+
+impl Core {
+    pub(super) fn new(index: usize, config: &Config) -> (Box<Core>, queue::Steal<Task>, Unparker) {
+        let (steal, run_queue) = queue::local();
+        let park = Parker::new();
+        let unpark = park.unparker();
+        let core = Box::new(Core {
+            index,
+            tick: 0,
+            lifo_slot: None,
+            lifo_enabled: !config.disable_lifo_slot,
+            run_queue,
+            is_searching: false,
+            is_shutdown: false,
+            park,
+            stats: WorkerStats::default(),
+            busy_since: Instant::now(),
+            rand: FastRand::new(index as u64),
+            global_queue_interval: config.global_queue_interval,
+            event_interval: config.event_interval,
+            disable_lifo_slot: config.disable_lifo_slot,
+        });
+        (core, steal, unpark)
+    }
+
+    /// Forget every queued entry (shutdown; entries hold no reference).
+    pub(super) fn forget_queued(&mut self) {
+        self.lifo_slot = None;
+        while self.run_queue.pop().is_some() {}
+    }
+
+    pub(super) fn publish_stats(&self, handle: &Handle) {
+        self.stats.publish(
+            &handle.worker_metrics[self.index],
+            self.run_queue.len() + usize::from(self.lifo_slot.is_some()),
+        );
+    }
+
+    fn next_task(&mut self, handle: &Handle) -> Option<Task> {
+        if self.tick % self.global_queue_interval == 0 {
+            // Fairness: the inject queue must not starve behind local work.
+            return handle.inject.pop().or_else(|| self.next_local_task());
+        }
+        if let Some(task) = self.next_local_task() {
+            return Some(task);
+        }
+        self.next_inject_batch(handle)
+    }
+
+    fn next_local_task(&mut self) -> Option<Task> {
+        self.lifo_slot.take().or_else(|| self.run_queue.pop())
+    }
+
+    /// Take a fair share of the inject queue into the local queue (one lock
+    /// acquisition), returning the first task.
+    fn next_inject_batch(&mut self, handle: &Handle) -> Option<Task> {
+        if handle.inject.is_empty() {
+            return None;
+        }
+        let room = self
+            .run_queue
+            .remaining_slots()
+            .min(self.run_queue.max_capacity() / 2);
+        let share = handle.inject.len() / handle.remotes.len() + 1;
+        let n = share.min(room).max(1);
+        let mut first = None;
+        let run_queue = &mut self.run_queue;
+        handle.inject.pop_n(n, |task| {
+            if first.is_none() {
+                first = Some(task);
+            } else {
+                // Cannot overflow: we took at most the free room.
+                run_queue.push_back(std::iter::once(task));
+            }
+        });
+        first
+    }
+
+    fn transition_to_searching(&mut self, handle: &Handle) -> bool {
+        if !self.is_searching {
+            self.is_searching = handle.idle.transition_worker_to_searching();
+        }
+        self.is_searching
+    }
+
+    fn transition_from_searching(&mut self, handle: &Handle) {
+        if !self.is_searching {
+            return;
+        }
+        self.is_searching = false;
+        if handle.idle.transition_worker_from_searching() {
+            // We were the last searcher and found work: there may be more,
+            // so hand the search on to a sleeper.
+            handle.notify_parked();
+        }
+    }
+
+    fn steal_work(&mut self, handle: &Handle) -> Option<Task> {
+        if !self.transition_to_searching(handle) {
+            return None;
+        }
+        let n = handle.remotes.len();
+        let start = self.rand.below(n);
+        for i in 0..n {
+            let victim = (start + i) % n;
+            if victim == self.index {
+                continue;
+            }
+            let mut stolen = 0;
+            if let Some(task) = handle.remotes[victim]
+                .steal
+                .steal_into(&mut self.run_queue, &mut stolen)
+            {
+                self.stats.steal_count += stolen as u64;
+                self.stats.steal_operations += 1;
+                return Some(task);
+            }
+        }
+        self.next_inject_batch(handle)
+    }
+
+    fn has_local_work(&self) -> bool {
+        self.lifo_slot.is_some() || self.run_queue.has_tasks()
+    }
+
+    /// Returns false if the worker must not sleep (it has work).
+    fn transition_to_parked(&mut self, handle: &Handle) -> bool {
+        if self.has_local_work() {
+            return false;
+        }
+        let was_last_searcher = handle
+            .idle
+            .transition_worker_to_parked(self.index, self.is_searching);
+        self.is_searching = false;
+        if was_last_searcher {
+            // Nobody is searching any more: re-check every queue so work
+            // pushed while we were giving up is not stranded.
+            handle.notify_if_work_pending();
+        }
+        true
+    }
+
+    /// Returns true if the worker should leave its park loop.
+    fn transition_from_parked(&mut self, handle: &Handle) -> bool {
+        if self.has_local_work() {
+            handle.idle.unpark_worker_by_id(self.index);
+            return true;
+        }
+        if handle.idle.is_parked(self.index) {
+            return false;
+        }
+        // A notifier took us off the sleepers list and counted us as
+        // searching.
+        self.is_searching = true;
+        true
+    }
+
+    fn maintenance(&mut self, handle: &Handle) {
+        self.publish_stats(handle);
+        if !self.is_shutdown && handle.inject.is_closed() {
+            self.is_shutdown = true;
+        }
+    }
+}
+
+impl Context {
+    fn handle(&self) -> &Handle {
+        &self.worker.handle
+    }
+
+    fn run(&self, mut core: Box<Core>) -> RunResult {
+        core.busy_since = Instant::now();
+        while !core.is_shutdown {
+            core.tick = core.tick.wrapping_add(1);
+            if core.tick % core.event_interval == 0 {
+                core.maintenance(self.handle());
+                if core.is_shutdown {
+                    break;
+                }
+            }
+            if let Some(task) = core.next_task(self.handle()) {
+                core = self.run_task(task, core)?;
+                continue;
+            }
+            if let Some(task) = core.steal_work(self.handle()) {
+                core = self.run_task(task, core)?;
+                continue;
+            }
+            core = self.park(core);
+        }
+        self.handle().shutdown_core(core);
+        Err(())
+    }
+
+    fn run_task(&self, task: Task, mut core: Box<Core>) -> RunResult {
+        core.transition_from_searching(self.handle());
+        core.lifo_enabled = !core.disable_lifo_slot;
+        core.stats.poll_count += 1;
+        *self.core.borrow_mut() = Some(core);
+        coop::budget(|| {
+            task.run();
+            let mut lifo_polls = 0;
+            loop {
+                // The core may be gone: the task called block_in_place.
+                let mut core = self.core.borrow_mut().take().ok_or(())?;
+                let Some(task) = core.lifo_slot.take() else {
+                    return Ok(core);
+                };
+                if !coop::has_remaining() {
+                    // Out of budget: the slot task waits its turn instead.
+                    let overflowed = core
+                        .run_queue
+                        .push_back_or_overflow(task, &self.handle().inject);
+                    core.stats.overflow_count += u64::from(overflowed);
+                    return Ok(core);
+                }
+                lifo_polls += 1;
+                if lifo_polls >= MAX_LIFO_POLLS_PER_TICK {
+                    core.lifo_enabled = false;
+                }
+                core.stats.poll_count += 1;
+                *self.core.borrow_mut() = Some(core);
+                task.run();
+            }
+        })
+    }
+
+    fn park(&self, mut core: Box<Core>) -> Box<Core> {
+        let handle = self.handle();
+        if let Some(f) = &handle.config.before_park {
+            f();
+        }
+        if core.transition_to_parked(handle) {
+            core.stats.busy_duration_ns += core.busy_since.elapsed().as_nanos() as u64;
+            while !core.is_shutdown {
+                core.stats.park_count += 1;
+                core.publish_stats(handle);
+                core.park.park();
+                core.maintenance(handle);
+                if core.transition_from_parked(handle) {
+                    break;
+                }
+            }
+            core.busy_since = Instant::now();
+        }
+        if let Some(f) = &handle.config.after_unpark {
+            f();
+        }
+        core
+    }
+}
+
+impl Handle {
+    pub(super) fn schedule_task(&self, task: Task, is_yield: bool) {
+        let leftover = context::with_scheduler(|cx| {
+            if let Some(crate::scheduler::Context::MultiThread(cx)) = cx {
+                if std::ptr::eq(&*cx.worker.handle, self) {
+                    if let Ok(mut core) = cx.core.try_borrow_mut() {
+                        if let Some(core) = core.as_mut() {
+                            self.schedule_local(core, task, is_yield);
+                            return None;
+                        }
+                    }
+                }
+            }
+            Some(task)
+        });
+        if let Some(task) = leftover {
+            self.schedule_remote(task);
+        }
+    }
+
+    fn schedule_local(&self, core: &mut Core, task: Task, is_yield: bool) {
+        core.stats.local_schedule_count += 1;
+        let pushed_to_queue = if is_yield || !core.lifo_enabled {
+            let overflowed = core.run_queue.push_back_or_overflow(task, &self.inject);
+            core.stats.overflow_count += u64::from(overflowed);
+            true
+        } else {
+            match core.lifo_slot.replace(task) {
+                Some(prev) => {
+                    let overflowed = core.run_queue.push_back_or_overflow(prev, &self.inject);
+                    core.stats.overflow_count += u64::from(overflowed);
+                    true
+                }
+                // The slot is not stealable: nobody else could run it, so
+                // waking a sleeper would be wasted.
+                None => false,
+            }
+        };
+        if pushed_to_queue {
+            self.notify_parked();
+        }
+    }
+}
+
+/// Start (or restart, after `block_in_place`) a worker on its own thread.
+pub(super) fn launch(worker: Arc<Worker>) {
+    let spawner = worker.handle.blocking.clone();
+    let launch = Launch(Some(worker));
+    // The JoinHandle is dropped: the worker thread is detached.
+    drop(blocking::spawn_blocking_on(&spawner, move || launch.run()));
+}
+
+/// A worker waiting for its thread. If the thread never runs (the pool
+/// shut down first), dropping this hands the core back for shutdown.
+struct Launch(Option<Arc<Worker>>);
+
+impl Launch {
+    fn run(mut self) {
+        let Some(worker) = self.0.take() else { return };
+        run_worker(worker);
+    }
+}
+
+impl Drop for Launch {
+    fn drop(&mut self) {
+        if let Some(worker) = self.0.take() {
+            if let Some(core) = lock(&worker.core).take() {
+                worker.handle.shutdown_core(core);
+            }
+        }
+    }
+}
+
+fn run_worker(worker: Arc<Worker>) {
+    let Some(core) = lock(&worker.core).take() else {
+        // Someone else already runs this worker.
+        return;
+    };
+    let scheduler_handle = crate::scheduler::Handle::MultiThread(worker.handle.clone());
+    let _current = context::set_current(&scheduler_handle);
+    let _enter = context::enter_runtime(true);
+    let cx = crate::scheduler::Context::MultiThread(Context {
+        worker,
+        core: RefCell::new(None),
+    });
+    context::set_scheduler(&cx, || {
+        let crate::scheduler::Context::MultiThread(cx) = &cx else {
+            unreachable!()
+        };
+        // Err only means the core moved on; nothing more to do here.
+        let _ = cx.run(core);
+    });
+}
+
+/// See [`crate::task::block_in_place`].
+pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
+    match context::entered() {
+        context::Entered::No => return f(),
+        context::Entered::Yes {
+            allow_block_in_place: false,
+        } => panic!(
+            "block_in_place can only be called from a multi_thread runtime's worker: this \
+             thread is driving a current_thread runtime (or a block_on), which has no other \
+             worker to hand its tasks to. Use weft::task::spawn_blocking instead, or build the \
+             runtime with Builder::new_multi_thread()."
+        ),
+        context::Entered::Yes { .. } => {}
+    }
+    let handed_off = context::with_scheduler(|cx| {
+        let Some(crate::scheduler::Context::MultiThread(cx)) = cx else {
+            return None;
+        };
+        let mut core = cx.core.borrow_mut().take()?;
+        // The slot is not stealable: move its task where others can take it.
+        if let Some(task) = core.lifo_slot.take() {
+            let overflowed = core
+                .run_queue
+                .push_back_or_overflow(task, &cx.worker.handle.inject);
+            core.stats.overflow_count += u64::from(overflowed);
+        }
+        if core.is_searching {
+            core.transition_from_searching(&cx.worker.handle);
+        }
+        *lock(&cx.worker.core) = Some(core);
+        launch(cx.worker.clone());
+        Some(cx.worker.clone())
+    });
+    let Some(worker) = handed_off else {
+        // Nested block_in_place, or no core: just block.
+        return context::exit_runtime(f);
+    };
+
+    // When `f` returns, take the core back if the replacement thread has not
+    // started yet; otherwise this thread finishes its task without a core
+    // and stops being a worker (run_task sees the core gone).
+    struct Reclaim(Arc<Worker>, coop::Budget);
+    impl Drop for Reclaim {
+        fn drop(&mut self) {
+            coop::restore(self.1);
+            let core = lock(&self.0.core).take();
+            if let Some(core) = core {
+                context::with_scheduler(|cx| {
+                    if let Some(crate::scheduler::Context::MultiThread(cx)) = cx {
+                        *cx.core.borrow_mut() = Some(core);
+                    }
+                });
+            }
+        }
+    }
+    let _reclaim = Reclaim(worker, coop::stop());
+    context::exit_runtime(f)
+}
+
+/// A small xorshift generator for picking steal victims.
+struct FastRand(u64);
+
+impl FastRand {
+    fn new(seed: u64) -> FastRand {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        FastRand((seed.wrapping_add(1)).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ t | 1)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        ((x >> 32) * n as u64 >> 32) as usize
+    }
+}

@@ -1,0 +1,114 @@
+//! `JoinError`: why a task produced no value.
+
+use super::id::Id;
+use std::any::Any;
+use std::fmt;
+
+/// A task failed to complete: it was cancelled (aborted or its runtime shut
+/// down) or it panicked.
+pub struct JoinError {
+    repr: Repr,
+    id: Id,
+}
+
+enum Repr {
+    Cancelled,
+    Panic(Box<dyn Any + Send + 'static>),
+}
+
+impl JoinError {
+    pub(crate) fn cancelled(id: Id) -> JoinError {
+        JoinError {
+            repr: Repr::Cancelled,
+            id,
+        }
+    }
+
+    pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> JoinError {
+        JoinError {
+            repr: Repr::Panic(payload),
+            id,
+        }
+    }
+
+    /// The task was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// The task panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// The panic payload.
+    ///
+    /// # Panics
+    /// If the error is a cancellation; see [`JoinError::try_into_panic`].
+    ///
+    /// ```
+    /// # weft::runtime::Runtime::new().unwrap().block_on(async {
+    /// let err = weft::spawn(async { panic!("boom") }).await.unwrap_err();
+    /// let payload = err.into_panic();
+    /// assert_eq!(*payload.downcast_ref::<&str>().unwrap(), "boom");
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic().expect(
+            "JoinError::into_panic called on a cancellation: check is_panic() first or use \
+             try_into_panic()",
+        )
+    }
+
+    /// The panic payload, or the error itself if it is a cancellation.
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(p) => Ok(p),
+            Repr::Cancelled => Err(self),
+        }
+    }
+
+    /// The id of the task that failed.
+    pub fn id(&self) -> Id {
+        self.id
+    }
+}
+
+fn panic_message(p: &(dyn Any + Send)) -> Option<&str> {
+    p.downcast_ref::<&'static str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
+            Repr::Panic(p) => match panic_message(p.as_ref()) {
+                Some(msg) => write!(f, "task {} panicked with message {:?}", self.id, msg),
+                None => write!(f, "task {} panicked", self.id),
+            },
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
+            Repr::Panic(p) => match panic_message(p.as_ref()) {
+                Some(msg) => write!(f, "JoinError::Panic({:?}, {:?}, ...)", self.id, msg),
+                None => write!(f, "JoinError::Panic({:?}, ...)", self.id),
+            },
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+impl From<JoinError> for std::io::Error {
+    fn from(e: JoinError) -> std::io::Error {
+        std::io::Error::other(e.to_string())
+    }
+}

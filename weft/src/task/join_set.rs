@@ -1,0 +1,261 @@
+//! `JoinSet`: a collection of tasks, joined in completion order.
+//!
+//! Each member's `JoinHandle` is polled with a waker of its own, which puts
+//! the member's slot on a ready list and wakes whoever waits in
+//! `join_next`. So `join_next` polls only members that made progress
+//! instead of scanning the whole set.
+
+use super::{AbortHandle, JoinError, JoinHandle};
+use crate::runtime::Handle;
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+/// A set of tasks spawned together. Dropping the set aborts every task in
+/// it.
+///
+/// ```
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// let mut set = weft::task::JoinSet::new();
+/// for i in 0..5u32 {
+///     set.spawn(async move { i });
+/// }
+/// let mut total = 0;
+/// while let Some(res) = set.join_next().await {
+///     total += res.unwrap();
+/// }
+/// assert_eq!(total, 10);
+/// # });
+/// ```
+pub struct JoinSet<T> {
+    slots: Vec<Option<Member<T>>>,
+    free: Vec<usize>,
+    len: usize,
+    shared: Arc<Shared>,
+}
+
+struct Member<T> {
+    handle: JoinHandle<T>,
+    waker: Waker,
+    notify: Arc<MemberWaker>,
+}
+
+struct Shared {
+    ready: Mutex<Vec<usize>>,
+    waiter: Mutex<Option<Waker>>,
+}
+
+struct MemberWaker {
+    slot: usize,
+    queued: AtomicBool,
+    shared: Arc<Shared>,
+}
+
+impl Wake for MemberWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if !self.queued.swap(true, Ordering::AcqRel) {
+            self.shared
+                .ready
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(self.slot);
+        }
+        let waiter = self
+            .shared
+            .waiter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if let Some(w) = waiter {
+            w.wake();
+        }
+    }
+}
+
+impl<T> Default for JoinSet<T> {
+    fn default() -> Self {
+        JoinSet::new()
+    }
+}
+
+impl<T> JoinSet<T> {
+    /// An empty set.
+    pub fn new() -> JoinSet<T> {
+        JoinSet {
+            slots: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+            shared: Arc::new(Shared {
+                ready: Mutex::new(Vec::new()),
+                waiter: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// Number of tasks in the set (finished but not yet joined included).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle {
+        let abort = handle.abort_handle();
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(None);
+            self.slots.len() - 1
+        });
+        // New members start queued: their first poll registers the waker.
+        let notify = Arc::new(MemberWaker {
+            slot,
+            queued: AtomicBool::new(true),
+            shared: self.shared.clone(),
+        });
+        let waker = Waker::from(notify.clone());
+        self.slots[slot] = Some(Member {
+            handle,
+            waker,
+            notify,
+        });
+        self.lock_ready().push(slot);
+        self.len += 1;
+        abort
+    }
+
+    fn lock_ready(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
+        self.shared.ready.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait for the next task to finish and return its result; `None` when
+    /// the set is empty. Cancel-safe: a result is never lost if the future
+    /// is dropped before it completes.
+    pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
+        poll_fn(|cx| self.poll_join_next(cx)).await
+    }
+
+    /// The result of a task that has already finished, if any, without
+    /// waiting.
+    pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        match self.poll_join_next(&mut cx) {
+            Poll::Ready(r) => r,
+            Poll::Pending => None,
+        }
+    }
+
+    /// Poll for the next finished task.
+    pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        if self.len == 0 {
+            return Poll::Ready(None);
+        }
+        *self.shared.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
+        loop {
+            let Some(slot) = self.lock_ready().pop() else {
+                return Poll::Pending;
+            };
+            let Some(member) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
+                continue;
+            };
+            member.notify.queued.store(false, Ordering::Release);
+            let mut member_cx = Context::from_waker(&member.waker);
+            if let Poll::Ready(res) = Pin::new(&mut member.handle).poll(&mut member_cx) {
+                self.slots[slot] = None;
+                self.free.push(slot);
+                self.len -= 1;
+                return Poll::Ready(Some(res));
+            }
+        }
+    }
+
+    /// Abort every task in the set. They stay in the set until joined
+    /// (each then yields a cancelled `JoinError` unless it finished first).
+    pub fn abort_all(&mut self) {
+        for member in self.slots.iter().flatten() {
+            member.handle.abort();
+        }
+    }
+
+    /// Remove every task from the set without aborting them.
+    pub fn detach_all(&mut self) {
+        self.slots.clear();
+        self.free.clear();
+        self.lock_ready().clear();
+        self.len = 0;
+    }
+
+    /// Abort every task and wait for all of them to finish.
+    pub async fn shutdown(&mut self) {
+        self.abort_all();
+        while self.join_next().await.is_some() {}
+    }
+
+    /// Wait for every task and collect the outputs in completion order.
+    ///
+    /// # Panics
+    /// Re-raises the panic of a task that panicked.
+    pub async fn join_all(mut self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len);
+        while let Some(res) = self.join_next().await {
+            match res {
+                Ok(v) => out.push(v),
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => panic!("a JoinSet task was cancelled: {e}"),
+            }
+        }
+        out
+    }
+}
+
+impl<T: Send + 'static> JoinSet<T> {
+    /// Spawn a task on the current runtime into the set.
+    ///
+    /// # Panics
+    /// Outside a runtime.
+    #[track_caller]
+    pub fn spawn<F>(&mut self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.insert(super::spawn(future))
+    }
+
+    /// Spawn a task on the given runtime into the set.
+    pub fn spawn_on<F>(&mut self, future: F, handle: &Handle) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.insert(handle.spawn(future))
+    }
+
+    /// Run a blocking closure on the current runtime's pool, into the set.
+    #[track_caller]
+    pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
+        self.insert(super::spawn_blocking(f))
+    }
+}
+
+impl<T> Drop for JoinSet<T> {
+    fn drop(&mut self) {
+        self.abort_all();
+    }
+}
+
+impl<T> fmt::Debug for JoinSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinSet").field("len", &self.len).finish()
+    }
+}

@@ -1,0 +1,232 @@
+//! The task system: one allocation per task, one state word, a two-word
+//! waker, and the handles users hold.
+//!
+//! Owns: the task cell (`core.rs`), its state machine (`state.rs`), what
+//! happens on poll / complete / cancel (`harness.rs`), the waker
+//! (`waker.rs`), the owned-task list (`list.rs`) and the public handles.
+//!
+//! Who holds what (the reference rules are in `state.rs`):
+//! - [`Task`]: the owner's reference, held by the scheduler's owned list.
+//! - [`Notified`]: a run-queue entry. It holds **no** reference; it borrows
+//!   the owner's, and there is at most one per task (the `NOTIFIED` bit).
+//! - [`UnownedTask`]: a task that no list owns (blocking work); it holds the
+//!   owner reference itself and gives it up when run or shut down.
+//! - `JoinHandle`, `AbortHandle` and wakers each hold one reference.
+
+mod abort;
+mod core;
+mod error;
+mod harness;
+mod id;
+mod join;
+mod join_set;
+mod list;
+mod raw;
+mod spawn;
+mod state;
+mod waker;
+mod yield_now;
+
+pub use self::abort::AbortHandle;
+pub use self::error::JoinError;
+pub use self::id::{id, try_id, Id};
+pub use self::join::JoinHandle;
+pub use self::join_set::JoinSet;
+pub use self::spawn::{block_in_place, spawn, spawn_blocking};
+pub use self::yield_now::yield_now;
+
+/// Cooperative scheduling: the per-task operation budget.
+pub mod coop {
+    pub use crate::coop::{consume_budget, has_budget_remaining, unconstrained, Unconstrained};
+}
+
+pub(crate) use self::core::Header;
+pub(crate) use self::list::OwnedTasks;
+pub(crate) use self::raw::RawTask;
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+/// How a scheduler receives its tasks back.
+pub(crate) trait Schedule: Send + Sync + Sized + 'static {
+    /// The task completed: unlink it from the owned list and return the
+    /// list's reference (or `None` if it was already unlinked).
+    fn release(&self, task: RawTask) -> Option<Task<Self>>;
+
+    /// A woken task must be queued.
+    fn schedule(&self, task: Notified<Self>);
+
+    /// A task woke itself during its own poll: queue it behind other work.
+    fn yield_now(&self, task: Notified<Self>) {
+        self.schedule(task);
+    }
+}
+
+/// The owner's reference to a task.
+pub(crate) struct Task<S: 'static> {
+    raw: RawTask,
+    _s: PhantomData<S>,
+}
+
+/// A run-queue entry (no reference of its own; see the module doc).
+pub(crate) struct Notified<S: 'static> {
+    raw: RawTask,
+    _s: PhantomData<S>,
+}
+
+/// A task owned by no list: blocking work on the blocking pool.
+pub(crate) struct UnownedTask<S: 'static> {
+    raw: RawTask,
+    _s: PhantomData<S>,
+}
+
+// SAFETY: the wrappers are pointers to cells whose shared fields follow the
+// rules in core.rs; futures are required to be Send where tasks may move.
+unsafe impl<S> Send for Task<S> {}
+// SAFETY: as above.
+unsafe impl<S> Sync for Task<S> {}
+// SAFETY: as above.
+unsafe impl<S> Send for Notified<S> {}
+// SAFETY: as above.
+unsafe impl<S> Sync for Notified<S> {}
+// SAFETY: as above.
+unsafe impl<S> Send for UnownedTask<S> {}
+
+impl<S: 'static> Task<S> {
+    /// # Safety
+    /// The caller transfers the owner's reference to the new value.
+    pub(crate) unsafe fn from_raw(raw: RawTask) -> Task<S> {
+        Task {
+            raw,
+            _s: PhantomData,
+        }
+    }
+
+    fn into_raw(self) -> RawTask {
+        let raw = self.raw;
+        std::mem::forget(self);
+        raw
+    }
+}
+
+impl<S: 'static> Drop for Task<S> {
+    fn drop(&mut self) {
+        // SAFETY: a Task owns one reference.
+        unsafe { self.raw.drop_reference() };
+    }
+}
+
+impl<S: 'static> Notified<S> {
+    /// # Safety
+    /// The caller owes this entry: it set the task's `NOTIFIED` bit.
+    pub(crate) unsafe fn from_raw(raw: RawTask) -> Notified<S> {
+        Notified {
+            raw,
+            _s: PhantomData,
+        }
+    }
+
+    /// Poll the task (or cancel it, if it was aborted). Consumes the entry.
+    pub(crate) fn run(self) {
+        // SAFETY: an entry keeps the task alive (it borrows the owner's
+        // reference) and its NOTIFIED bit lets us transition to running.
+        unsafe { self.raw.poll() };
+    }
+
+    pub(crate) fn header_ptr(&self) -> NonNull<Header> {
+        self.raw.header_ptr()
+    }
+
+    /// # Safety
+    /// `ptr` came from [`Notified::header_ptr`] of an entry that was not
+    /// used since.
+    pub(crate) unsafe fn from_header(ptr: NonNull<Header>) -> Notified<S> {
+        // SAFETY: forwarded caller contract.
+        unsafe { Notified::from_raw(RawTask::from_raw(ptr)) }
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        self.raw.header()
+    }
+}
+
+impl<S: 'static> UnownedTask<S> {
+    pub(crate) fn run(self) {
+        let raw = self.raw;
+        std::mem::forget(self);
+        // SAFETY: the task starts NOTIFIED; our owner reference is handed to
+        // the scheduler's `release`, which returns it when the task completes.
+        unsafe { raw.poll() };
+    }
+
+    /// Cancel a task that never ran (its pool shut down).
+    pub(crate) fn shutdown(self) {
+        let raw = self.raw;
+        std::mem::forget(self);
+        // SAFETY: we own the owner reference for the duration of the call.
+        let cancelled = unsafe { raw.shutdown() };
+        if !cancelled {
+            // SAFETY: release() did not take our reference.
+            unsafe { raw.drop_reference() };
+        }
+    }
+}
+
+impl<S: 'static> Drop for UnownedTask<S> {
+    fn drop(&mut self) {
+        // Dropped without running: make its JoinHandle see a cancellation.
+        let raw = self.raw;
+        // SAFETY: we own the owner reference; as in `shutdown`.
+        unsafe {
+            if !raw.shutdown() {
+                raw.drop_reference();
+            }
+        }
+    }
+}
+
+/// Allocate a task bound for an owned list: the caller passes the `Task` and
+/// `Notified` to `OwnedTasks::bind`.
+pub(crate) fn new_task<T, S>(
+    future: T,
+    scheduler: S,
+    id: Id,
+) -> (Task<S>, Notified<S>, JoinHandle<T::Output>)
+where
+    T: Future + Send + 'static,
+    T::Output: Send + 'static,
+    S: Schedule,
+{
+    let raw = RawTask::new::<T, S>(future, scheduler, id);
+    // SAFETY: the new state holds two references (owner + join handle) and
+    // NOTIFIED, which are handed out exactly once here.
+    unsafe {
+        (
+            Task::from_raw(raw),
+            Notified::from_raw(raw),
+            JoinHandle::new(raw),
+        )
+    }
+}
+
+/// Allocate a task run by no owned list (blocking work).
+pub(crate) fn new_unowned<T, S>(
+    future: T,
+    scheduler: S,
+    id: Id,
+) -> (UnownedTask<S>, JoinHandle<T::Output>)
+where
+    T: Future + Send + 'static,
+    T::Output: Send + 'static,
+    S: Schedule,
+{
+    let raw = RawTask::new::<T, S>(future, scheduler, id);
+    (
+        UnownedTask {
+            raw,
+            _s: PhantomData,
+        },
+        JoinHandle::new(raw),
+    )
+}
