@@ -156,20 +156,34 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenS
 
     let mut errors = Errors::default();
     check_function(kind, &function, &mut errors);
-    let config = errors.push_result(
-        Punctuated::<Meta, Token![,]>::parse_terminated
-            .parse2(args)
-            .and_then(|args| parse_config(kind, args)),
-    );
+    let config = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
+        Ok(args) => {
+            let (config, result) = parse_config(kind, args);
+            errors.push_result(result);
+            config
+        }
+        Err(e) => {
+            errors.push(e);
+            Config::default_for(kind)
+        }
+    };
 
-    match (errors.finish(), config) {
-        (Ok(()), Some(config)) => emit(kind, function, &config),
-        (Err(e), _) => {
-            let mut out = emit(kind, function, &Config::default_for(kind));
+    match errors.finish() {
+        Ok(()) => emit(kind, function, &config),
+        // Still expand the function, so that the compiler does not pile
+        // further errors on top of ours (such as "`main` function is not
+        // allowed to be `async`"). Keep the flavor and `crate` path that
+        // could be read, but no builder knobs, which may be the mistake.
+        Err(e) => {
+            let fallback = Config {
+                worker_threads: None,
+                start_paused: None,
+                ..config
+            };
+            let mut out = emit(kind, function, &fallback);
             out.extend(e.to_compile_error());
             out
         }
-        (Ok(()), None) => unreachable!("a missing config always records an error"),
     }
 }
 
@@ -224,10 +238,12 @@ fn is_builtin_test(attr: &Attribute) -> bool {
     }
 }
 
-/// Reads and validates the attribute arguments.
-fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> syn::Result<Config> {
+/// Reads and validates the attribute arguments. The configuration is
+/// returned even when there are errors, holding whatever could be read, so
+/// that the fallback expansion still uses, say, the right `crate` path.
+fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> (Config, syn::Result<()>) {
     let mut errors = Errors::default();
-    let mut flavor: Option<(Flavor, Span)> = None;
+    let mut flavor: Option<Flavor> = None;
     let mut worker_threads: Option<syn::LitInt> = None;
     let mut start_paused: Option<syn::LitBool> = None;
     let mut crate_path: Option<Path> = None;
@@ -281,7 +297,7 @@ fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> syn::Result<Co
     }
 
     let flavor_was_given = flavor.is_some();
-    let flavor = flavor.map_or(kind.default_flavor(), |(flavor, _)| flavor);
+    let flavor = flavor.unwrap_or(kind.default_flavor());
     let attr = format!("#[weft::{}]", kind.name());
     let hint = |wanted: Flavor| {
         if flavor_was_given {
@@ -313,13 +329,13 @@ fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> syn::Result<Co
         ));
     }
 
-    errors.finish()?;
-    Ok(Config {
+    let config = Config {
         flavor,
         worker_threads,
         start_paused,
         crate_path: crate_path.unwrap_or_else(|| syn::parse_quote!(::weft)),
-    })
+    };
+    (config, errors.finish())
 }
 
 fn unknown_argument(path: &Path) -> syn::Error {
@@ -348,11 +364,11 @@ fn literal<'a>(value: &'a Expr, name: &str, example: &str) -> syn::Result<&'a Li
     }
 }
 
-fn parse_flavor(value: &Expr) -> syn::Result<(Flavor, Span)> {
+fn parse_flavor(value: &Expr) -> syn::Result<Flavor> {
     let example = "\"multi_thread\"";
     match literal(value, "flavor", example)? {
         Lit::Str(s) => match Flavor::from_name(&s.value()) {
-            Some(flavor) => Ok((flavor, s.span())),
+            Some(flavor) => Ok(flavor),
             None => Err(syn::Error::new(
                 s.span(),
                 format!(
@@ -699,6 +715,19 @@ mod tests {
         let out = compact(&run(Kind::Main, "bogus", "async fn main() {}"));
         assert!(out.contains("fnmain()"), "{out}");
         assert!(!out.contains("asyncfnmain"), "{out}");
+        assert!(out.contains("compile_error"), "{out}");
+
+        // The `crate` path survives another argument's error; builder
+        // knobs do not, since they may be what is wrong.
+        let out = compact(&run(
+            Kind::Main,
+            r#"crate = "my::rt", flavor = "current_thread", worker_threads = 2"#,
+            "async fn main() {}",
+        ));
+        assert!(
+            out.contains("my::rt::runtime::Builder::new_current_thread().enable_all()"),
+            "{out}"
+        );
         assert!(out.contains("compile_error"), "{out}");
     }
 }

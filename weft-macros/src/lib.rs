@@ -33,7 +33,12 @@
 //! ```ignore
 //! fn main() -> Result<(), Error> {
 //!     let body = async move {
-//!         run().await
+//!         // Checks the body against the declared return type where the
+//!         // body is written, so a wrong tail expression is reported there.
+//!         let output: Result<(), Error> = {
+//!             run().await
+//!         };
+//!         return output;
 //!     };
 //!     return ::weft::runtime::Builder::new_multi_thread()
 //!         .worker_threads(2)
@@ -50,11 +55,15 @@
 //! `dyn Future<Output = R>` so that many tests do not each instantiate the
 //! runtime's `block_on` for their own future type.
 //!
+//! The user's body keeps its own tokens and spans, so errors inside it
+//! point at the user's code. The macro's own locals are hygienic: the body
+//! cannot see or shadow them.
+//!
 //! When the arguments or the function are wrong, the macro reports a
 //! compile error at the offending token and still emits the function
-//! (expanded with the default arguments, or untouched if it could not be
-//! parsed at all), so that one mistake does not cascade into unrelated
-//! errors in an IDE.
+//! (expanded with the flavor and `crate` path it could read, or untouched
+//! if it could not be parsed as a function at all), so that one mistake
+//! does not cascade into unrelated errors in an IDE.
 //!
 //! The examples in this crate are marked `ignore`: a proc-macro crate cannot
 //! use its own macros, and it does not depend on `weft`, so they cannot be

@@ -38,10 +38,6 @@ mod imp {
     pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         m.lock().unwrap_or_else(|e| e.into_inner())
     }
-
-    pub(crate) fn spin_loop() {
-        std::hint::spin_loop();
-    }
 }
 
 #[cfg(loom)]
@@ -53,10 +49,6 @@ mod imp {
 
     pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         m.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn spin_loop() {
-        loom::thread::yield_now();
     }
 }
 

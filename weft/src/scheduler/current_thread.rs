@@ -225,7 +225,7 @@ impl Context {
             for _ in 0..event_interval {
                 let next = self.with_core(|core| {
                     core.tick = core.tick.wrapping_add(1);
-                    let task = if core.tick % global_interval == 0 {
+                    let task = if core.tick.is_multiple_of(global_interval) {
                         handle.inject.pop().or_else(|| core.tasks.pop_front())
                     } else {
                         core.tasks.pop_front().or_else(|| handle.inject.pop())

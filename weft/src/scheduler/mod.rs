@@ -113,26 +113,10 @@ impl Handle {
         }
     }
 
-    /// True once the runtime began shutting down.
-    pub(crate) fn is_shutdown(&self) -> bool {
-        match self {
-            Handle::CurrentThread(h) => h.inject().is_closed(),
-            Handle::MultiThread(h) => h.inject().is_closed(),
-        }
-    }
-
     pub(crate) fn downgrade(&self) -> WeakHandle {
         match self {
             Handle::CurrentThread(h) => WeakHandle::CurrentThread(Arc::downgrade(h)),
             Handle::MultiThread(h) => WeakHandle::MultiThread(Arc::downgrade(h)),
-        }
-    }
-
-    pub(crate) fn ptr_eq(&self, other: &Handle) -> bool {
-        match (self, other) {
-            (Handle::CurrentThread(a), Handle::CurrentThread(b)) => Arc::ptr_eq(a, b),
-            (Handle::MultiThread(a), Handle::MultiThread(b)) => Arc::ptr_eq(a, b),
-            _ => false,
         }
     }
 }

@@ -158,16 +158,8 @@ impl<S: Schedule> OwnedTasks<S> {
         self.shards.iter().map(|s| lock(s).len).sum()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.shards.iter().all(|s| lock(s).len == 0)
-    }
-
     pub(crate) fn spawned_count(&self) -> u64 {
         self.shards.iter().map(|s| lock(s).spawned).sum()
-    }
-
-    pub(crate) fn is_closed(&self) -> bool {
-        lock(&self.shards[0]).closed
     }
 }
 

@@ -145,10 +145,6 @@ impl<S: 'static> Notified<S> {
         // SAFETY: forwarded caller contract.
         unsafe { Notified::from_raw(RawTask::from_raw(ptr)) }
     }
-
-    pub(crate) fn header(&self) -> &Header {
-        self.raw.header()
-    }
 }
 
 impl<S: 'static> UnownedTask<S> {

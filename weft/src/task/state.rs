@@ -42,11 +42,12 @@ const CANCELLED: usize = 0b0010_0000;
 
 const REF_SHIFT: u32 = 6;
 const REF_ONE: usize = 1 << REF_SHIFT;
+#[cfg(test)]
 const FLAGS: usize = REF_ONE - 1;
 
 /// A new task: owned by the list and the `JoinHandle`, notified so that the
 /// spawn's first queue entry is accounted for.
-const INITIAL: usize = 2 * REF_ONE | JOIN_INTEREST | NOTIFIED;
+const INITIAL: usize = (2 * REF_ONE) | JOIN_INTEREST | NOTIFIED;
 
 pub(crate) struct State {
     val: AtomicUsize,

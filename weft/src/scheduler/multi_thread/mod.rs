@@ -40,6 +40,9 @@ pub(crate) struct Handle {
     inject: Inject<Arc<Handle>>,
     idle: Idle,
     owned: OwnedTasks<Arc<Handle>>,
+    // Boxed: a core is moved around as a whole (it is the worker's
+    // capability), and is large.
+    #[allow(clippy::vec_box)]
     shutdown_cores: Mutex<Vec<Box<Core>>>,
     config: Config,
     metrics: SchedulerMetrics,
@@ -79,8 +82,7 @@ impl MultiThread {
         });
         let workers = cores
             .into_iter()
-            .enumerate()
-            .map(|(index, core)| Worker::new(handle.clone(), index, core))
+            .map(|core| Worker::new(handle.clone(), core))
             .collect();
         (
             MultiThread {

@@ -40,7 +40,6 @@ const MAX_LIFO_POLLS_PER_TICK: usize = 3;
 
 pub(crate) struct Worker {
     handle: Arc<Handle>,
-    index: usize,
     /// Where the core waits while no thread runs this worker (before launch,
     /// and while handed over by `block_in_place`).
     core: Mutex<Option<Box<Core>>>,
@@ -74,10 +73,9 @@ pub(crate) struct Context {
 type RunResult = Result<Box<Core>, ()>;
 
 impl Worker {
-    pub(super) fn new(handle: Arc<Handle>, index: usize, core: Box<Core>) -> Arc<Worker> {
+    pub(super) fn new(handle: Arc<Handle>, core: Box<Core>) -> Arc<Worker> {
         Arc::new(Worker {
             handle,
-            index,
             core: Mutex::new(Some(core)),
         })
     }
@@ -121,7 +119,7 @@ impl Core {
     }
 
     fn next_task(&mut self, handle: &Handle) -> Option<Task> {
-        if self.tick % self.global_queue_interval == 0 {
+        if self.tick.is_multiple_of(self.global_queue_interval) {
             // Fairness: the inject queue must not starve behind local work.
             return handle.inject.pop().or_else(|| self.next_local_task());
         }
@@ -256,7 +254,7 @@ impl Context {
         core.busy_since = Instant::now();
         while !core.is_shutdown {
             core.tick = core.tick.wrapping_add(1);
-            if core.tick % core.event_interval == 0 {
+            if core.tick.is_multiple_of(core.event_interval) {
                 core.maintenance(self.handle());
                 if core.is_shutdown {
                     break;
@@ -505,6 +503,6 @@ impl FastRand {
         x ^= x >> 7;
         x ^= x << 17;
         self.0 = x;
-        ((x >> 32) * n as u64 >> 32) as usize
+        (((x >> 32) * n as u64) >> 32) as usize
     }
 }

@@ -1,0 +1,328 @@
+//! Behaviour specific to the multi_thread scheduler, and misuse messages.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+use weft::runtime::{Builder, Handle, Runtime};
+use weft::task;
+
+fn mt(workers: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn work_spreads_across_workers() {
+    let rt = mt(4);
+    let threads = Arc::new(Mutex::new(HashSet::new()));
+    rt.block_on(async {
+        let handles: Vec<_> = (0..64)
+            .map(|_| {
+                let threads = threads.clone();
+                weft::spawn(async move {
+                    // Hold the worker long enough that idle ones steal.
+                    thread::sleep(Duration::from_millis(2));
+                    threads.lock().unwrap().insert(thread::current().id());
+                })
+            })
+            .collect();
+        for h in handles {
+            h.await.unwrap();
+        }
+    });
+    let n = threads.lock().unwrap().len();
+    assert!(n >= 2, "all tasks ran on {n} thread(s)");
+}
+
+#[test]
+fn idle_workers_steal_from_a_busy_one() {
+    let rt = mt(4);
+    rt.block_on(async {
+        // Spawned from inside a task: everything lands on one worker's queue.
+        weft::spawn(async {
+            let handles: Vec<_> = (0..64)
+                .map(|_| weft::spawn(async { thread::sleep(Duration::from_millis(1)) }))
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+        })
+        .await
+        .unwrap();
+    });
+    let m = rt.metrics();
+    let steals: u64 = (0..4).map(|w| m.worker_steal_count(w)).sum();
+    let ops: u64 = (0..4).map(|w| m.worker_steal_operations(w)).sum();
+    assert!(steals >= 1 && ops >= 1, "steals {steals}, operations {ops}");
+    assert!(steals >= ops);
+}
+
+#[test]
+fn local_queue_overflows_into_the_global_queue() {
+    let rt = mt(1);
+    rt.block_on(async {
+        weft::spawn(async {
+            // 1,000 spawns without yielding: far beyond a 256-slot ring.
+            let handles: Vec<_> = (0..1_000).map(|i| weft::spawn(async move { i })).collect();
+            let mut sum = 0;
+            for h in handles {
+                sum += h.await.unwrap();
+            }
+            assert_eq!(sum, 499_500);
+        })
+        .await
+        .unwrap();
+    });
+    assert!(rt.metrics().worker_overflow_count(0) >= 1);
+}
+
+#[test]
+fn block_in_place_lets_other_tasks_run_on_one_worker() {
+    let rt = mt(1);
+    let flag = Arc::new(AtomicBool::new(false));
+    rt.block_on(async {
+        let f = flag.clone();
+        let blocker = weft::spawn(async move {
+            task::block_in_place(|| {
+                // Only another task can set the flag, and there is only one
+                // worker: it must have been handed to a new thread.
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while !f.load(Ordering::SeqCst) {
+                    assert!(Instant::now() < deadline, "the other task never ran");
+                    thread::sleep(Duration::from_millis(1));
+                }
+            });
+            // Still a working task afterwards.
+            weft::spawn(async { 1 }).await.unwrap()
+        });
+        let f = flag.clone();
+        let setter = weft::spawn(async move {
+            f.store(true, Ordering::SeqCst);
+        });
+        setter.await.unwrap();
+        assert_eq!(blocker.await.unwrap(), 1);
+    });
+}
+
+#[test]
+fn block_in_place_can_block_on_another_runtime() {
+    let rt = mt(2);
+    rt.block_on(async {
+        weft::spawn(async {
+            let v = task::block_in_place(|| {
+                let inner = Builder::new_current_thread().build().unwrap();
+                inner.block_on(async { weft::spawn(async { 5 }).await.unwrap() })
+            });
+            assert_eq!(v, 5);
+        })
+        .await
+        .unwrap();
+    });
+}
+
+#[test]
+fn block_in_place_outside_a_runtime_just_runs() {
+    assert_eq!(task::block_in_place(|| 3), 3);
+}
+
+#[test]
+fn block_in_place_on_current_thread_panics_with_advice() {
+    let rt = Builder::new_current_thread().build().unwrap();
+    let err = rt
+        .block_on(async { weft::spawn(async { task::block_in_place(|| ()) }).await })
+        .unwrap_err();
+    let msg = panic_message(err.into_panic());
+    assert!(msg.contains("spawn_blocking"), "{msg}");
+    assert!(msg.contains("new_multi_thread"), "{msg}");
+}
+
+#[test]
+fn zero_workers_panics_with_advice() {
+    let res = std::panic::catch_unwind(|| {
+        Builder::new_multi_thread().worker_threads(0);
+    });
+    let msg = panic_message(res.unwrap_err());
+    assert!(msg.contains("worker_threads must be at least 1"), "{msg}");
+    assert!(msg.contains("new_current_thread"), "{msg}");
+}
+
+#[test]
+fn zero_blocking_threads_panics() {
+    let res = std::panic::catch_unwind(|| {
+        Builder::new_multi_thread().max_blocking_threads(0);
+    });
+    assert!(panic_message(res.unwrap_err()).contains("max_blocking_threads"));
+}
+
+#[test]
+fn handle_current_outside_runtime_panics_with_advice() {
+    let err = Handle::try_current().unwrap_err();
+    assert!(err.is_missing_context());
+    let res = std::panic::catch_unwind(Handle::current);
+    let msg = panic_message(res.unwrap_err());
+    assert!(msg.contains("no weft runtime"), "{msg}");
+    assert!(msg.contains("Runtime::enter"), "{msg}");
+}
+
+#[test]
+fn spawn_outside_runtime_panics_with_advice() {
+    let res = std::panic::catch_unwind(|| {
+        weft::spawn(async {});
+    });
+    let msg = panic_message(res.unwrap_err());
+    assert!(msg.contains("weft::spawn"), "{msg}");
+    assert!(msg.contains("no weft runtime"), "{msg}");
+}
+
+#[test]
+fn worker_threads_env_var() {
+    // The only test in this binary that builds a runtime with the default
+    // worker count, so setting the variable cannot disturb the others.
+    // SAFETY (std): no other thread reads the environment concurrently in
+    // this test binary's tests that matter here.
+    unsafe { std::env::set_var(weft::runtime::WORKER_THREADS_ENV, "3") };
+    let rt = Builder::new_multi_thread().build().unwrap();
+    assert_eq!(rt.metrics().num_workers(), 3);
+    drop(rt);
+    unsafe { std::env::set_var(weft::runtime::WORKER_THREADS_ENV, "lots") };
+    let err = Builder::new_multi_thread().build().unwrap_err();
+    assert!(err.to_string().contains("WEFT_WORKER_THREADS"), "{err}");
+    unsafe { std::env::remove_var(weft::runtime::WORKER_THREADS_ENV) };
+}
+
+#[test]
+fn thread_hooks_and_names() {
+    let started = Arc::new(AtomicUsize::new(0));
+    let stopped = Arc::new(AtomicUsize::new(0));
+    let (s1, s2) = (started.clone(), stopped.clone());
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("hooked")
+        .on_thread_start(move || {
+            s1.fetch_add(1, Ordering::SeqCst);
+        })
+        .on_thread_stop(move || {
+            s2.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    let name = rt.block_on(async {
+        weft::spawn(async { thread::current().name().map(str::to_owned) })
+            .await
+            .unwrap()
+    });
+    assert_eq!(name.as_deref(), Some("hooked"));
+    drop(rt);
+    assert!(started.load(Ordering::SeqCst) >= 2);
+    assert_eq!(
+        started.load(Ordering::SeqCst),
+        stopped.load(Ordering::SeqCst)
+    );
+}
+
+#[test]
+fn global_queue_interval_one_and_no_lifo_slot_still_work() {
+    for rt in [
+        Builder::new_multi_thread()
+            .worker_threads(2)
+            .global_queue_interval(1)
+            .build()
+            .unwrap(),
+        Builder::new_multi_thread()
+            .worker_threads(2)
+            .disable_lifo_slot()
+            .event_interval(1)
+            .build()
+            .unwrap(),
+    ] {
+        let sum = rt.block_on(async {
+            weft::spawn(async {
+                let hs: Vec<_> = (0..500u64).map(|i| weft::spawn(async move { i })).collect();
+                let mut s = 0;
+                for h in hs {
+                    s += h.await.unwrap();
+                }
+                s
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(sum, 124_750);
+    }
+}
+
+#[test]
+fn dropping_a_runtime_inside_another_does_not_deadlock() {
+    let outer = mt(2);
+    outer.block_on(async {
+        weft::spawn(async {
+            let inner = Builder::new_multi_thread()
+                .worker_threads(1)
+                .build()
+                .unwrap();
+            inner.spawn(std::future::pending::<()>());
+            drop(inner);
+        })
+        .await
+        .unwrap();
+    });
+}
+
+#[test]
+fn runtime_built_and_used_inside_block_on_thread() {
+    let outer = mt(1);
+    outer.block_on(async {
+        let inner = thread::spawn(|| {
+            let rt = Builder::new_current_thread().build().unwrap();
+            rt.block_on(async { weft::spawn(async { 4 }).await.unwrap() })
+        })
+        .join()
+        .unwrap();
+        assert_eq!(inner, 4);
+    });
+}
+
+#[test]
+fn many_remote_spawners_at_once() {
+    let rt = mt(4);
+    let counter = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let h = rt.handle().clone();
+            let c = counter.clone();
+            thread::spawn(move || {
+                let hs: Vec<_> = (0..2_000)
+                    .map(|_| {
+                        let c = c.clone();
+                        h.spawn(async move {
+                            c.fetch_add(1, Ordering::Relaxed);
+                        })
+                    })
+                    .collect();
+                h.block_on(async {
+                    for j in hs {
+                        j.await.unwrap();
+                    }
+                });
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(counter.load(Ordering::Relaxed), 8_000);
+    assert!(rt.metrics().remote_schedule_count() >= 8_000);
+}
