@@ -326,3 +326,32 @@ fn many_remote_spawners_at_once() {
     assert_eq!(counter.load(Ordering::Relaxed), 8_000);
     assert!(rt.metrics().remote_schedule_count() >= 8_000);
 }
+
+#[test]
+fn oneshot_blocking_recv_inside_runtime_panics_with_advice() {
+    let rt = mt(1);
+    let err = rt
+        .block_on(async {
+            weft::spawn(async {
+                let (_tx, rx) = weft::sync::oneshot::channel::<()>();
+                let _ = rx.blocking_recv();
+            })
+            .await
+        })
+        .unwrap_err();
+    let msg = panic_message(err.into_panic());
+    assert!(msg.contains("blocking_recv"), "{msg}");
+    assert!(msg.contains("spawn_blocking"), "{msg}");
+}
+
+#[test]
+fn oneshot_blocking_recv_from_spawn_blocking_works() {
+    let rt = mt(2);
+    let v = rt.block_on(async {
+        let (tx, rx) = weft::sync::oneshot::channel();
+        let waiter = task::spawn_blocking(move || rx.blocking_recv().unwrap());
+        tx.send(21).unwrap();
+        waiter.await.unwrap() * 2
+    });
+    assert_eq!(v, 42);
+}

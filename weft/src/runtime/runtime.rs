@@ -68,7 +68,8 @@ impl Runtime {
             (Scheduler::CurrentThread(ct), scheduler::Handle::CurrentThread(h)) => {
                 ct.block_on(h, &self.handle.inner, future)
             }
-            (Scheduler::MultiThread(mt), _) => mt.block_on(&self.handle.inner, future),
+            // Non-driving: the workers run the tasks while this thread waits.
+            (Scheduler::MultiThread(_), _) => self.handle.block_on(future),
             _ => unreachable!("scheduler and handle flavours always match"),
         }
     }

@@ -20,7 +20,7 @@ use crate::coop;
 use crate::loom::{lock, AtomicBool, Mutex, Ordering};
 use crate::runtime::context;
 use crate::runtime::metrics::{SchedulerMetrics, WorkerMetrics, WorkerStats};
-use crate::task::{self, Id, JoinHandle, Notified, OwnedTasks, RawTask, Schedule, Task};
+use crate::task::{Id, JoinHandle, Notified, OwnedTasks, RawTask, Schedule, Task};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -284,8 +284,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (task, notified, join) = task::new_task(future, me.clone(), id);
-        if let Some(notified) = me.owned.bind(task, notified) {
+        let (join, notified) = me.owned.spawn(future, me.clone(), id);
+        if let Some(notified) = notified {
             me.schedule_task(notified, false);
         }
         join

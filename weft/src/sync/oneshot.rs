@@ -736,7 +736,13 @@ impl<T> Receiver<T> {
     /// ```
     #[track_caller]
     pub fn blocking_recv(self) -> Result<T, RecvError> {
-        // TODO(runtime): panic if inside a runtime
+        if crate::runtime::context::entered() != crate::runtime::context::Entered::No {
+            panic!(
+                "oneshot::Receiver::blocking_recv called from inside a weft runtime: blocking a \
+                 thread that drives tasks can deadlock. Use `rx.await` instead, or call it from \
+                 weft::task::spawn_blocking or a thread outside the runtime."
+            );
+        }
         block_on(self)
     }
 }

@@ -66,6 +66,23 @@ impl<S: Schedule> OwnedTasks<S> {
         &self.shards[header.id().as_u64() as usize & self.mask]
     }
 
+    /// Allocate a task owned by this list. Returns its join handle and its
+    /// first run-queue entry (`None` if the list is closed: the task was
+    /// cancelled at once).
+    pub(crate) fn spawn<F>(
+        &self,
+        future: F,
+        scheduler: S,
+        id: super::Id,
+    ) -> (super::JoinHandle<F::Output>, Option<Notified<S>>)
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let (task, notified, join) = super::new_task(future, scheduler, id);
+        (join, self.bind(task, notified))
+    }
+
     /// Link a new task. Returns its first run-queue entry, or `None` if the
     /// list is closed, in which case the task has been cancelled already.
     pub(crate) fn bind(&self, task: Task<S>, notified: Notified<S>) -> Option<Notified<S>> {

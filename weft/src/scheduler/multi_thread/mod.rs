@@ -24,9 +24,8 @@ use super::park::Unparker;
 use super::Config;
 use crate::blocking;
 use crate::loom::{lock, Mutex};
-use crate::runtime::context;
 use crate::runtime::metrics::{SchedulerMetrics, WorkerMetrics};
-use crate::task::{self, Id, JoinHandle, Notified, OwnedTasks, RawTask, Schedule, Task};
+use crate::task::{Id, JoinHandle, Notified, OwnedTasks, RawTask, Schedule, Task};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -100,22 +99,9 @@ impl MultiThread {
         }
     }
 
-    /// Non-driving `block_on`: the workers run the tasks; this thread only
-    /// polls `future` and sleeps in between.
-    pub(crate) fn block_on<F: Future>(&self, handle: &super::Handle, future: F) -> F::Output {
-        block_on_thread(handle, future)
-    }
-
     pub(crate) fn shutdown(&self, handle: &Handle) {
         handle.close();
     }
-}
-
-/// Block the calling thread on `future` without driving any scheduler.
-pub(crate) fn block_on_thread<F: Future>(handle: &super::Handle, future: F) -> F::Output {
-    let _enter = context::enter_runtime(true);
-    let _current = context::set_current(handle);
-    crate::runtime::park_thread::block_on(future)
 }
 
 impl Handle {
@@ -124,8 +110,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (task, notified, join) = task::new_task(future, me.clone(), id);
-        if let Some(notified) = me.owned.bind(task, notified) {
+        let (join, notified) = me.owned.spawn(future, me.clone(), id);
+        if let Some(notified) = notified {
             me.schedule_task(notified, false);
         }
         join
