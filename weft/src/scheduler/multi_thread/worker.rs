@@ -121,7 +121,13 @@ impl Core {
     fn next_task(&mut self, handle: &Handle) -> Option<Task> {
         if self.tick.is_multiple_of(self.global_queue_interval) {
             // Fairness: the inject queue must not starve behind local work.
-            return handle.inject.pop().or_else(|| self.next_local_task());
+            // Take a fair share, not one task: under load this tick is the
+            // only time remote work is served, and one task per interval
+            // left 10,000 remote spawns waiting seconds behind a few busy
+            // tasks (spawn_many_remote_busy1 in BENCHMARKS.md).
+            return self
+                .next_inject_batch(handle)
+                .or_else(|| self.next_local_task());
         }
         if let Some(task) = self.next_local_task() {
             return Some(task);
