@@ -1,0 +1,160 @@
+//! The workloads, one module per family, and the list the driver runs.
+//!
+//! Each family is written once, as a macro over the runtime crate's name, and
+//! instantiated twice: `family!(tokio)` and `family!(weft)`. Both sides are
+//! therefore the same tokens with only the crate path differing, so no
+//! difference in the benchmark code can masquerade as a runtime difference.
+//!
+//! The multi_thread and current_thread families copy Tokio's own
+//! `benches/rt_multi_threaded.rs` and `benches/rt_current_thread.rs`; where
+//! the harness needs something Tokio's bench does not do (stopping background
+//! load after each sample), it happens in the untimed `setup`/`teardown`.
+
+use crate::harness::Side;
+use std::time::{Duration, Instant};
+
+pub mod current_thread;
+pub mod floor;
+pub mod multi_thread;
+pub mod oneshot;
+
+/// Worker threads of every multi_thread runtime (Tokio's `NUM_WORKERS`).
+pub const NUM_WORKERS: usize = 4;
+/// Tasks spawned per iteration of the multi_thread spawn workloads.
+pub const NUM_SPAWN: usize = 10_000;
+/// How long `stall` burns CPU (Tokio's `STALL_DUR`).
+pub const STALL_DUR: Duration = Duration::from_micros(10);
+
+/// Busy work for the background tasks of the `*_busy` workloads: 10 µs of
+/// CPU, spinning on the OS scheduler's yield as Tokio's bench does.
+pub fn stall() {
+    let now = Instant::now();
+    while now.elapsed() < STALL_DUR {
+        std::thread::yield_now();
+    }
+}
+
+/// Builds one side of a workload (including its runtime, untimed).
+pub type MakeSide = fn() -> Box<dyn Side>;
+
+/// What a workload row measures.
+pub enum Kind {
+    /// weft against Tokio: the same code instantiated for each.
+    Compare {
+        /// The Tokio instance.
+        tokio: MakeSide,
+        /// The weft instance.
+        weft: MakeSide,
+    },
+    /// A runtime-free lower bound, printed for context and not as a ratio.
+    Floor(MakeSide),
+}
+
+/// One row of the table.
+pub struct Workload {
+    /// Name used in the table and by `--filter`.
+    pub name: &'static str,
+    /// What one iteration is, for the table notes.
+    pub note: &'static str,
+    /// How it is measured.
+    pub kind: Kind,
+}
+
+/// Expands to a `Kind::Compare` for the function `$f` of a family's two
+/// instantiations (`$family::tokio_side::$f` and `$family::weft_side::$f`).
+macro_rules! compare {
+    ($family:ident :: $f:ident) => {
+        Kind::Compare {
+            tokio: $family::tokio_side::$f,
+            weft: $family::weft_side::$f,
+        }
+    };
+}
+
+/// Every workload, in table order.
+pub fn all() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "spawn_many_local",
+            note: "multi_thread (4 workers): 10,000 spawns from inside `block_on`, each task \
+                   decrements a shared counter; the last signals a std `sync_channel`",
+            kind: compare!(multi_thread::spawn_many_local),
+        },
+        Workload {
+            name: "spawn_many_remote_idle",
+            note: "multi_thread: 10,000 `rt.spawn(async {})` from the bench thread, then all \
+                   JoinHandles awaited in `block_on`",
+            kind: compare!(multi_thread::spawn_many_remote_idle),
+        },
+        Workload {
+            name: "spawn_many_remote_busy1",
+            note: "as remote_idle while 8 background tasks loop `yield_now` + 10 µs stall; they \
+                   are started before and stopped after each sample (untimed)",
+            kind: compare!(multi_thread::spawn_many_remote_busy1),
+        },
+        Workload {
+            name: "spawn_many_remote_busy2",
+            note: "1,000 remote spawns awaited while 4 background chains (stall 10 µs, spawn \
+                   successor) run; chains started/stopped around each sample (untimed)",
+            kind: compare!(multi_thread::spawn_many_remote_busy2),
+        },
+        Workload {
+            name: "ping_pong",
+            note: "one iteration = one round as in Tokio's bench: a root task spawns 1,000 \
+                   tasks, each spawns a peer and ping-pongs over two oneshots (2,001 spawns, \
+                   2,000 oneshots); a countdown signals the end",
+            kind: compare!(multi_thread::ping_pong),
+        },
+        Workload {
+            name: "yield_many",
+            note: "200 tasks spawned from the bench thread, each `yield_now()` ×1,000; fresh \
+                   runtime per sample, built and dropped outside the timed region (Tokio \
+                   builds it in `bench_function`'s closure, outside `b.iter`)",
+            kind: compare!(multi_thread::yield_many),
+        },
+        Workload {
+            name: "chained_spawn",
+            note: "a chain of 1,000 spawns, each task spawning the next, started from \
+                   `block_on`; fresh runtime per sample, built and dropped outside the timed \
+                   region (as in Tokio's bench)",
+            kind: compare!(multi_thread::chained_spawn),
+        },
+        Workload {
+            name: "ct_spawn_many_local",
+            note: "current_thread: 1,000 spawns inside `block_on`, then each JoinHandle awaited",
+            kind: compare!(current_thread::spawn_many_local),
+        },
+        Workload {
+            name: "ct_spawn_many_remote_idle",
+            note: "current_thread: 1,000 `handle.spawn(async {})` from outside, then awaited in \
+                   `block_on`",
+            kind: compare!(current_thread::spawn_many_remote_idle),
+        },
+        Workload {
+            name: "ct_spawn_many_remote_busy",
+            note: "as ct remote_idle with a background task that keeps spawning its successor; \
+                   started/stopped around each sample (untimed)",
+            kind: compare!(current_thread::spawn_many_remote_busy),
+        },
+        Workload {
+            name: "oneshot_request_reply",
+            note: "multi_thread (1 worker): 1,000 request/reply round trips between two tasks, \
+                   two fresh oneshots per round (request carries the reply sender and the \
+                   receiver of the next request)",
+            kind: compare!(oneshot::request_reply),
+        },
+        Workload {
+            name: "floor_box_task_future",
+            note: "no runtime: 10,000 × (clone the Arc and SyncSender, build the \
+                   spawn_many_local task future, `Box::new`, drop) — spawn_many_local's \
+                   per-task work minus scheduling",
+            kind: Kind::Floor(floor::box_task_future),
+        },
+        Workload {
+            name: "floor_alloc_only",
+            note: "no runtime: 10,000 × (allocate + free a block the size of that task future): \
+                   the bare one-allocation limit",
+            kind: Kind::Floor(floor::alloc_only),
+        },
+    ]
+}
