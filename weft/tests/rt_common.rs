@@ -700,6 +700,8 @@ rt_test! {
     }
 
     #[test]
+    // The clone-then-wake is the point: it exercises wake-by-value.
+    #[allow(clippy::waker_clone_wake)]
     fn wake_after_shutdown_is_a_no_op() {
         let rt = rt();
         let slot = Arc::new(Mutex::new(None));
@@ -716,7 +718,7 @@ rt_test! {
             while probe.lock().unwrap().is_none() {
                 task::yield_now().await;
             }
-            let _ = rx;
+            drop(rx);
         });
         drop(rt);
         let waker = slot.lock().unwrap().take().unwrap();

@@ -51,6 +51,10 @@ pub(super) unsafe fn poll<T: Future, S: Schedule>(ptr: NonNull<Header>) {
             cell.core
                 .scheduler
                 .yield_now(unsafe { Notified::from_raw(RawTask::from_raw(ptr)) });
+            // SAFETY: transition_to_idle gave us this reference to keep the
+            // cell alive across the push (a shutdown may claim the task as
+            // soon as it is idle); nothing touches the cell after this.
+            unsafe { RawTask::from_raw(ptr).drop_reference() };
         }
         ToIdle::Cancel => {
             // SAFETY: transition_to_idle kept RUNNING for us.

@@ -21,6 +21,8 @@ mod id;
 mod join;
 mod join_set;
 mod list;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod raw;
 mod spawn;
 mod state;

@@ -24,11 +24,15 @@
 //!
 //! Reference counting: references are held by the scheduler's owned-task list
 //! (one, until the task completes and is released), the `JoinHandle`, each
-//! `AbortHandle` and each `Waker` clone. **Run-queue entries hold none**: an
-//! entry borrows the owned list's reference, which is valid because a task
-//! is released from the list only by the thread that completes it (holding
-//! `RUNNING`, so no entry for it can be pending) or by shutdown after every
-//! queue stopped being polled. This is why a wake never touches the count.
+//! `AbortHandle`, each `Waker` clone, and a runner re-queueing a task that
+//! was woken during its poll, for the push only (`transition_to_idle`: the
+//! task is idle by then, so shutdown may claim it meanwhile, and the runner
+//! may be a `block_in_place` thread that no longer holds a worker core).
+//! **Run-queue entries hold none**: an entry borrows the owned list's
+//! reference, which is valid because a task is released from the list only
+//! by the thread that completes it (holding `RUNNING`, so no entry for it
+//! can be pending) or by shutdown after every queue stopped being polled.
+//! This is why a wake never touches the count.
 
 use crate::loom::{AtomicUsize, Ordering};
 use std::fmt;
@@ -42,7 +46,7 @@ const CANCELLED: usize = 0b0010_0000;
 
 const REF_SHIFT: u32 = 6;
 const REF_ONE: usize = 1 << REF_SHIFT;
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 const FLAGS: usize = REF_ONE - 1;
 
 /// A new task: owned by the list and the `JoinHandle`, notified so that the
@@ -115,7 +119,8 @@ pub(crate) enum ToIdle {
     /// Released `RUNNING`; nothing pending.
     Idle,
     /// Released `RUNNING`, but the task was woken during the poll: the caller
-    /// must push it to a run queue (it counts as a yield).
+    /// must push it to a run queue (it counts as a yield), and was given one
+    /// reference, which it must release after the push.
     Notified,
     /// Aborted during the poll: the caller still holds `RUNNING` and must
     /// drop the future.
@@ -206,14 +211,20 @@ impl State {
     }
 
     /// The future returned `Pending`.
+    ///
+    /// A task woken during its poll gains a reference in the same CAS, held
+    /// by the caller across its push: once `RUNNING` is released, runtime
+    /// shutdown may claim the idle task, cancel it and drop the owner's
+    /// reference, and the caller's entry borrows nothing that outlives that.
     pub(crate) fn transition_to_idle(&self) -> ToIdle {
         self.update(|s| {
             debug_assert!(s.is_running());
             if s.is_cancelled() {
                 return (None, ToIdle::Cancel);
             }
-            let next = s.0 & !RUNNING;
+            let mut next = s.0 & !RUNNING;
             let out = if s.is_notified() {
+                next += REF_ONE;
                 ToIdle::Notified
             } else {
                 ToIdle::Idle
@@ -320,10 +331,13 @@ impl State {
     /// completed (then the runtime owns the slot until it clears the bit).
     pub(crate) fn unset_join_waker(&self) -> Result<Snapshot, Snapshot> {
         self.update(|s| {
-            debug_assert!(s.is_join_interested() && s.is_join_waker_set());
+            debug_assert!(s.is_join_interested());
             if s.is_complete() {
+                // The completer may already have woken the waker and
+                // cleared JOIN_WAKER: that is not an error here.
                 (None, Err(s))
             } else {
+                debug_assert!(s.is_join_waker_set());
                 let next = s.0 & !JOIN_WAKER;
                 (Some(next), Ok(Snapshot(next)))
             }
@@ -368,7 +382,7 @@ impl State {
         prev.ref_count() == 1
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn flags(&self) -> usize {
         self.val.load(Ordering::Relaxed) & FLAGS
     }

@@ -126,7 +126,7 @@ impl Idle {
         lock(&self.sleepers).contains(&worker)
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(super) fn num_searching(&self) -> usize {
         searching(self.state.load(Ordering::SeqCst))
     }

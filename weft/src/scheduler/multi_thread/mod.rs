@@ -12,6 +12,8 @@
 //! can be polled after that point, because polling needs a core.
 
 mod idle;
+#[cfg(all(test, loom))]
+mod loom_idle;
 pub(crate) mod queue;
 mod worker;
 
