@@ -422,11 +422,16 @@ rt_test! {
 
             let mut set2 = JoinSet::new();
             let (tx, rx) = oneshot::channel::<()>();
+            // Fields drop in declaration order: the flag is set before the
+            // sender's drop can resolve `rx` (captures of a never-polled
+            // future have no such order).
+            #[allow(dead_code)] // held only for its drop order
+            struct FlagThenSender(DropFlag, oneshot::Sender<()>);
             let flag = DropFlag(Arc::new(AtomicBool::new(false)));
             let seen = flag.0.clone();
+            let guard = FlagThenSender(flag, tx);
             set2.spawn(async move {
-                let _f = flag;
-                let _tx = tx;
+                let _guard = guard;
                 std::future::pending::<()>().await;
             });
             drop(set2);

@@ -1,0 +1,164 @@
+//! [`Barrier`]: lets a fixed number of tasks wait for each other.
+//!
+//! # What this file owns
+//!
+//! `Barrier` and `BarrierWaitResult`.
+//!
+//! # Invariants
+//!
+//! `state` (a mutex) counts the tasks that have arrived in the current
+//! generation. The task that brings the count to `n` is the leader: it
+//! resets the count, starts a new generation and calls
+//! `Notify::notify_waiters`, all under the lock. Every other task creates
+//! its `Notified` future under the same lock, before the leader of its
+//! generation can run, and `notify_waiters` is the only notification ever
+//! sent; so each waiter completes exactly when its own generation is
+//! released, never earlier and never later.
+
+use std::fmt;
+
+use crate::loom::Mutex;
+use crate::sync::Notify;
+
+/// A barrier: `n` tasks call [`wait`](Barrier::wait), and all of them are
+/// released together once the `n`-th arrives. The barrier can be reused:
+/// the next `n` calls form the next group.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use weft::sync::Barrier;
+///
+/// weft::runtime::Runtime::new().unwrap().block_on(async {
+///     let barrier = Arc::new(Barrier::new(5));
+///     let mut handles = Vec::new();
+///     for _ in 0..5 {
+///         let barrier = barrier.clone();
+///         handles.push(weft::spawn(async move { barrier.wait().await }));
+///     }
+///     let mut leaders = 0;
+///     for h in handles {
+///         if h.await.unwrap().is_leader() {
+///             leaders += 1;
+///         }
+///     }
+///     assert_eq!(leaders, 1);
+/// });
+/// ```
+pub struct Barrier {
+    state: Mutex<BarrierState>,
+    wait: Notify,
+    n: usize,
+}
+
+struct BarrierState {
+    /// Tasks that arrived in the current generation.
+    arrived: usize,
+}
+
+/// What [`Barrier::wait`] returns: whether this task was the leader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BarrierWaitResult(bool);
+
+impl BarrierWaitResult {
+    /// Whether this task was the one leader of its group: exactly one task
+    /// of each group of `n` gets `true`.
+    pub fn is_leader(&self) -> bool {
+        self.0
+    }
+}
+
+impl Barrier {
+    /// Creates a barrier that releases tasks in groups of `n`. A barrier of
+    /// zero behaves like a barrier of one (`wait` returns at once).
+    pub fn new(n: usize) -> Barrier {
+        Barrier {
+            state: Mutex::new(BarrierState { arrived: 0 }),
+            wait: Notify::new(),
+            n: n.max(1),
+        }
+    }
+
+    /// Waits until `n` tasks (counting this one) have called `wait`, then
+    /// returns in all of them. Exactly one of them, the last to arrive, gets
+    /// a result whose [`is_leader`](BarrierWaitResult::is_leader) is `true`.
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is not cancel safe: once the task has arrived (after its
+    /// first poll that does not yield to the cooperative budget), cancelling
+    /// the call does not take the arrival back, so the group may be released
+    /// with one task fewer actually waiting.
+    pub async fn wait(&self) -> BarrierWaitResult {
+        crate::coop::consume_budget().await;
+        let notified = {
+            let mut state = crate::loom::lock(&self.state);
+            state.arrived += 1;
+            if state.arrived == self.n {
+                state.arrived = 0;
+                // Invariant: under the lock, after every waiter of this
+                // generation created its `Notified`.
+                self.wait.notify_waiters();
+                return BarrierWaitResult(true);
+            }
+            self.wait.notified()
+        };
+        notified.await;
+        BarrierWaitResult(false)
+    }
+}
+
+impl fmt::Debug for Barrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Barrier")
+            .field("n", &self.n)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Waker};
+
+    #[test]
+    fn releases_group_and_is_reusable() {
+        let barrier = Barrier::new(2);
+        let cx = &mut Context::from_waker(Waker::noop());
+        for _ in 0..3 {
+            let mut a = pin!(barrier.wait());
+            assert!(a.as_mut().poll(cx).is_pending());
+            let mut b = pin!(barrier.wait());
+            assert_eq!(
+                b.as_mut().poll(cx).map(|r| r.is_leader()),
+                std::task::Poll::Ready(true)
+            );
+            assert_eq!(
+                a.as_mut().poll(cx).map(|r| r.is_leader()),
+                std::task::Poll::Ready(false)
+            );
+        }
+    }
+
+    #[test]
+    fn zero_is_one() {
+        let barrier = Barrier::new(0);
+        let cx = &mut Context::from_waker(Waker::noop());
+        let mut a = pin!(barrier.wait());
+        assert_eq!(
+            a.as_mut().poll(cx).map(|r| r.is_leader()),
+            std::task::Poll::Ready(true)
+        );
+    }
+
+    #[test]
+    fn send_sync() {
+        fn assert_send_sync<T: Send + Sync>(_: &T) {}
+        let b = Barrier::new(1);
+        assert_send_sync(&b);
+        assert_send_sync(&b.wait());
+    }
+}

@@ -1,0 +1,318 @@
+//! The bounded channel's receiving half, [`Receiver`].
+
+use std::fmt;
+use std::future::poll_fn;
+use std::task::{ready, Context, Poll};
+
+use super::chan::Chan;
+use super::error::TryRecvError;
+use crate::loom::Arc;
+
+/// Receives values from the associated [`Sender`](super::Sender)s.
+///
+/// Created by [`channel`](super::channel).
+pub struct Receiver<T> {
+    chan: Arc<Chan<T>>,
+}
+
+impl<T> Receiver<T> {
+    pub(super) fn new(chan: Arc<Chan<T>>) -> Receiver<T> {
+        Receiver { chan }
+    }
+}
+
+impl<T> Receiver<T> {
+    /// Receives the next message, waiting until one arrives.
+    ///
+    /// Returns `None` once the channel is closed and every buffered message
+    /// has been received: when every sender is dropped, or after
+    /// [`close`](Receiver::close) once no [`Permit`](super::Permit) is outstanding.
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe. If `recv` is used as the event in a
+    /// `select!` statement and some other branch completes first, it is
+    /// guaranteed that no messages were received on this channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = mpsc::channel(100);
+    ///
+    ///     weft::spawn(async move {
+    ///         tx.send("hello").await.unwrap();
+    ///     });
+    ///
+    ///     assert_eq!(Some("hello"), rx.recv().await);
+    ///     assert_eq!(None, rx.recv().await);
+    /// });
+    /// ```
+    pub async fn recv(&mut self) -> Option<T> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Receives up to `limit` messages into `buffer` (appending), waiting
+    /// until at least one is available. Returns how many were received;
+    /// `0` means the channel is closed and drained (or `limit` is 0).
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe. If `recv_many` is used as the event in a
+    /// `select!` statement and some other branch completes first, it is
+    /// guaranteed that no messages were received on this channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = mpsc::channel(10);
+    ///     for i in 0..5 {
+    ///         tx.send(i).await.unwrap();
+    ///     }
+    ///     drop(tx);
+    ///     let mut buf = Vec::new();
+    ///     assert_eq!(rx.recv_many(&mut buf, 3).await, 3);
+    ///     assert_eq!(rx.recv_many(&mut buf, 3).await, 2);
+    ///     assert_eq!(rx.recv_many(&mut buf, 3).await, 0);
+    ///     assert_eq!(buf, [0, 1, 2, 3, 4]);
+    /// });
+    /// ```
+    pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+        poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
+    }
+
+    /// Tries to receive the next message without waiting.
+    ///
+    /// Fails with [`TryRecvError::Empty`] if no message is buffered but the
+    /// channel is open, and with [`TryRecvError::Disconnected`] if it is
+    /// closed and drained. Does not spend cooperative budget.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc::{self, error::TryRecvError};
+    ///
+    /// let (tx, mut rx) = mpsc::channel(1);
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// drop(tx);
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    /// ```
+    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+        match self.chan.try_recv() {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(TryRecvError::Empty),
+            Err(()) => Err(TryRecvError::Disconnected),
+        }
+    }
+
+    /// Receives the next message from synchronous code, blocking the thread
+    /// until one arrives. Returns `None` when the channel is closed and
+    /// drained.
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside an asynchronous execution context (a
+    /// thread driving a weft runtime), where blocking would stall the
+    /// runtime's tasks. Use `recv().await` there instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = mpsc::channel::<u8>(10);
+    ///
+    ///     let sync_code = std::thread::spawn(move || rx.blocking_recv());
+    ///
+    ///     tx.send(10).await.unwrap();
+    ///     assert_eq!(sync_code.join().unwrap(), Some(10));
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn blocking_recv(&mut self) -> Option<T> {
+        super::assert_not_in_runtime("mpsc::Receiver::blocking_recv", "rx.recv().await");
+        super::block_on(self.recv())
+    }
+
+    /// Closes the receiving half without dropping it.
+    ///
+    /// No new message can be sent (`send`, `try_send` and `reserve` fail,
+    /// and senders waiting for capacity fail), but messages already buffered
+    /// can still be received, and outstanding [`Permit`](super::Permit)s can still send.
+    /// To receive every message, call [`recv`](Receiver::recv) until it
+    /// returns `None`, which happens once the buffer is drained and every
+    /// outstanding permit is used or dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = mpsc::channel(2);
+    ///     tx.send(1).await.unwrap();
+    ///     rx.close();
+    ///     assert!(tx.send(2).await.is_err());
+    ///     assert_eq!(rx.recv().await, Some(1));
+    ///     assert_eq!(rx.recv().await, None);
+    /// });
+    /// ```
+    pub fn close(&mut self) {
+        self.chan.close_rx();
+    }
+
+    /// Returns `true` if the channel is closed: [`close`](Receiver::close)
+    /// was called, or every sender was dropped. Buffered messages may still
+    /// be waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::channel::<()>(1);
+    /// assert!(!rx.is_closed());
+    /// drop(tx);
+    /// assert!(rx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.chan.is_closed_for_rx()
+    }
+
+    /// Returns the number of buffered messages.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::channel(3);
+    /// tx.try_send(1).unwrap();
+    /// tx.try_send(2).unwrap();
+    /// assert_eq!(rx.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Returns `true` if no message is buffered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::channel(1);
+    /// assert!(rx.is_empty());
+    /// tx.try_send(0).unwrap();
+    /// assert!(!rx.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Returns the number of free slots (see [`Sender::capacity`](super::Sender::capacity)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::channel(3);
+    /// tx.try_send(1).unwrap();
+    /// assert_eq!(rx.capacity(), 2);
+    /// assert_eq!(rx.max_capacity(), 3);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.chan.capacity()
+    }
+
+    /// Returns the buffer size the channel was created with.
+    pub fn max_capacity(&self) -> usize {
+        self.chan.max_capacity()
+    }
+
+    /// Polls to receive the next message.
+    ///
+    /// Returns `Ready(Some(v))` with a message, `Ready(None)` once the
+    /// channel is closed and drained, or `Pending` after registering `cx`'s
+    /// waker, which is woken when a message arrives or the channel closes.
+    /// Only the waker from the most recent call is woken. Spends one unit of
+    /// cooperative budget when it returns `Ready`; with none left it returns
+    /// `Pending` and wakes the task at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use weft::sync::mpsc;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = mpsc::channel(1);
+    ///     tx.send(5).await.unwrap();
+    ///     assert_eq!(poll_fn(|cx| rx.poll_recv(cx)).await, Some(5));
+    /// });
+    /// ```
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        let res = ready!(self.chan.poll_recv(cx));
+        coop.made_progress();
+        Poll::Ready(res)
+    }
+
+    /// Polls to receive up to `limit` messages into `buffer` (see
+    /// [`recv_many`](Receiver::recv_many) and
+    /// [`poll_recv`](Receiver::poll_recv)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use weft::sync::mpsc;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = mpsc::channel(4);
+    ///     tx.send(1).await.unwrap();
+    ///     tx.send(2).await.unwrap();
+    ///     let mut buf = Vec::new();
+    ///     assert_eq!(poll_fn(|cx| rx.poll_recv_many(cx, &mut buf, 4)).await, 2);
+    ///     assert_eq!(buf, [1, 2]);
+    /// });
+    /// ```
+    pub fn poll_recv_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buffer: &mut Vec<T>,
+        limit: usize,
+    ) -> Poll<usize> {
+        if limit == 0 {
+            return Poll::Ready(0);
+        }
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        let res = ready!(self.chan.poll_recv_many(cx, buffer, limit));
+        coop.made_progress();
+        Poll::Ready(res)
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        self.chan.drop_rx();
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("chan", &self.chan)
+            .finish()
+    }
+}
