@@ -1,17 +1,22 @@
-//! The task system: one allocation per task, one state word, a two-word
-//! waker, and the handles users hold.
+//! Tasks: spawning them, joining them, cancelling them, and cooperating
+//! with the scheduler.
 //!
-//! Owns: the task cell (`core.rs`), its state machine (`state.rs`), what
-//! happens on poll / complete / cancel (`harness.rs`), the waker
-//! (`waker.rs`), the owned-task list (`list.rs`) and the public handles.
-//!
-//! Who holds what (the reference rules are in `state.rs`):
-//! - [`Task`]: the owner's reference, held by the scheduler's owned list.
-//! - [`Notified`]: a run-queue entry. It holds **no** reference; it borrows
-//!   the owner's, and there is at most one per task (the `NOTIFIED` bit).
-//! - [`UnownedTask`]: a task that no list owns (blocking work); it holds the
-//!   owner reference itself and gives it up when run or shut down.
-//! - `JoinHandle`, `AbortHandle` and wakers each hold one reference.
+//! [`spawn`] starts a task and returns a [`JoinHandle`]; [`JoinSet`] manages
+//! many; [`AbortHandle`] cancels one from anywhere; [`spawn_blocking`] and
+//! [`block_in_place`] are for blocking code; [`coop`] is the budget that
+//! keeps a busy task from starving its neighbours.
+
+// Internals. Owns: the task cell (`core.rs`), its state machine
+// (`state.rs`), what happens on poll / complete / cancel (`harness.rs`), the
+// waker (`waker.rs`), the owned-task list (`list.rs`) and the public handles.
+//
+// Who holds what (the reference rules are in `state.rs`):
+// - `Task`: the owner's reference, held by the scheduler's owned list.
+// - `Notified`: a run-queue entry. It holds **no** reference; it borrows the
+//   owner's, and there is at most one per task (the `NOTIFIED` bit).
+// - `UnownedTask`: a task that no list owns (blocking work); it holds the
+//   owner reference itself and gives it up when run or shut down.
+// - `JoinHandle`, `AbortHandle` and wakers each hold one reference.
 
 mod abort;
 mod core;
