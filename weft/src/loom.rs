@@ -10,6 +10,7 @@
 mod imp {
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub(crate) use std::thread;
 
     /// `std::cell::UnsafeCell` with loom's closure-based access API.
@@ -38,6 +39,16 @@ mod imp {
     pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         m.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Read-lock an `RwLock`, ignoring poisoning (see [`lock`]).
+    pub(crate) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+        l.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Write-lock an `RwLock`, ignoring poisoning (see [`lock`]).
+    pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+        l.write().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 #[cfg(loom)]
@@ -45,10 +56,21 @@ mod imp {
     pub(crate) use loom::cell::UnsafeCell;
     pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
     pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+    pub(crate) use loom::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
     pub(crate) use loom::thread;
 
     pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Read-lock an `RwLock`, ignoring poisoning (see [`lock`]).
+    pub(crate) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+        l.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Write-lock an `RwLock`, ignoring poisoning (see [`lock`]).
+    pub(crate) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+        l.write().unwrap_or_else(|e| e.into_inner())
     }
 }
 

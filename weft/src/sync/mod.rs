@@ -3,8 +3,10 @@
 //! Every operation that can complete spends one unit of the task's
 //! cooperative budget first (see `weft::task::coop`).
 
+pub mod broadcast;
 pub mod mpsc;
 pub mod oneshot;
+pub mod watch;
 
 mod barrier;
 mod blocking_wait;
@@ -14,6 +16,7 @@ mod once_cell;
 mod rwlock;
 mod semaphore;
 mod wait_list;
+mod waker_set;
 
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{MappedMutexGuard, Mutex, MutexGuard, OwnedMutexGuard, TryLockError};

@@ -1,0 +1,1289 @@
+//! A multi-producer, multi-consumer channel where every receiver sees every
+//! value.
+//!
+//! Create one with [`channel`]. Each value sent through a [`Sender`] is
+//! delivered to every [`Receiver`] that existed when it was sent, in order.
+//! The channel holds at most `capacity` values (rounded up to a power of
+//! two); sending never waits. When a receiver falls behind by more than
+//! that, the oldest values are overwritten: the receiver's next `recv`
+//! returns [`RecvError::Lagged`] with the number of values it missed, and
+//! after that it continues with the oldest value still held.
+//!
+//! # What this file owns
+//!
+//! The whole broadcast channel: the ring buffer of slots, the tail (write
+//! position, receiver count, closed flag, waiting receivers), the lag
+//! accounting, the public handles and their error types. The waker storage
+//! itself is `WakerSet` (`waker_set.rs`).
+//!
+//! # Protocol
+//!
+//! Positions are `u64` message numbers; message `pos` lives in slot
+//! `pos & mask`. The invariants below are what the code relies on; there is
+//! no `unsafe` code in this file.
+//!
+//! 1. **Lock order.** `tail` is taken before any slot lock, never after one,
+//!    and at most one slot lock is held at a time. Wakers are woken and
+//!    values dropped after unlocking.
+//! 2. **Sending.** A send writes its slot (`pos`, `rem`, `val`) under the
+//!    slot's write lock while holding `tail`, then advances `tail.pos` and
+//!    wakes the waiters, still under `tail`. So under `tail` every position
+//!    below `tail.pos` has been written, and a slot holds either the newest
+//!    message sent to it or (before the first lap) an initial `pos` that no
+//!    receiver will ask for.
+//! 3. **No lost wakeup.** A receiver that finds nothing new registers its
+//!    waker under `tail`, after seeing `next == tail.pos` there; a send
+//!    advances `tail.pos` and drains the waiters under the same lock.
+//! 4. **Counting readers.** A receiver is counted (`tail.rx_cnt`) from the
+//!    moment it takes `next = tail.pos` under `tail`, so every message at or
+//!    after its `next` was sent with it included in the slot's `rem`. It
+//!    decrements `rem` exactly once per such message: by reading it, or in
+//!    its `Drop` if it never read it. Messages it skipped as `Lagged` were
+//!    overwritten, and their `rem` went with them.
+//! 5. **Dropping values.** A value is dropped exactly once: by the receiver
+//!    whose decrement brought `rem` to zero (it re-checks under the write
+//!    lock that the slot still holds that message), by the send that
+//!    overwrites it, or with the buffer when the channel is freed.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::task::{ready, Context, Poll, Waker};
+
+use super::waker_set::{wake_all, WakerSet};
+use crate::loom::{self, Arc, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGuard};
+
+/// Error types for the broadcast channel.
+pub mod error {
+    use std::fmt;
+
+    /// Error returned by [`Sender::send`](super::Sender::send) when there
+    /// are no receivers. Holds the value that was not sent.
+    #[derive(PartialEq, Eq, Clone, Copy)]
+    pub struct SendError<T>(pub T);
+
+    impl<T> fmt::Debug for SendError<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("SendError").finish_non_exhaustive()
+        }
+    }
+
+    impl<T> fmt::Display for SendError<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("channel closed")
+        }
+    }
+
+    impl<T> std::error::Error for SendError<T> {}
+
+    /// Error returned by [`Receiver::recv`](super::Receiver::recv).
+    #[derive(Debug, PartialEq, Eq, Clone)]
+    pub enum RecvError {
+        /// Every sender has been dropped and this receiver has received
+        /// every value still in the channel.
+        Closed,
+        /// The receiver fell behind and this many values were overwritten
+        /// before it could receive them. The next receive returns the
+        /// oldest value still in the channel.
+        Lagged(u64),
+    }
+
+    impl fmt::Display for RecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                RecvError::Closed => f.write_str("channel closed"),
+                RecvError::Lagged(n) => write!(f, "channel lagged by {n}"),
+            }
+        }
+    }
+
+    impl std::error::Error for RecvError {}
+
+    /// Error returned by [`Receiver::try_recv`](super::Receiver::try_recv).
+    #[derive(Debug, PartialEq, Eq, Clone)]
+    pub enum TryRecvError {
+        /// No new value yet, and a sender is still alive.
+        Empty,
+        /// Every sender has been dropped and this receiver has received
+        /// every value still in the channel.
+        Closed,
+        /// The receiver fell behind and this many values were overwritten
+        /// before it could receive them. The next receive returns the
+        /// oldest value still in the channel.
+        Lagged(u64),
+    }
+
+    impl fmt::Display for TryRecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                TryRecvError::Empty => f.write_str("channel empty"),
+                TryRecvError::Closed => f.write_str("channel closed"),
+                TryRecvError::Lagged(n) => write!(f, "channel lagged by {n}"),
+            }
+        }
+    }
+
+    impl std::error::Error for TryRecvError {}
+}
+
+use self::error::{RecvError, SendError, TryRecvError};
+
+/// The allocation shared by all senders and receivers.
+struct Shared<T> {
+    /// The ring buffer; its length is a power of two.
+    buffer: Box<[RwLock<Slot<T>>]>,
+    /// `buffer.len() - 1`.
+    mask: usize,
+    /// Write position and bookkeeping (invariants 2-4).
+    tail: Mutex<Tail>,
+    /// Number of live senders.
+    num_tx: AtomicUsize,
+}
+
+struct Tail {
+    /// Position of the next message to send.
+    pos: u64,
+    /// Number of live receivers (invariant 4).
+    rx_cnt: usize,
+    /// Set when the last sender is dropped.
+    closed: bool,
+    /// Receivers waiting in `recv` (invariant 3).
+    waiters: WakerSet,
+}
+
+struct Slot<T> {
+    /// Receivers that have yet to read or drop this message (invariant 4).
+    rem: AtomicUsize,
+    /// Position of the message held here.
+    pos: u64,
+    /// The message; `None` once every counted receiver is done with it.
+    val: Option<T>,
+}
+
+/// Receivers beyond this would overflow the counts.
+const MAX_RECEIVERS: usize = usize::MAX >> 2;
+
+impl<T> Shared<T> {
+    fn len(&self) -> u64 {
+        self.buffer.len() as u64
+    }
+
+    fn slot(&self, pos: u64) -> &RwLock<Slot<T>> {
+        &self.buffer[(pos as usize) & self.mask]
+    }
+
+    /// Adds a receiver; returns its first position (invariant 4).
+    fn add_receiver(&self) -> u64 {
+        let mut tail = loom::lock(&self.tail);
+        assert!(tail.rx_cnt < MAX_RECEIVERS, "broadcast: too many receivers");
+        tail.rx_cnt += 1;
+        tail.pos
+    }
+
+    /// This receiver is done with the message at `pos`, which `slot` holds:
+    /// decrement `rem`, and drop the value if it was the last one
+    /// (invariant 5).
+    fn release(&self, slot: RwLockReadGuard<'_, Slot<T>>) {
+        let pos = slot.pos;
+        let last = slot.rem.fetch_sub(1, Ordering::AcqRel) == 1;
+        drop(slot);
+        if last {
+            let mut slot = loom::write(self.slot(pos));
+            // A send may have overwritten the slot since we unlocked it; it
+            // then dropped the value itself.
+            let val = if slot.pos == pos && slot.rem.load(Ordering::Acquire) == 0 {
+                slot.val.take()
+            } else {
+                None
+            };
+            drop(slot);
+            drop(val);
+        }
+    }
+
+    /// Receives the message at `*next`, advancing `*next`. With `waiter`,
+    /// registers it when there is nothing new (invariant 3).
+    fn recv_ref(
+        &self,
+        next: &mut u64,
+        waiter: Option<(&mut Option<usize>, &Waker)>,
+    ) -> Result<T, TryRecvError>
+    where
+        T: Clone,
+    {
+        let mut slot = loom::read(self.slot(*next));
+        if slot.pos != *next {
+            // Nothing new, or overwritten: decide under `tail` (invariant 2).
+            drop(slot);
+            let mut tail = loom::lock(&self.tail);
+            slot = loom::read(self.slot(*next));
+            if slot.pos != *next {
+                drop(slot);
+                if *next == tail.pos {
+                    if tail.closed {
+                        return Err(TryRecvError::Closed);
+                    }
+                    if let Some((key, waker)) = waiter {
+                        tail.waiters.register(key, waker);
+                    }
+                    return Err(TryRecvError::Empty);
+                }
+                // Position `*next` was sent and since overwritten: every
+                // message before `tail.pos - len` is gone (invariant 2).
+                let oldest = tail.pos - self.len();
+                let missed = oldest - *next;
+                *next = oldest;
+                return Err(TryRecvError::Lagged(missed));
+            }
+            drop(tail);
+        }
+        let value = slot
+            .val
+            .clone()
+            .expect("broadcast: a receiver counted in a message found it dropped");
+        *next += 1;
+        self.release(slot);
+        Ok(value)
+    }
+
+    /// One poll of `recv`.
+    fn poll_recv(
+        &self,
+        next: &mut u64,
+        waiter: &mut RecvWaiter<'_, T>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<T, RecvError>>
+    where
+        T: Clone,
+    {
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        let res = match self.recv_ref(next, Some((&mut waiter.key, cx.waker()))) {
+            Ok(value) => Ok(value),
+            Err(TryRecvError::Empty) => return Poll::Pending,
+            Err(TryRecvError::Closed) => Err(RecvError::Closed),
+            Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
+        };
+        coop.made_progress();
+        Poll::Ready(res)
+    }
+}
+
+/// One pending `recv`: gives its waiter key back when dropped.
+struct RecvWaiter<'a, T> {
+    shared: &'a Shared<T>,
+    key: Option<usize>,
+}
+
+impl<T> Drop for RecvWaiter<'_, T> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            loom::lock(&self.shared.tail).waiters.remove(key);
+        }
+    }
+}
+
+/// Creates a broadcast channel that holds up to `capacity` values, returning
+/// the first sender and receiver.
+///
+/// `capacity` is rounded up to the next power of two. More receivers come
+/// from [`Sender::subscribe`] (and [`Receiver::resubscribe`]), more senders
+/// from cloning the sender.
+///
+/// # Panics
+///
+/// Panics if `capacity` is zero or greater than `usize::MAX / 2`.
+///
+/// # Examples
+///
+/// ```
+/// use weft::sync::broadcast;
+///
+/// weft::runtime::Runtime::new().unwrap().block_on(async {
+///     let (tx, mut rx1) = broadcast::channel(16);
+///     let mut rx2 = tx.subscribe();
+///
+///     let a = weft::spawn(async move {
+///         assert_eq!(rx1.recv().await.unwrap(), 10);
+///         assert_eq!(rx1.recv().await.unwrap(), 20);
+///     });
+///     let b = weft::spawn(async move {
+///         assert_eq!(rx2.recv().await.unwrap(), 10);
+///         assert_eq!(rx2.recv().await.unwrap(), 20);
+///     });
+///
+///     tx.send(10).unwrap();
+///     tx.send(20).unwrap();
+///     a.await.unwrap();
+///     b.await.unwrap();
+/// });
+/// ```
+#[track_caller]
+pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
+    assert!(capacity > 0, "broadcast channel capacity cannot be zero");
+    assert!(
+        capacity <= usize::MAX >> 1,
+        "broadcast channel capacity exceeded `usize::MAX / 2`"
+    );
+    let len = capacity.next_power_of_two();
+    let buffer = (0..len)
+        .map(|i| {
+            RwLock::new(Slot {
+                rem: AtomicUsize::new(0),
+                // One lap behind: no receiver asks for this position
+                // (invariant 2).
+                pos: (i as u64).wrapping_sub(len as u64),
+                val: None,
+            })
+        })
+        .collect();
+    let shared = Arc::new(Shared {
+        buffer,
+        mask: len - 1,
+        tail: Mutex::new(Tail {
+            pos: 0,
+            rx_cnt: 1,
+            closed: false,
+            waiters: WakerSet::new(),
+        }),
+        num_tx: AtomicUsize::new(1),
+    });
+    let tx = Sender {
+        shared: shared.clone(),
+    };
+    let rx = Receiver { shared, next: 0 };
+    (tx, rx)
+}
+
+/// Sends values to every [`Receiver`] of the channel.
+///
+/// Created by [`channel`]; clone it for more senders. The channel closes
+/// when the last sender is dropped: receivers then get the values still
+/// held, followed by [`RecvError::Closed`].
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// Receives every value sent on the channel after it was created.
+///
+/// Created by [`channel`], [`Sender::subscribe`] or
+/// [`Receiver::resubscribe`]. A receiver sees only values sent after it was
+/// created. Dropping a receiver that has not received some values releases
+/// its claim on them, so they are freed once the other receivers are done.
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+    /// Position of the next message to receive (invariant 4).
+    next: u64,
+}
+
+impl<T> Sender<T> {
+    /// Sends a value to every current receiver.
+    ///
+    /// Returns the number of receivers the value was sent to. Sending never
+    /// waits: when the channel is full, the oldest value is overwritten, and
+    /// receivers that had not received it will get [`RecvError::Lagged`].
+    /// An `Ok` does not mean any receiver will actually receive the value:
+    /// receivers may be dropped, or fall behind, first.
+    ///
+    /// # Errors
+    ///
+    /// Returns the value in a [`SendError`] if there are no receivers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, rx1) = broadcast::channel(4);
+    /// let rx2 = tx.subscribe();
+    /// assert_eq!(tx.send(1).unwrap(), 2);
+    /// drop((rx1, rx2));
+    /// assert_eq!(tx.send(2).unwrap_err().0, 2);
+    /// ```
+    pub fn send(&self, value: T) -> Result<usize, SendError<T>> {
+        let shared = &*self.shared;
+        let mut tail = loom::lock(&shared.tail);
+        if tail.rx_cnt == 0 {
+            return Err(SendError(value));
+        }
+        let pos = tail.pos;
+        let rem = tail.rx_cnt;
+        let old = {
+            let mut slot = loom::write(shared.slot(pos));
+            slot.pos = pos;
+            slot.rem.store(rem, Ordering::Release);
+            slot.val.replace(value)
+        };
+        // Invariant 2: advance and wake under `tail`, after the slot write.
+        tail.pos = pos + 1;
+        let wakers = tail.waiters.take_all();
+        drop(tail);
+        wake_all(wakers);
+        // Invariant 5: an overwritten value is dropped by the send.
+        drop(old);
+        Ok(rem)
+    }
+
+    /// Creates a new receiver that gets every value sent after this call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, _rx) = broadcast::channel(16);
+    ///     tx.send(1).unwrap();
+    ///
+    ///     let mut rx2 = tx.subscribe();
+    ///     tx.send(2).unwrap();
+    ///     assert_eq!(rx2.recv().await.unwrap(), 2);
+    /// });
+    /// ```
+    pub fn subscribe(&self) -> Receiver<T> {
+        let next = self.shared.add_receiver();
+        Receiver {
+            shared: self.shared.clone(),
+            next,
+        }
+    }
+
+    /// Returns the number of values still queued: sent, and not yet
+    /// received (or dropped) by every receiver that existed when they were
+    /// sent, nor overwritten.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, mut rx1) = broadcast::channel(16);
+    /// let mut rx2 = tx.subscribe();
+    /// tx.send(10).unwrap();
+    /// tx.send(20).unwrap();
+    /// assert_eq!(tx.len(), 2);
+    /// rx1.try_recv().unwrap();
+    /// assert_eq!(tx.len(), 2);
+    /// rx2.try_recv().unwrap();
+    /// assert_eq!(tx.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        let shared = &*self.shared;
+        let tail = loom::lock(&shared.tail);
+        // Oldest to newest, the slots' `rem` is zero and then non-zero
+        // (receivers read in order; invariant 4), so binary-search for the
+        // first queued one.
+        let base = tail.pos;
+        let (mut low, mut high) = (0u64, shared.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let queued = loom::read(shared.slot(base.wrapping_add(mid)))
+                .rem
+                .load(Ordering::Acquire)
+                != 0;
+            if queued {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        (shared.len() - low) as usize
+    }
+
+    /// Returns `true` if no value is queued (see [`len`](Sender::len)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, mut rx) = broadcast::channel(16);
+    /// assert!(tx.is_empty());
+    /// tx.send(1).unwrap();
+    /// assert!(!tx.is_empty());
+    /// rx.try_recv().unwrap();
+    /// assert!(tx.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        let shared = &*self.shared;
+        let tail = loom::lock(&shared.tail);
+        // The newest message is the last one any receiver finishes.
+        let newest = loom::read(shared.slot(tail.pos.wrapping_sub(1)));
+        newest.rem.load(Ordering::Acquire) == 0
+    }
+
+    /// Returns the number of receivers that currently exist.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, _rx1) = broadcast::channel::<()>(16);
+    /// assert_eq!(tx.receiver_count(), 1);
+    /// let _rx2 = tx.subscribe();
+    /// assert_eq!(tx.receiver_count(), 2);
+    /// ```
+    pub fn receiver_count(&self) -> usize {
+        loom::lock(&self.shared.tail).rx_cnt
+    }
+
+    /// Returns `true` if both senders belong to the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, _rx) = broadcast::channel::<()>(16);
+    /// let tx2 = tx.clone();
+    /// assert!(tx.same_channel(&tx2));
+    /// let (tx3, _rx3) = broadcast::channel::<()>(16);
+    /// assert!(!tx3.same_channel(&tx2));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        self.shared.num_tx.fetch_add(1, Ordering::Relaxed);
+        Sender {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        if self.shared.num_tx.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut tail = loom::lock(&self.shared.tail);
+            tail.closed = true;
+            // Invariant 3: `closed` is set under the lock waiters check it.
+            let wakers = tail.waiters.take_all();
+            drop(tail);
+            wake_all(wakers);
+        }
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl<T> Receiver<T> {
+    /// Returns the number of values sent that this receiver has not yet
+    /// received.
+    ///
+    /// This may exceed the channel's capacity: the receiver has then fallen
+    /// behind, and its next receive returns a `Lagged` error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, mut rx) = broadcast::channel(16);
+    /// tx.send(10).unwrap();
+    /// tx.send(20).unwrap();
+    /// assert_eq!(rx.len(), 2);
+    /// rx.try_recv().unwrap();
+    /// assert_eq!(rx.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        let pos = loom::lock(&self.shared.tail).pos;
+        (pos - self.next) as usize
+    }
+
+    /// Returns `true` if there is no value this receiver has not yet
+    /// received.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, mut rx) = broadcast::channel(16);
+    /// assert!(rx.is_empty());
+    /// tx.send(1).unwrap();
+    /// assert!(!rx.is_empty());
+    /// rx.try_recv().unwrap();
+    /// assert!(rx.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        loom::lock(&self.shared.tail).pos == self.next
+    }
+
+    /// Returns `true` if both receivers belong to the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, rx) = broadcast::channel::<()>(16);
+    /// let rx2 = tx.subscribe();
+    /// assert!(rx.same_channel(&rx2));
+    /// let (_tx3, rx3) = broadcast::channel::<()>(16);
+    /// assert!(!rx3.same_channel(&rx2));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl<T: Clone> Receiver<T> {
+    /// Creates a new receiver on the same channel, starting at the newest
+    /// position: it receives only values sent after this call, not the
+    /// ones this receiver has yet to receive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = broadcast::channel(2);
+    ///     tx.send(1).unwrap();
+    ///
+    ///     let mut rx2 = rx.resubscribe();
+    ///     tx.send(2).unwrap();
+    ///
+    ///     assert_eq!(rx2.recv().await.unwrap(), 2);
+    ///     assert_eq!(rx.recv().await.unwrap(), 1);
+    /// });
+    /// ```
+    pub fn resubscribe(&self) -> Self {
+        let next = self.shared.add_receiver();
+        Receiver {
+            shared: self.shared.clone(),
+            next,
+        }
+    }
+
+    /// Receives the next value, waiting until one is sent.
+    ///
+    /// Every receiver gets every value sent while it exists, in order.
+    /// Counts against the task's cooperative budget.
+    ///
+    /// # Errors
+    ///
+    /// - [`RecvError::Lagged(n)`](RecvError::Lagged) if the receiver fell
+    ///   more than the channel's capacity behind and `n` values were
+    ///   overwritten before it got them. This is reported once; the next
+    ///   call returns the oldest value still held.
+    /// - [`RecvError::Closed`] once every sender has been dropped and this
+    ///   receiver has received every value still held.
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe. If `recv` is used as the event in a
+    /// `select!`-style statement and some other branch completes first, it
+    /// is guaranteed that no messages were received on this channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast::{self, error::RecvError};
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = broadcast::channel(2);
+    ///
+    ///     tx.send(10).unwrap();
+    ///     tx.send(20).unwrap();
+    ///     tx.send(30).unwrap();
+    ///
+    ///     // The channel holds 2 values: 10 was overwritten.
+    ///     assert_eq!(rx.recv().await, Err(RecvError::Lagged(1)));
+    ///     assert_eq!(rx.recv().await, Ok(20));
+    ///     assert_eq!(rx.recv().await, Ok(30));
+    ///
+    ///     drop(tx);
+    ///     assert_eq!(rx.recv().await, Err(RecvError::Closed));
+    /// });
+    /// ```
+    pub async fn recv(&mut self) -> Result<T, RecvError> {
+        let shared: &Shared<T> = &self.shared;
+        let next = &mut self.next;
+        let mut waiter = RecvWaiter { shared, key: None };
+        poll_fn(|cx| shared.poll_recv(next, &mut waiter, cx)).await
+    }
+
+    /// Receives the next value if there is one, without waiting.
+    ///
+    /// Does not register for a wakeup and does not count against the
+    /// cooperative budget, so it also works outside async code.
+    ///
+    /// # Errors
+    ///
+    /// - [`TryRecvError::Empty`] if there is no new value and a sender is
+    ///   alive.
+    /// - [`TryRecvError::Lagged(n)`](TryRecvError::Lagged) as for
+    ///   [`recv`](Receiver::recv).
+    /// - [`TryRecvError::Closed`] once every sender has been dropped and
+    ///   this receiver has received every value still held.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast::{self, error::TryRecvError};
+    ///
+    /// let (tx, mut rx) = broadcast::channel(16);
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    /// tx.send(10).unwrap();
+    /// assert_eq!(rx.try_recv(), Ok(10));
+    /// drop(tx);
+    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+    /// ```
+    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+        self.shared.recv_ref(&mut self.next, None)
+    }
+
+    /// Blocks the current thread until a value is received.
+    ///
+    /// For use from synchronous code. Errors as for
+    /// [`recv`](Receiver::recv).
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside an asynchronous execution context,
+    /// where blocking the thread would stall the runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// let (tx, mut rx) = broadcast::channel(16);
+    /// let t = std::thread::spawn(move || rx.blocking_recv());
+    /// tx.send(10).unwrap();
+    /// assert_eq!(t.join().unwrap(), Ok(10));
+    /// ```
+    #[track_caller]
+    pub fn blocking_recv(&mut self) -> Result<T, RecvError> {
+        super::blocking_wait::block_on(
+            "broadcast::Receiver::blocking_recv",
+            "rx.recv().await",
+            self.recv(),
+        )
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        let shared = &*self.shared;
+        let until = {
+            let mut tail = loom::lock(&shared.tail);
+            tail.rx_cnt -= 1;
+            tail.pos
+        };
+        // Invariant 4: give up our claim on every message we were counted
+        // in and have not read. Positions before `until - len` are
+        // certainly overwritten; others may be overwritten meanwhile.
+        let mut pos = self.next.max(until.saturating_sub(shared.len()));
+        while pos < until {
+            let slot = loom::read(shared.slot(pos));
+            if slot.pos == pos {
+                shared.release(slot);
+            }
+            pos += 1;
+        }
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("next", &self.next)
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl<T> fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("capacity", &self.buffer.len())
+            .field("num_tx", &self.num_tx.load(Ordering::Acquire))
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use std::sync::Arc as StdArc;
+    use std::task::Wake;
+
+    /// Counts wakes.
+    #[derive(Default)]
+    struct CountWaker(StdAtomicUsize);
+
+    impl Wake for CountWaker {
+        fn wake(self: StdArc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn count_waker() -> (StdArc<CountWaker>, Waker) {
+        let c = StdArc::new(CountWaker::default());
+        (c.clone(), Waker::from(c))
+    }
+
+    fn wakes(c: &CountWaker) -> usize {
+        c.0.load(Ordering::SeqCst)
+    }
+
+    /// Counts live instances: +1 on creation and clone, -1 on drop.
+    struct Live(StdArc<StdAtomicUsize>);
+
+    impl Live {
+        fn new(n: &StdArc<StdAtomicUsize>) -> Live {
+            n.fetch_add(1, Ordering::SeqCst);
+            Live(n.clone())
+        }
+    }
+
+    impl Clone for Live {
+        fn clone(&self) -> Live {
+            Live::new(&self.0)
+        }
+    }
+
+    impl Drop for Live {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn live(n: &StdAtomicUsize) -> usize {
+        n.load(Ordering::SeqCst)
+    }
+
+    #[test]
+    fn every_receiver_gets_every_value_in_order() {
+        let (tx, mut rx1) = channel(8);
+        let mut rx2 = tx.subscribe();
+        for i in 0..5 {
+            assert_eq!(tx.send(i), Ok(2));
+        }
+        for i in 0..5 {
+            assert_eq!(rx1.try_recv(), Ok(i));
+        }
+        for i in 0..5 {
+            assert_eq!(rx2.try_recv(), Ok(i));
+        }
+        assert_eq!(rx1.try_recv(), Err(TryRecvError::Empty));
+    }
+
+    #[test]
+    fn recv_waits_and_is_woken() {
+        let (tx, mut rx) = channel(4);
+        let (count, waker) = count_waker();
+        let mut fut = pin!(rx.recv());
+        assert!(fut
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        tx.send(7).unwrap();
+        assert_eq!(wakes(&count), 1);
+        assert_eq!(
+            fut.as_mut().poll(&mut Context::from_waker(&waker)),
+            Poll::Ready(Ok(7))
+        );
+    }
+
+    #[test]
+    fn lagged_reports_exact_count_then_oldest() {
+        let (tx, mut rx) = channel(4);
+        for i in 0..10 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(rx.len(), 10);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Lagged(6)));
+        for i in 6..10 {
+            assert_eq!(rx.try_recv(), Ok(i));
+        }
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    }
+
+    #[test]
+    fn capacity_rounds_up_to_power_of_two() {
+        let (tx, mut rx) = channel(3);
+        for i in 0..5 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Lagged(1)));
+        assert_eq!(rx.try_recv(), Ok(1));
+    }
+
+    #[test]
+    #[should_panic(expected = "broadcast channel capacity cannot be zero")]
+    fn zero_capacity_panics() {
+        let _ = channel::<()>(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "broadcast channel capacity exceeded `usize::MAX / 2`")]
+    fn huge_capacity_panics() {
+        let _ = channel::<()>((usize::MAX >> 1) + 1);
+    }
+
+    #[test]
+    fn closed_after_senders_drop_and_buffer_drains() {
+        let (tx, mut rx) = channel(4);
+        let tx2 = tx.clone();
+        tx.send(1).unwrap();
+        drop(tx);
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx2.send(2).unwrap();
+        drop(tx2);
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+        assert_eq!(
+            futures::executor::block_on(rx.recv()),
+            Err(RecvError::Closed)
+        );
+    }
+
+    #[test]
+    fn sender_drop_wakes_waiting_receiver() {
+        let (tx, mut rx) = channel::<i32>(4);
+        let (count, waker) = count_waker();
+        let mut fut = pin!(rx.recv());
+        assert!(fut
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        drop(tx);
+        assert_eq!(wakes(&count), 1);
+        assert_eq!(
+            fut.as_mut().poll(&mut Context::from_waker(&waker)),
+            Poll::Ready(Err(RecvError::Closed))
+        );
+    }
+
+    #[test]
+    fn send_without_receivers_fails() {
+        let (tx, rx) = channel(4);
+        drop(rx);
+        assert_eq!(tx.send(1), Err(SendError(1)));
+        assert_eq!(SendError(1).to_string(), "channel closed");
+        assert_eq!(format!("{:?}", SendError(1)), "SendError { .. }");
+        let mut rx = tx.subscribe();
+        assert_eq!(tx.send(2), Ok(1));
+        assert_eq!(rx.try_recv(), Ok(2));
+    }
+
+    #[test]
+    fn values_dropped_once_all_receivers_saw_them() {
+        let n = StdArc::new(StdAtomicUsize::new(0));
+        let (tx, mut rx1) = channel(4);
+        let mut rx2 = tx.subscribe();
+        tx.send(Live::new(&n)).ok().unwrap();
+        assert_eq!(live(&n), 1);
+        drop(rx1.try_recv().ok().unwrap());
+        assert_eq!(live(&n), 1, "rx2 has not seen it yet");
+        drop(rx2.try_recv().ok().unwrap());
+        assert_eq!(live(&n), 0, "everyone saw it: freed");
+        assert!(tx.is_empty());
+    }
+
+    #[test]
+    fn values_dropped_when_overwritten() {
+        let n = StdArc::new(StdAtomicUsize::new(0));
+        let (tx, mut rx) = channel(2);
+        for _ in 0..5 {
+            tx.send(Live::new(&n)).ok().unwrap();
+        }
+        assert_eq!(live(&n), 2);
+        assert_eq!(rx.try_recv().err(), Some(TryRecvError::Lagged(3)));
+        drop(rx.try_recv().ok().unwrap());
+        drop(rx.try_recv().ok().unwrap());
+        assert_eq!(live(&n), 0);
+    }
+
+    #[test]
+    fn receiver_drop_releases_unread_values() {
+        let n = StdArc::new(StdAtomicUsize::new(0));
+        let (tx, mut rx1) = channel(4);
+        let rx2 = tx.subscribe();
+        for _ in 0..3 {
+            tx.send(Live::new(&n)).ok().unwrap();
+        }
+        drop(rx1.try_recv().ok().unwrap());
+        assert_eq!(live(&n), 3);
+        drop(rx2);
+        assert_eq!(live(&n), 2, "value 0 was seen by rx1 and released by rx2");
+        drop(rx1);
+        assert_eq!(live(&n), 0);
+        drop(tx);
+    }
+
+    #[test]
+    fn values_left_in_channel_dropped_with_it() {
+        let n = StdArc::new(StdAtomicUsize::new(0));
+        let (tx, rx) = channel(4);
+        tx.send(Live::new(&n)).ok().unwrap();
+        tx.send(Live::new(&n)).ok().unwrap();
+        drop(tx);
+        assert_eq!(live(&n), 2);
+        drop(rx);
+        assert_eq!(live(&n), 0);
+    }
+
+    #[test]
+    fn resubscribe_starts_at_tail() {
+        let (tx, mut rx) = channel(4);
+        tx.send(1).unwrap();
+        let mut rx2 = rx.resubscribe();
+        assert_eq!(rx2.try_recv(), Err(TryRecvError::Empty));
+        tx.send(2).unwrap();
+        assert_eq!(rx2.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert!(rx.same_channel(&rx2));
+    }
+
+    #[test]
+    fn lengths() {
+        let (tx, mut rx1) = channel(4);
+        let mut rx2 = tx.subscribe();
+        assert_eq!((tx.len(), rx1.len()), (0, 0));
+        assert!(tx.is_empty() && rx1.is_empty());
+        for i in 0..3 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!((tx.len(), rx1.len(), rx2.len()), (3, 3, 3));
+        rx1.try_recv().unwrap();
+        assert_eq!((tx.len(), rx1.len(), rx2.len()), (3, 2, 3));
+        rx2.try_recv().unwrap();
+        assert_eq!(tx.len(), 2);
+        for i in 3..10 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(tx.len(), 4);
+        assert_eq!(rx1.len(), 9);
+        assert_eq!(tx.receiver_count(), 2);
+        drop(rx2);
+        assert_eq!(tx.receiver_count(), 1);
+    }
+
+    #[test]
+    fn cancelled_recv_loses_nothing_and_deregisters() {
+        let (tx, mut rx) = channel(4);
+        {
+            let mut fut = pin!(rx.recv());
+            assert!(fut
+                .as_mut()
+                .poll(&mut Context::from_waker(Waker::noop()))
+                .is_pending());
+        }
+        assert!(loom::lock(&tx.shared.tail).waiters.take_all().is_empty());
+        tx.send(1).unwrap();
+        assert_eq!(rx.try_recv(), Ok(1));
+    }
+
+    #[test]
+    fn recv_across_threads() {
+        let (tx, mut rx) = channel(1024);
+        let t = std::thread::spawn(move || {
+            for i in 0..1000 {
+                tx.send(i).unwrap();
+            }
+        });
+        for i in 0..1000 {
+            assert_eq!(rx.blocking_recv(), Ok(i));
+        }
+        assert_eq!(rx.blocking_recv(), Err(RecvError::Closed));
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn budget_exhausted_recv_yields() {
+        let (tx, mut rx) = channel(4);
+        tx.send(1).unwrap();
+        let (count, waker) = count_waker();
+        let mut cx = Context::from_waker(&waker);
+        crate::coop::budget(|| {
+            for _ in 0..crate::coop::INITIAL_BUDGET {
+                match crate::coop::poll_proceed(&mut cx) {
+                    Poll::Ready(guard) => guard.made_progress(),
+                    Poll::Pending => panic!("budget ran out early"),
+                }
+            }
+            let mut fut = pin!(rx.recv());
+            assert!(fut.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(wakes(&count), 1);
+        });
+        assert_eq!(rx.try_recv(), Ok(1));
+    }
+
+    #[test]
+    fn budget_spent_only_on_progress() {
+        let (tx, mut rx) = channel(4);
+        crate::coop::budget(|| {
+            let before = crate::coop::remaining();
+            {
+                let mut fut = pin!(rx.recv());
+                let pending = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+                assert!(pending.is_pending());
+            }
+            assert_eq!(crate::coop::remaining(), before);
+            tx.send(1).unwrap();
+            let mut fut = pin!(rx.recv());
+            let ready = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            assert_eq!(ready, Poll::Ready(Ok(1)));
+            assert_eq!(crate::coop::remaining(), before.map(|n| n - 1));
+        });
+    }
+
+    #[test]
+    fn errors_display() {
+        assert_eq!(RecvError::Closed.to_string(), "channel closed");
+        assert_eq!(RecvError::Lagged(3).to_string(), "channel lagged by 3");
+        assert_eq!(TryRecvError::Empty.to_string(), "channel empty");
+        assert_eq!(TryRecvError::Closed.to_string(), "channel closed");
+        assert_eq!(TryRecvError::Lagged(2).to_string(), "channel lagged by 2");
+    }
+
+    #[test]
+    fn send_sync_and_debug() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Sender<u8>>();
+        assert_send_sync::<Receiver<u8>>();
+        assert_send_sync::<RecvError>();
+        assert_send_sync::<TryRecvError>();
+        let (tx, rx) = channel::<u8>(3);
+        let s = format!("{tx:?} {rx:?}");
+        assert!(s.contains("Sender") && s.contains("Receiver"), "{s}");
+        assert!(s.contains("capacity: 4"), "{s}");
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use ::loom::thread;
+    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use std::sync::Arc as StdArc;
+
+    /// Counts live instances: +1 on creation and clone, -1 on drop.
+    struct Live(StdArc<StdAtomicUsize>);
+
+    impl Live {
+        fn new(n: &StdArc<StdAtomicUsize>) -> Live {
+            n.fetch_add(1, Ordering::SeqCst);
+            Live(n.clone())
+        }
+    }
+
+    impl Clone for Live {
+        fn clone(&self) -> Live {
+            Live::new(&self.0)
+        }
+    }
+
+    impl Drop for Live {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn send_vs_recv_registration() {
+        // No lost wakeup: `recv` registering while `send` publishes.
+        ::loom::model(|| {
+            let (tx, mut rx) = channel(2);
+            let t = thread::spawn(move || {
+                tx.send(1).unwrap();
+            });
+            assert_eq!(::loom::future::block_on(rx.recv()), Ok(1));
+            t.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn sender_drop_vs_recv() {
+        ::loom::model(|| {
+            let (tx, mut rx) = channel(2);
+            let t = thread::spawn(move || {
+                tx.send(1).unwrap();
+                drop(tx);
+            });
+            assert_eq!(::loom::future::block_on(rx.recv()), Ok(1));
+            assert_eq!(::loom::future::block_on(rx.recv()), Err(RecvError::Closed));
+            t.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn receiver_drop_vs_recv_drops_values_once() {
+        ::loom::model(|| {
+            let n = StdArc::new(StdAtomicUsize::new(0));
+            let (tx, mut rx1) = channel(2);
+            let rx2 = tx.subscribe();
+            tx.send(Live::new(&n)).ok().unwrap();
+            let t = thread::spawn(move || drop(rx2));
+            drop(rx1.try_recv().ok().unwrap());
+            t.join().unwrap();
+            assert_eq!(n.load(Ordering::SeqCst), 0);
+            drop((tx, rx1));
+        });
+    }
+
+    #[test]
+    fn lagging_receiver_vs_send() {
+        // Capacity 1: whatever the interleaving, the receiver accounts for
+        // both values (received or reported lagged) and ends with the last.
+        ::loom::model(|| {
+            let (tx, mut rx) = channel(1);
+            let t = thread::spawn(move || {
+                tx.send(1).unwrap();
+                tx.send(2).unwrap();
+            });
+            let mut accounted = 0;
+            let mut last = 0;
+            loop {
+                match ::loom::future::block_on(rx.recv()) {
+                    Ok(v) => {
+                        accounted += 1;
+                        last = v;
+                    }
+                    Err(RecvError::Lagged(n)) => accounted += n,
+                    Err(RecvError::Closed) => break,
+                }
+            }
+            assert_eq!((accounted, last), (2, 2));
+            t.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn concurrent_readers_and_overwrite_drop_each_value_once() {
+        // Two receivers race to be the last reader of a value while the
+        // sender overwrites its slot (capacity 1).
+        ::loom::model(|| {
+            let n = StdArc::new(StdAtomicUsize::new(0));
+            let (tx, mut rx1) = channel(1);
+            let mut rx2 = tx.subscribe();
+            let t = thread::spawn(move || {
+                // Empty, the first value, or lagged: all are fine.
+                drop(rx2.try_recv());
+            });
+            tx.send(Live::new(&n)).ok().unwrap();
+            drop(rx1.try_recv());
+            tx.send(Live::new(&n)).ok().unwrap();
+            t.join().unwrap();
+            drop((tx, rx1));
+            assert_eq!(n.load(Ordering::SeqCst), 0);
+        });
+    }
+}

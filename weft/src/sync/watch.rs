@@ -1,0 +1,1226 @@
+//! A single-producer, multi-consumer channel that keeps only the latest value.
+//!
+//! Create one with [`channel`]. The [`Sender`] replaces the value; every
+//! [`Receiver`] can look at the current value at any time
+//! ([`Receiver::borrow`]) and wait until a value newer than the last one it
+//! has seen is sent ([`Receiver::changed`]). Receivers do not queue values:
+//! a receiver that is slow to look sees only the newest one. Typical uses are
+//! configuration that changes at run time and shutdown signals.
+//!
+//! # What this file owns
+//!
+//! The whole watch channel: the shared allocation, the version protocol that
+//! tells a receiver whether it has seen the current value, the waiting for
+//! `changed` and `closed`, the public handles and their error types. The
+//! waker storage itself is `WakerSet` (`waker_set.rs`).
+//!
+//! # Protocol
+//!
+//! `Shared::state` is an `AtomicUsize`: bit 0 is `CLOSED` (the sender was
+//! dropped), the bits above it are the *version*, which grows by [`STEP`]
+//! each time a value is sent. Each receiver remembers the version it has
+//! seen. The invariants below are what the code relies on; there is no
+//! `unsafe` code in this file.
+//!
+//! 1. **Version matches value.** The version is incremented only while the
+//!    sender holds `value`'s write lock. A reader that loads the version
+//!    while holding the read lock therefore gets exactly the version of the
+//!    value it is looking at, so `borrow_and_update` never marks as seen a
+//!    value it did not return.
+//! 2. **No lost wakeup.** A sender changes `state` first and then takes the
+//!    `rx_waiters` lock to wake everyone; a waiting receiver takes the same
+//!    lock, re-checks `state`, and only then registers its waker. Whichever
+//!    of the two critical sections comes second sees the other's effect.
+//!    `closed` works the same way with `rx_count` and `tx_waiters`.
+//! 3. **Nothing is marked seen early.** A receiver's seen-version changes
+//!    only when a method returns to its caller (`changed` resolving,
+//!    `borrow_and_update`, `mark_*`), never while a future is pending, so
+//!    dropping a pending `changed()` loses nothing.
+//! 4. **Lock order.** No code holds two of `value`, `rx_waiters` and
+//!    `tx_waiters` at once, and wakers are woken after unlocking.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::ops::Deref;
+use std::task::{ready, Context, Poll};
+
+use super::waker_set::{wake_all, WakerSet};
+use crate::loom::{self, Arc, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGuard};
+
+/// Error types for the watch channel.
+pub mod error {
+    use std::fmt;
+
+    /// Error returned by [`Sender::send`](super::Sender::send) when there
+    /// are no receivers. Holds the value that was not sent.
+    #[derive(PartialEq, Eq, Clone, Copy)]
+    pub struct SendError<T>(pub T);
+
+    impl<T> fmt::Debug for SendError<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("SendError").finish_non_exhaustive()
+        }
+    }
+
+    impl<T> fmt::Display for SendError<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("channel closed")
+        }
+    }
+
+    impl<T> std::error::Error for SendError<T> {}
+
+    /// Error returned by [`Receiver::changed`](super::Receiver::changed) and
+    /// related methods when the sender has been dropped.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct RecvError(pub(super) ());
+
+    impl fmt::Display for RecvError {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("channel closed")
+        }
+    }
+
+    impl std::error::Error for RecvError {}
+}
+
+use self::error::{RecvError, SendError};
+
+/// `state` bit set once the sender is dropped.
+const CLOSED: usize = 1;
+/// How much one send adds to `state` (the version lives above `CLOSED`).
+const STEP: usize = 2;
+
+/// The allocation shared by the sender and all receivers.
+struct Shared<T> {
+    /// The latest value.
+    value: RwLock<T>,
+    /// Version and `CLOSED` (see the module doc).
+    state: AtomicUsize,
+    /// Number of live receivers.
+    rx_count: AtomicUsize,
+    /// Receivers waiting in `changed` (invariant 2).
+    rx_waiters: Mutex<WakerSet>,
+    /// Senders waiting in `closed` (invariant 2).
+    tx_waiters: Mutex<WakerSet>,
+}
+
+impl<T> Shared<T> {
+    fn version(&self) -> usize {
+        self.state.load(Ordering::Acquire) & !CLOSED
+    }
+
+    /// Whether `changed` may complete for a receiver that has seen `seen`:
+    /// `Ok` (and the newest version is marked seen) if there is a newer
+    /// value, `Err` if the sender is gone and there is none.
+    fn check_changed(&self, seen: &mut usize) -> Option<Result<(), RecvError>> {
+        let state = self.state.load(Ordering::Acquire);
+        let version = state & !CLOSED;
+        if version != *seen {
+            *seen = version;
+            Some(Ok(()))
+        } else if state & CLOSED != 0 {
+            Some(Err(RecvError(())))
+        } else {
+            None
+        }
+    }
+
+    /// Wakes every receiver waiting in `changed`.
+    fn notify_rx(&self) {
+        let wakers = loom::lock(&self.rx_waiters).take_all();
+        wake_all(wakers);
+    }
+
+    /// The body of `Receiver::changed`: one poll.
+    fn poll_changed(
+        &self,
+        seen: &mut usize,
+        waiter: &mut Waiter<'_>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), RecvError>> {
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        let res = match self.check_changed(seen) {
+            Some(res) => res,
+            None => {
+                let mut list = loom::lock(waiter.list);
+                // Invariant 2: re-check under the lock the sender wakes under.
+                match self.check_changed(seen) {
+                    Some(res) => res,
+                    None => {
+                        list.register(&mut waiter.key, cx.waker());
+                        return Poll::Pending;
+                    }
+                }
+            }
+        };
+        coop.made_progress();
+        Poll::Ready(res)
+    }
+
+    /// The body of `Sender::closed`: one poll.
+    fn poll_closed(&self, waiter: &mut Waiter<'_>, cx: &mut Context<'_>) -> Poll<()> {
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        if self.rx_count.load(Ordering::Acquire) != 0 {
+            let mut list = loom::lock(waiter.list);
+            // Invariant 2: re-check under the lock the last receiver wakes
+            // under.
+            if self.rx_count.load(Ordering::Acquire) != 0 {
+                list.register(&mut waiter.key, cx.waker());
+                return Poll::Pending;
+            }
+        }
+        coop.made_progress();
+        Poll::Ready(())
+    }
+}
+
+/// One pending wait: gives its [`WakerSet`] key back when dropped, whether
+/// the wait completed or was cancelled.
+struct Waiter<'a> {
+    list: &'a Mutex<WakerSet>,
+    key: Option<usize>,
+}
+
+impl<'a> Waiter<'a> {
+    fn new(list: &'a Mutex<WakerSet>) -> Self {
+        Waiter { list, key: None }
+    }
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            loom::lock(self.list).remove(key);
+        }
+    }
+}
+
+/// Creates a watch channel holding `init`, returning the sender and the
+/// first receiver.
+///
+/// The receiver starts out having seen `init`: [`Receiver::changed`] waits
+/// for the first value sent after it.
+///
+/// # Examples
+///
+/// ```
+/// use weft::sync::watch;
+///
+/// weft::runtime::Runtime::new().unwrap().block_on(async {
+///     let (tx, mut rx) = watch::channel("hello");
+///
+///     weft::spawn(async move {
+///         // Use the equivalent of a "do-while" loop so the initial value is
+///         // processed before awaiting the `changed()` future.
+///         loop {
+///             println!("{}! ", *rx.borrow_and_update());
+///             if rx.changed().await.is_err() {
+///                 break;
+///             }
+///         }
+///     });
+///
+///     tx.send("world").unwrap();
+/// });
+/// ```
+pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
+    let shared = Arc::new(Shared {
+        value: RwLock::new(init),
+        state: AtomicUsize::new(0),
+        rx_count: AtomicUsize::new(1),
+        rx_waiters: Mutex::new(WakerSet::new()),
+        tx_waiters: Mutex::new(WakerSet::new()),
+    });
+    let tx = Sender {
+        shared: shared.clone(),
+    };
+    let rx = Receiver { shared, version: 0 };
+    (tx, rx)
+}
+
+/// Sends values to the associated [`Receiver`]s.
+///
+/// Created by [`channel`]. Dropping the sender closes the channel: receivers
+/// can still read the last value, and [`Receiver::changed`] returns
+/// [`RecvError`] once they have seen it.
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// Receives values from the associated [`Sender`].
+///
+/// Created by [`channel`] or [`Sender::subscribe`]. Each receiver remembers
+/// the version of the value it has last seen; cloning a receiver copies that
+/// version, so the clone has seen exactly what the original has.
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+    /// The version this receiver has seen (see the module doc).
+    version: usize,
+}
+
+/// A borrowed reference to the value in a watch channel.
+///
+/// Returned by [`Sender::borrow`], [`Receiver::borrow`],
+/// [`Receiver::borrow_and_update`] and [`Receiver::wait_for`].
+///
+/// It holds a read lock on the value for as long as it lives: the sender
+/// cannot send while any `Ref` exists. Keep it short-lived, and in particular
+/// **do not hold a `Ref` across an `.await`** or while calling a send method
+/// on the same channel from the same thread: the sender would block,
+/// possibly forever (a deadlock). Clone what you need out of it instead.
+pub struct Ref<'a, T> {
+    inner: RwLockReadGuard<'a, T>,
+    has_changed: bool,
+}
+
+impl<T> Ref<'_, T> {
+    /// Returns `true` if the borrowed value had not been seen by the
+    /// receiver when it was borrowed.
+    ///
+    /// For [`Receiver::borrow_and_update`] this tells whether the call
+    /// marked a new value as seen; for [`Receiver::borrow`] whether the
+    /// value is still unseen. Always `false` for [`Sender::borrow`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, mut rx) = watch::channel(0);
+    /// tx.send(1).unwrap();
+    /// assert!(rx.borrow().has_changed());
+    /// assert!(rx.borrow_and_update().has_changed());
+    /// assert!(!rx.borrow_and_update().has_changed());
+    /// ```
+    pub fn has_changed(&self) -> bool {
+        self.has_changed
+    }
+}
+
+impl<T> Deref for Ref<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Ref<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T> Sender<T> {
+    /// Sends a new value, notifying every receiver.
+    ///
+    /// Fails, giving the value back, if there are no receivers; the stored
+    /// value is then left unchanged. Use [`send_replace`](Sender::send_replace)
+    /// to store a value even when nobody is listening.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx) = watch::channel(1);
+    /// assert!(tx.send(2).is_ok());
+    /// drop(rx);
+    /// assert_eq!(tx.send(3).unwrap_err().0, 3);
+    /// assert_eq!(*tx.borrow(), 2);
+    /// ```
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        if self.receiver_count() == 0 {
+            return Err(SendError(value));
+        }
+        self.send_replace(value);
+        Ok(())
+    }
+
+    /// Stores a new value whether or not there are receivers, notifies the
+    /// receivers, and returns the previous value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, _rx) = watch::channel(1);
+    /// assert_eq!(tx.send_replace(2), 1);
+    /// assert_eq!(tx.send_replace(3), 2);
+    /// ```
+    pub fn send_replace(&self, mut value: T) -> T {
+        self.send_modify(|old| std::mem::swap(old, &mut value));
+        value
+    }
+
+    /// Modifies the value in place and notifies every receiver, whether or
+    /// not there are any.
+    ///
+    /// Useful to change a large value without building a new one. The
+    /// closure runs with the value write-locked: keep it short, and do not
+    /// borrow the channel's value from inside it (that deadlocks).
+    ///
+    /// # Panics
+    ///
+    /// A panic in `modify` propagates to the caller; no notification is
+    /// sent, but changes the closure made before panicking stay.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, mut rx) = watch::channel(vec![1]);
+    /// tx.send_modify(|v| v.push(2));
+    /// assert_eq!(*rx.borrow_and_update(), [1, 2]);
+    /// ```
+    pub fn send_modify<F>(&self, modify: F)
+    where
+        F: FnOnce(&mut T),
+    {
+        self.send_if_modified(|value| {
+            modify(value);
+            true
+        });
+    }
+
+    /// Modifies the value in place and notifies the receivers only if the
+    /// closure returns `true`.
+    ///
+    /// Returns what the closure returned. The closure must return `true` if
+    /// it changed the value: when it returns `false`, receivers are not told
+    /// about any change it made. Works whether or not there are receivers.
+    ///
+    /// # Panics
+    ///
+    /// A panic in `modify` propagates to the caller; no notification is
+    /// sent, but changes the closure made before panicking stay.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx) = watch::channel(1);
+    /// assert!(!tx.send_if_modified(|v| *v == 2));
+    /// assert!(!rx.has_changed().unwrap());
+    /// assert!(tx.send_if_modified(|v| {
+    ///     *v = 2;
+    ///     true
+    /// }));
+    /// assert!(rx.has_changed().unwrap());
+    /// ```
+    pub fn send_if_modified<F>(&self, modify: F) -> bool
+    where
+        F: FnOnce(&mut T) -> bool,
+    {
+        {
+            let mut value = loom::write(&self.shared.value);
+            if !modify(&mut value) {
+                return false;
+            }
+            // Invariant 1: bump the version while still holding the lock.
+            self.shared.state.fetch_add(STEP, Ordering::Release);
+        }
+        // Invariant 2: the new version is published before we wake.
+        self.shared.notify_rx();
+        true
+    }
+
+    /// Borrows the current value. The returned [`Ref`] holds a read lock:
+    /// do not hold it across an `.await`, and drop it before sending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, _rx) = watch::channel("hello");
+    /// assert_eq!(*tx.borrow(), "hello");
+    /// ```
+    pub fn borrow(&self) -> Ref<'_, T> {
+        Ref {
+            inner: loom::read(&self.shared.value),
+            has_changed: false,
+        }
+    }
+
+    /// Returns `true` if every receiver has been dropped, so
+    /// [`send`](Sender::send) would fail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx) = watch::channel(());
+    /// assert!(!tx.is_closed());
+    /// drop(rx);
+    /// assert!(tx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.receiver_count() == 0
+    }
+
+    /// Waits until every receiver has been dropped.
+    ///
+    /// Resolves at once if there are no receivers now. Useful to stop
+    /// producing values nobody will read. Counts against the task's
+    /// cooperative budget.
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, rx) = watch::channel(());
+    ///     weft::spawn(async move { drop(rx) });
+    ///     tx.closed().await;
+    ///     assert!(tx.is_closed());
+    /// });
+    /// ```
+    pub async fn closed(&self) {
+        let mut waiter = Waiter::new(&self.shared.tx_waiters);
+        poll_fn(|cx| self.shared.poll_closed(&mut waiter, cx)).await
+    }
+
+    /// Creates a new receiver, which starts out having seen the current
+    /// value.
+    ///
+    /// This also works after every receiver has been dropped, reopening the
+    /// channel for [`send`](Sender::send).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx) = watch::channel(0);
+    /// drop(rx);
+    /// tx.send_replace(1);
+    /// let rx = tx.subscribe();
+    /// assert_eq!(*rx.borrow(), 1);
+    /// assert!(!rx.has_changed().unwrap());
+    /// assert!(tx.send(2).is_ok());
+    /// ```
+    pub fn subscribe(&self) -> Receiver<T> {
+        self.shared.rx_count.fetch_add(1, Ordering::Relaxed);
+        let version = self.shared.version();
+        Receiver {
+            shared: self.shared.clone(),
+            version,
+        }
+    }
+
+    /// Returns the number of receivers that currently exist.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx1) = watch::channel(0);
+    /// assert_eq!(tx.receiver_count(), 1);
+    /// let rx2 = rx1.clone();
+    /// assert_eq!(tx.receiver_count(), 2);
+    /// drop((rx1, rx2));
+    /// assert_eq!(tx.receiver_count(), 0);
+    /// ```
+    pub fn receiver_count(&self) -> usize {
+        self.shared.rx_count.load(Ordering::Acquire)
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        self.shared.state.fetch_or(CLOSED, Ordering::AcqRel);
+        // Invariant 2: `CLOSED` is published before we wake.
+        self.shared.notify_rx();
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl<T> Receiver<T> {
+    /// Borrows the current value without marking it as seen.
+    ///
+    /// The returned [`Ref`] holds a read lock: do not hold it across an
+    /// `.await`, and keep it short so the sender is not blocked.
+    /// [`Ref::has_changed`] tells whether the value is still unseen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx) = watch::channel("hello");
+    /// assert_eq!(*rx.borrow(), "hello");
+    /// tx.send("world").unwrap();
+    /// assert_eq!(*rx.borrow(), "world");
+    /// assert!(rx.has_changed().unwrap());
+    /// ```
+    pub fn borrow(&self) -> Ref<'_, T> {
+        let inner = loom::read(&self.shared.value);
+        // Invariant 1: under the read lock the version matches the value.
+        let version = self.shared.version();
+        Ref {
+            inner,
+            has_changed: version != self.version,
+        }
+    }
+
+    /// Borrows the current value and marks it as seen.
+    ///
+    /// The returned [`Ref`] holds a read lock: do not hold it across an
+    /// `.await`. [`Ref::has_changed`] tells whether the value had been
+    /// unseen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, mut rx) = watch::channel(1);
+    /// tx.send(2).unwrap();
+    /// assert_eq!(*rx.borrow_and_update(), 2);
+    /// assert!(!rx.has_changed().unwrap());
+    /// ```
+    pub fn borrow_and_update(&mut self) -> Ref<'_, T> {
+        let inner = loom::read(&self.shared.value);
+        // Invariant 1: under the read lock the version matches the value.
+        let version = self.shared.version();
+        let has_changed = version != self.version;
+        self.version = version;
+        Ref { inner, has_changed }
+    }
+
+    /// Returns whether a value this receiver has not seen is in the channel.
+    ///
+    /// Does not mark anything as seen.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`RecvError`] if the sender has been dropped, even if an
+    /// unseen value is still there (it can still be read with
+    /// [`borrow`](Receiver::borrow)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, mut rx) = watch::channel("hello");
+    /// assert!(!rx.has_changed().unwrap());
+    /// tx.send("goodbye").unwrap();
+    /// assert!(rx.has_changed().unwrap());
+    /// assert_eq!(*rx.borrow_and_update(), "goodbye");
+    /// assert!(!rx.has_changed().unwrap());
+    /// drop(tx);
+    /// assert!(rx.has_changed().is_err());
+    /// ```
+    pub fn has_changed(&self) -> Result<bool, RecvError> {
+        let state = self.shared.state.load(Ordering::Acquire);
+        if state & CLOSED != 0 {
+            return Err(RecvError(()));
+        }
+        Ok(state & !CLOSED != self.version)
+    }
+
+    /// Marks the current value as unseen, so the next
+    /// [`changed`](Receiver::changed) resolves at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (_tx, mut rx) = watch::channel(0);
+    /// rx.mark_changed();
+    /// assert!(rx.has_changed().unwrap());
+    /// ```
+    pub fn mark_changed(&mut self) {
+        // Any version other than the current one reads as unseen; versions
+        // only grow, so one step back is never current again.
+        self.version = self.shared.version().wrapping_sub(STEP);
+    }
+
+    /// Marks the current value as seen, without borrowing it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, mut rx) = watch::channel(0);
+    /// tx.send(1).unwrap();
+    /// rx.mark_unchanged();
+    /// assert!(!rx.has_changed().unwrap());
+    /// ```
+    pub fn mark_unchanged(&mut self) {
+        self.version = self.shared.version();
+    }
+
+    /// Waits for a value newer than the last one this receiver has seen,
+    /// then marks the newest value as seen.
+    ///
+    /// Resolves at once if there is already an unseen value. Several sends
+    /// in a row are reported as one change. Counts against the task's
+    /// cooperative budget.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`RecvError`] if the sender has been dropped and this
+    /// receiver has seen the last value it sent. An unseen last value is
+    /// still reported as `Ok` first.
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe: if the future is dropped before it
+    /// completes, nothing is marked as seen, and calling `changed` again
+    /// reports the same change.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = watch::channel("hello");
+    ///
+    ///     weft::spawn(async move {
+    ///         tx.send("goodbye").unwrap();
+    ///     });
+    ///
+    ///     assert!(rx.changed().await.is_ok());
+    ///     assert_eq!(*rx.borrow_and_update(), "goodbye");
+    ///
+    ///     // The sender is gone and its last value was seen.
+    ///     assert!(rx.changed().await.is_err());
+    /// });
+    /// ```
+    pub async fn changed(&mut self) -> Result<(), RecvError> {
+        changed_impl(&self.shared, &mut self.version).await
+    }
+
+    /// Waits until the value satisfies `f`, then returns a [`Ref`] to it and
+    /// marks it as seen.
+    ///
+    /// `f` is called with the current value first (seen or not), then with
+    /// each newer value until it returns `true`. The returned [`Ref`] holds
+    /// a read lock: do not hold it across an `.await`. Counts against the
+    /// task's cooperative budget while it waits.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`RecvError`] if the sender is dropped before a value
+    /// satisfying `f` was sent (the last value is still checked first).
+    ///
+    /// # Panics
+    ///
+    /// A panic in `f` propagates to the caller; the channel stays usable.
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe in the sense that dropping the future
+    /// loses no value, but values that `f` rejected are marked as seen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, mut rx) = watch::channel(0);
+    ///
+    ///     weft::spawn(async move {
+    ///         for i in 1..=5 {
+    ///             tx.send(i).unwrap();
+    ///         }
+    ///     });
+    ///
+    ///     let v = *rx.wait_for(|v| *v == 5).await.unwrap();
+    ///     assert_eq!(v, 5);
+    /// });
+    /// ```
+    pub async fn wait_for(
+        &mut self,
+        mut f: impl FnMut(&T) -> bool,
+    ) -> Result<Ref<'_, T>, RecvError> {
+        // Split the borrow: the returned guard borrows `shared`, the loop
+        // keeps updating `version`.
+        let shared = &self.shared;
+        let seen = &mut self.version;
+        let mut closed = false;
+        loop {
+            {
+                let inner = loom::read(&shared.value);
+                // Invariant 1: under the read lock the version matches.
+                let version = shared.version();
+                let has_changed = version != *seen;
+                *seen = version;
+                if (!closed || has_changed) && f(&inner) {
+                    return Ok(Ref { inner, has_changed });
+                }
+            }
+            if closed {
+                return Err(RecvError(()));
+            }
+            closed = changed_impl(shared, seen).await.is_err();
+        }
+    }
+
+    /// Returns `true` if both receivers belong to the same channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx) = watch::channel(());
+    /// let rx2 = rx.clone();
+    /// assert!(rx.same_channel(&rx2));
+    /// let (_tx3, rx3) = watch::channel(());
+    /// assert!(!rx3.same_channel(&rx2));
+    /// # drop(tx);
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+async fn changed_impl<T>(shared: &Shared<T>, seen: &mut usize) -> Result<(), RecvError> {
+    let mut waiter = Waiter::new(&shared.rx_waiters);
+    poll_fn(|cx| shared.poll_changed(seen, &mut waiter, cx)).await
+}
+
+impl<T> Clone for Receiver<T> {
+    fn clone(&self) -> Self {
+        self.shared.rx_count.fetch_add(1, Ordering::Relaxed);
+        Receiver {
+            shared: self.shared.clone(),
+            version: self.version,
+        }
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        if self.shared.rx_count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // Invariant 2: the count is published before we wake.
+            let wakers = loom::lock(&self.shared.tx_waiters).take_all();
+            wake_all(wakers);
+        }
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("version", &self.version)
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl<T> fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The value is not shown: locking it here could deadlock a caller
+        // that holds a `Ref`.
+        let state = self.state.load(Ordering::Acquire);
+        f.debug_struct("Shared")
+            .field("version", &(state & !CLOSED))
+            .field("closed", &(state & CLOSED != 0))
+            .field("rx_count", &self.rx_count.load(Ordering::Acquire))
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use std::sync::Arc as StdArc;
+    use std::task::{Wake, Waker};
+
+    /// Counts wakes.
+    #[derive(Default)]
+    struct CountWaker(StdAtomicUsize);
+
+    impl Wake for CountWaker {
+        fn wake(self: StdArc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn count_waker() -> (StdArc<CountWaker>, Waker) {
+        let c = StdArc::new(CountWaker::default());
+        (c.clone(), Waker::from(c))
+    }
+
+    fn wakes(c: &CountWaker) -> usize {
+        c.0.load(Ordering::SeqCst)
+    }
+
+    fn poll_once<F: Future>(fut: std::pin::Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+        fut.poll(&mut Context::from_waker(waker))
+    }
+
+    #[test]
+    fn changed_after_send() {
+        let (tx, mut rx) = channel(0);
+        let (count, waker) = count_waker();
+        {
+            let mut fut = pin!(rx.changed());
+            assert!(poll_once(fut.as_mut(), &waker).is_pending());
+            tx.send(1).unwrap();
+            assert_eq!(wakes(&count), 1);
+            assert_eq!(poll_once(fut.as_mut(), &waker), Poll::Ready(Ok(())));
+        }
+        assert_eq!(*rx.borrow(), 1);
+        assert!(!rx.has_changed().unwrap());
+        // Nothing new: pending again.
+        let mut fut = pin!(rx.changed());
+        assert!(poll_once(fut.as_mut(), &waker).is_pending());
+    }
+
+    #[test]
+    fn several_sends_are_one_change() {
+        let (tx, mut rx) = channel(0);
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+        futures::executor::block_on(rx.changed()).unwrap();
+        assert_eq!(*rx.borrow_and_update(), 2);
+        let mut fut = pin!(rx.changed());
+        assert!(poll_once(fut.as_mut(), Waker::noop()).is_pending());
+    }
+
+    #[test]
+    fn borrow_does_not_mark_seen_borrow_and_update_does() {
+        let (tx, mut rx) = channel("a");
+        tx.send("b").unwrap();
+        let r = rx.borrow();
+        assert!(r.has_changed());
+        assert_eq!(*r, "b");
+        drop(r);
+        assert!(rx.has_changed().unwrap());
+        let r = rx.borrow_and_update();
+        assert!(r.has_changed());
+        drop(r);
+        assert!(!rx.has_changed().unwrap());
+        assert!(!rx.borrow_and_update().has_changed());
+        assert!(!tx.borrow().has_changed());
+    }
+
+    #[test]
+    fn send_without_receivers() {
+        let (tx, rx) = channel(1);
+        drop(rx);
+        assert!(tx.is_closed());
+        assert_eq!(tx.send(2), Err(SendError(2)));
+        assert_eq!(*tx.borrow(), 1);
+        assert_eq!(tx.send_replace(3), 1);
+        assert_eq!(*tx.borrow(), 3);
+        tx.send_modify(|v| *v += 1);
+        assert_eq!(*tx.borrow(), 4);
+        assert_eq!(SendError(()).to_string(), "channel closed");
+        assert_eq!(format!("{:?}", SendError(5)), "SendError { .. }");
+    }
+
+    #[test]
+    fn send_if_modified_only_notifies_on_true() {
+        let (tx, rx) = channel(0);
+        assert!(!tx.send_if_modified(|_| false));
+        assert!(!rx.has_changed().unwrap());
+        assert!(tx.send_if_modified(|v| {
+            *v = 9;
+            true
+        }));
+        assert!(rx.has_changed().unwrap());
+    }
+
+    #[test]
+    fn sender_drop_ends_changed_after_last_value() {
+        let (tx, mut rx) = channel(0);
+        tx.send(1).unwrap();
+        drop(tx);
+        assert_eq!(rx.has_changed(), Err(RecvError(())));
+        // The last value is still reported as a change first.
+        assert_eq!(futures::executor::block_on(rx.changed()), Ok(()));
+        assert_eq!(*rx.borrow(), 1);
+        assert_eq!(
+            futures::executor::block_on(rx.changed()),
+            Err(RecvError(()))
+        );
+        assert_eq!(RecvError(()).to_string(), "channel closed");
+    }
+
+    #[test]
+    fn sender_drop_wakes_pending_changed() {
+        let (tx, mut rx) = channel(0);
+        let (count, waker) = count_waker();
+        let mut fut = pin!(rx.changed());
+        assert!(poll_once(fut.as_mut(), &waker).is_pending());
+        drop(tx);
+        assert_eq!(wakes(&count), 1);
+        assert_eq!(
+            poll_once(fut.as_mut(), &waker),
+            Poll::Ready(Err(RecvError(())))
+        );
+    }
+
+    #[test]
+    fn mark_changed_and_unchanged() {
+        let (tx, mut rx) = channel(0);
+        rx.mark_changed();
+        assert!(rx.has_changed().unwrap());
+        assert_eq!(futures::executor::block_on(rx.changed()), Ok(()));
+        tx.send(1).unwrap();
+        rx.mark_unchanged();
+        assert!(!rx.has_changed().unwrap());
+        let mut fut = pin!(rx.changed());
+        assert!(poll_once(fut.as_mut(), Waker::noop()).is_pending());
+    }
+
+    #[test]
+    fn clone_keeps_seen_version() {
+        let (tx, mut rx) = channel(0);
+        tx.send(1).unwrap();
+        let rx_unseen = rx.clone();
+        rx.borrow_and_update();
+        let rx_seen = rx.clone();
+        assert!(rx_unseen.has_changed().unwrap());
+        assert!(!rx_seen.has_changed().unwrap());
+        assert_eq!(tx.receiver_count(), 3);
+        assert!(rx.same_channel(&rx_seen));
+        let (_tx2, rx2) = channel(0);
+        assert!(!rx.same_channel(&rx2));
+    }
+
+    #[test]
+    fn subscribe_starts_seen() {
+        let (tx, rx) = channel(0);
+        tx.send(1).unwrap();
+        let sub = tx.subscribe();
+        assert!(!sub.has_changed().unwrap());
+        assert!(rx.has_changed().unwrap());
+        assert_eq!(tx.receiver_count(), 2);
+    }
+
+    #[test]
+    fn closed_resolves_when_all_receivers_drop() {
+        let (tx, rx) = channel(0);
+        let rx2 = rx.clone();
+        let (count, waker) = count_waker();
+        let mut fut = pin!(tx.closed());
+        assert!(poll_once(fut.as_mut(), &waker).is_pending());
+        drop(rx);
+        assert_eq!(wakes(&count), 0);
+        assert!(poll_once(fut.as_mut(), &waker).is_pending());
+        drop(rx2);
+        assert_eq!(wakes(&count), 1);
+        assert!(poll_once(fut.as_mut(), &waker).is_ready());
+        // Already closed: resolves at once.
+        futures::executor::block_on(tx.closed());
+    }
+
+    #[test]
+    fn cancelled_changed_loses_nothing() {
+        let (tx, mut rx) = channel(0);
+        {
+            let mut fut = pin!(rx.changed());
+            assert!(poll_once(fut.as_mut(), Waker::noop()).is_pending());
+            tx.send(1).unwrap();
+            // Dropped without being polled again.
+        }
+        assert!(rx.has_changed().unwrap());
+        assert_eq!(futures::executor::block_on(rx.changed()), Ok(()));
+        assert_eq!(*rx.borrow(), 1);
+        // The cancelled wait left no registration behind.
+        assert!(loom::lock(&tx.shared.rx_waiters).take_all().is_empty());
+    }
+
+    #[test]
+    fn wait_for_checks_current_then_new_values() {
+        let (tx, mut rx) = channel(3);
+        // The current value already matches.
+        assert_eq!(
+            *futures::executor::block_on(rx.wait_for(|v| *v == 3)).unwrap(),
+            3
+        );
+        let t = std::thread::spawn(move || {
+            for i in 4..=10 {
+                tx.send(i).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
+        let r = futures::executor::block_on(rx.wait_for(|v| *v >= 8)).unwrap();
+        assert!(*r >= 8);
+        drop(r);
+        t.join().unwrap();
+        // Sender gone: the last value is still checked, then an error.
+        assert_eq!(
+            *futures::executor::block_on(rx.wait_for(|v| *v == 10)).unwrap(),
+            10
+        );
+        assert!(futures::executor::block_on(rx.wait_for(|v| *v == 11)).is_err());
+    }
+
+    #[test]
+    fn changed_across_threads() {
+        let (tx, mut rx) = channel(0);
+        let t = std::thread::spawn(move || {
+            for i in 1..=100 {
+                tx.send(i).unwrap();
+            }
+        });
+        let mut last = 0;
+        while futures::executor::block_on(rx.changed()).is_ok() {
+            let v = *rx.borrow_and_update();
+            assert!(v > last);
+            last = v;
+        }
+        assert_eq!(last, 100);
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn budget_exhausted_changed_yields() {
+        let (tx, mut rx) = channel(0);
+        tx.send(1).unwrap();
+        let (count, waker) = count_waker();
+        let mut cx = Context::from_waker(&waker);
+        crate::coop::budget(|| {
+            for _ in 0..crate::coop::INITIAL_BUDGET {
+                match crate::coop::poll_proceed(&mut cx) {
+                    Poll::Ready(guard) => guard.made_progress(),
+                    Poll::Pending => panic!("budget ran out early"),
+                }
+            }
+            let mut fut = pin!(rx.changed());
+            assert!(fut.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(wakes(&count), 1);
+        });
+        // Nothing was marked seen.
+        assert!(rx.has_changed().unwrap());
+    }
+
+    #[test]
+    fn budget_spent_only_on_progress() {
+        let (tx, mut rx) = channel(0);
+        crate::coop::budget(|| {
+            let before = crate::coop::remaining();
+            {
+                let mut fut = pin!(rx.changed());
+                assert!(poll_once(fut.as_mut(), Waker::noop()).is_pending());
+            }
+            assert_eq!(crate::coop::remaining(), before);
+            tx.send(1).unwrap();
+            let mut fut = pin!(rx.changed());
+            assert!(poll_once(fut.as_mut(), Waker::noop()).is_ready());
+            assert_eq!(crate::coop::remaining(), before.map(|n| n - 1));
+        });
+    }
+
+    #[test]
+    fn send_sync_and_debug() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Sender<u8>>();
+        assert_send_sync::<Receiver<u8>>();
+        assert_send_sync::<RecvError>();
+        assert_send_sync::<SendError<u8>>();
+        let (tx, rx) = channel(7);
+        let s = format!("{tx:?} {rx:?} {:?}", rx.borrow());
+        assert!(s.contains("Sender") && s.contains("Receiver"), "{s}");
+        assert!(s.ends_with(" 7"), "{s}");
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use ::loom::thread;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::Waker;
+
+    #[test]
+    fn send_vs_changed_registration() {
+        // No lost wakeup: `changed` registering while `send` publishes.
+        ::loom::model(|| {
+            let (tx, mut rx) = channel(0);
+            let t = thread::spawn(move || {
+                tx.send(1).unwrap();
+            });
+            assert_eq!(::loom::future::block_on(rx.changed()), Ok(()));
+            assert_eq!(*rx.borrow_and_update(), 1);
+            t.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn sender_drop_vs_changed() {
+        // The last value is reported, then the close, whatever the order.
+        ::loom::model(|| {
+            let (tx, mut rx) = channel(0);
+            let t = thread::spawn(move || {
+                tx.send(1).unwrap();
+                drop(tx);
+            });
+            let mut seen = 0;
+            while ::loom::future::block_on(rx.changed()).is_ok() {
+                seen = *rx.borrow_and_update();
+            }
+            assert_eq!(seen, 1);
+            assert_eq!(*rx.borrow(), 1);
+            t.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn receiver_drop_vs_closed() {
+        ::loom::model(|| {
+            let (tx, rx) = channel(0);
+            let rx2 = rx.clone();
+            let t = thread::spawn(move || drop(rx));
+            drop(rx2);
+            ::loom::future::block_on(tx.closed());
+            assert!(tx.is_closed());
+            t.join().unwrap();
+        });
+    }
+
+    #[test]
+    fn changed_rewaits_with_new_waker() {
+        // A first poll with a waker nobody acts on, then a real wait.
+        ::loom::model(|| {
+            let (tx, mut rx) = channel(0);
+            let t = thread::spawn(move || {
+                tx.send_modify(|v| *v = 2);
+            });
+            let first = {
+                let mut fut = pin!(rx.changed());
+                fut.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+            };
+            if first.is_pending() {
+                ::loom::future::block_on(rx.changed()).unwrap();
+            }
+            assert_eq!(*rx.borrow(), 2);
+            t.join().unwrap();
+        });
+    }
+}
