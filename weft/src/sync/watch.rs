@@ -17,7 +17,7 @@
 //! # Protocol
 //!
 //! `Shared::state` is an `AtomicUsize`: bit 0 is `CLOSED` (the sender was
-//! dropped), the bits above it are the *version*, which grows by [`STEP`]
+//! dropped), the bits above it are the *version*, which grows by `STEP`
 //! each time a value is sent. Each receiver remembers the version it has
 //! seen. The invariants below are what the code relies on; there is no
 //! `unsafe` code in this file.
