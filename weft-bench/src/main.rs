@@ -2,8 +2,11 @@
 //!
 //! ```text
 //! cargo run --release -p weft-bench [-- OPTIONS]
+//!   --suite <name>      run only one suite: `scheduler` or `sync` (default:
+//!                       both); repeatable, or a comma list
 //!   --filter <substr>   run only workloads whose name contains it; repeatable,
-//!                       or a comma list (--filter spawn,ping)
+//!                       or a comma list (--filter spawn,ping). Sync workload
+//!                       names start with `sync_`
 //!   --quick             CI smoke run: 1 warm-up + 3 samples, short samples
 //!   --iters <N>         timed samples per side (default 21)
 //!   --no-write          print only; leave BENCHMARKS.md and ratios.svg alone
@@ -15,6 +18,11 @@
 //! harness alternates them sample by sample. The results go to stdout, to the
 //! marked section of `BENCHMARKS.md` at the workspace root, and to
 //! `weft-bench/ratios.svg`.
+//!
+//! There are two suites, each with its own table, geometric mean, section
+//! and chart: `scheduler` (`<!-- bench:scheduler:start -->`, `ratios.svg`)
+//! and `sync` (`<!-- bench:sync:start -->`, `sync_ratios.svg`). A run
+//! rewrites only the sections of suites it ran at least one workload of.
 //!
 //! Layout: `harness` (timing and statistics), `report` (table, markdown,
 //! SVG), `workloads` (one module per family).
@@ -28,10 +36,11 @@ use report::{Meta, Outcome, Row};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use workloads::Kind;
+use workloads::{Kind, Suite};
 
 /// Parsed command line.
 struct Options {
+    suites: Vec<Suite>,
     filters: Vec<String>,
     quick: bool,
     iters: Option<usize>,
@@ -40,10 +49,23 @@ struct Options {
 }
 
 const USAGE: &str = "usage: cargo run --release -p weft-bench -- \
-[--filter SUBSTR[,SUBSTR...]]... [--quick] [--iters N] [--no-write] [--list]";
+[--suite scheduler|sync[,...]]... [--filter SUBSTR[,SUBSTR...]]... [--quick] [--iters N] \
+[--no-write] [--list]
+
+  --suite NAME   run one suite: `scheduler` (Tokio's rt_* benches, oneshot, floors) or
+                 `sync` (mpsc, Notify, Semaphore, Mutex, watch vs tokio::sync; names
+                 start with `sync_`). Default: both. Each suite writes only its own
+                 marked section of BENCHMARKS.md (bench:scheduler / bench:sync) and
+                 chart (weft-bench/ratios.svg / weft-bench/sync_ratios.svg)
+  --filter SUB   only workloads whose name contains SUB (e.g. --filter sync_mpsc)
+  --quick        smoke run: 1 warm-up + 3 samples of ~5 ms per side
+  --iters N      timed samples per side (default 21)
+  --no-write     print only; touch no file
+  --list         print the workload names (with their suite) and exit";
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
+        suites: Vec::new(),
         filters: Vec::new(),
         quick: false,
         iters: None,
@@ -71,6 +93,17 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .filter(|s| !s.is_empty())
                     .map(String::from),
             ),
+            "--suite" => {
+                for name in value("--suite")?.split(',').map(str::trim) {
+                    let suite = Suite::ALL
+                        .into_iter()
+                        .find(|s| s.name() == name)
+                        .ok_or_else(|| format!("--suite: unknown suite {name:?}"))?;
+                    if !o.suites.contains(&suite) {
+                        o.suites.push(suite);
+                    }
+                }
+            }
             "--iters" => {
                 let v = value("--iters")?;
                 let n: usize = v
@@ -131,18 +164,29 @@ fn main() -> ExitCode {
         }
     };
 
-    let all = workloads::all();
     if opts.list {
-        for w in &all {
-            println!("{}", w.name);
+        for suite in Suite::ALL {
+            for w in suite.workloads() {
+                println!("{:<34} {}", w.name, suite.name());
+            }
         }
         return ExitCode::SUCCESS;
     }
-    let selected: Vec<_> = all
+    let selected: Vec<(Suite, Vec<workloads::Workload>)> = Suite::ALL
         .into_iter()
-        .filter(|w| {
-            opts.filters.is_empty() || opts.filters.iter().any(|f| w.name.contains(f.as_str()))
+        .filter(|s| opts.suites.is_empty() || opts.suites.contains(s))
+        .map(|s| {
+            let ws: Vec<_> = s
+                .workloads()
+                .into_iter()
+                .filter(|w| {
+                    opts.filters.is_empty()
+                        || opts.filters.iter().any(|f| w.name.contains(f.as_str()))
+                })
+                .collect();
+            (s, ws)
         })
+        .filter(|(_, ws)| !ws.is_empty())
         .collect();
     if selected.is_empty() {
         eprintln!(
@@ -193,16 +237,40 @@ fn main() -> ExitCode {
         config.target.as_millis()
     );
 
+    for (suite, selected) in &selected {
+        if let Err(e) = run_suite(*suite, selected, &config, &mut meta, &root, opts.write) {
+            eprintln!("weft-bench: writing the report failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Measure one suite's selected workloads, print its table and, with
+/// `write`, rewrite its section of `BENCHMARKS.md` and its chart.
+fn run_suite(
+    suite: Suite,
+    selected: &[workloads::Workload],
+    config: &Config,
+    meta: &mut Meta,
+    root: &Path,
+    write: bool,
+) -> std::io::Result<()> {
+    let section = match suite {
+        Suite::Scheduler => &report::SCHEDULER,
+        Suite::Sync => &report::SYNC,
+    };
+    meta.load_start = report::load_average();
     let mut rows = Vec::with_capacity(selected.len());
-    for w in &selected {
-        eprint!("  {:<26} ", w.name);
+    for w in selected {
+        eprint!("  {:<31} ", w.name);
         let outcome = match w.kind {
             Kind::Compare { tokio, weft } => {
                 // Both instances live for the whole workload so that samples
                 // can alternate; the idle one's workers sit parked.
                 let mut t = tokio();
                 let mut f = weft();
-                let s = harness::measure_pair(t.as_mut(), f.as_mut(), &config);
+                let s = harness::measure_pair(t.as_mut(), f.as_mut(), config);
                 drop((t, f));
                 let (ts, fs) = (Stats::of(&s.tokio), Stats::of(&s.weft));
                 Outcome::Compare {
@@ -215,7 +283,7 @@ fn main() -> ExitCode {
             }
             Kind::Floor(make) => {
                 let mut side = make();
-                let s = harness::measure_solo(side.as_mut(), &config);
+                let s = harness::measure_solo(side.as_mut(), config);
                 Outcome::Floor {
                     stats: Stats::of(&s.ns),
                     reps: s.reps,
@@ -242,22 +310,21 @@ fn main() -> ExitCode {
     meta.load_end = report::load_average();
     let ratios: Vec<f64> = report::ratios(&rows).into_iter().map(|(_, r)| r).collect();
     let geomean = harness::geomean(&ratios);
+    println!("\nsuite {}:", suite.name());
     report::print_table(&rows, geomean);
 
-    if opts.write {
+    if write {
         let md_path = root.join("BENCHMARKS.md");
-        let svg_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("ratios.svg");
-        let written = report::write_markdown(&md_path, &report::markdown(&rows, geomean, &meta))
-            .and_then(|()| std::fs::write(&svg_path, report::svg(&rows, geomean, &meta)));
-        match written {
-            Ok(()) => println!("\nwrote {} and {}", md_path.display(), svg_path.display()),
-            Err(e) => {
-                eprintln!("weft-bench: writing the report failed: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
+        let svg_path = Path::new(env!("CARGO_MANIFEST_DIR")).join(section.svg);
+        report::write_markdown(
+            &md_path,
+            &report::markdown(&rows, geomean, meta, section),
+            section,
+        )?;
+        std::fs::write(&svg_path, report::svg(&rows, geomean, meta))?;
+        println!("\nwrote {} and {}", md_path.display(), svg_path.display());
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 #[cfg(test)]
@@ -288,6 +355,28 @@ mod tests {
         assert!(!o.write);
         assert!(parse_args(&args(&["--iters", "0"])).is_err());
         assert!(parse_args(&args(&["--bogus"])).is_err());
+    }
+
+    #[test]
+    fn suites_parse() {
+        let o = parse_args(&args(&["--suite", "sync", "--suite=scheduler,sync"])).unwrap();
+        assert_eq!(o.suites, [Suite::Sync, Suite::Scheduler]);
+        assert!(parse_args(&args(&["--suite", "bogus"])).is_err());
+    }
+
+    #[test]
+    fn sync_names_carry_the_prefix() {
+        // `--filter sync_` must select exactly the sync suite.
+        for suite in Suite::ALL {
+            for w in suite.workloads() {
+                assert_eq!(
+                    w.name.starts_with("sync_"),
+                    suite == Suite::Sync,
+                    "{}",
+                    w.name
+                );
+            }
+        }
     }
 
     #[test]

@@ -17,9 +17,12 @@ pub mod current_thread;
 pub mod floor;
 pub mod multi_thread;
 pub mod oneshot;
+pub mod sync;
 
 /// Worker threads of every multi_thread runtime (Tokio's `NUM_WORKERS`).
 pub const NUM_WORKERS: usize = 4;
+/// Worker threads of the sync suite's runtimes (Tokio's sync benches use 6).
+pub const SYNC_WORKERS: usize = 6;
 /// Tasks spawned per iteration of the multi_thread spawn workloads.
 pub const NUM_SPAWN: usize = 10_000;
 /// How long `stall` burns CPU (Tokio's `STALL_DUR`).
@@ -71,8 +74,47 @@ macro_rules! compare {
     };
 }
 
-/// Every workload, in table order.
+/// A group of workloads with its own table, section of `BENCHMARKS.md` and
+/// chart. Sync workload names start with `sync_`, so `--filter sync_`
+/// selects the same rows as `--suite sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    /// The scheduler benches (Tokio's `rt_*`), the oneshot and the floors.
+    Scheduler,
+    /// `weft::sync` against `tokio::sync` (Tokio's `sync_*` benches).
+    Sync,
+}
+
+impl Suite {
+    /// Every suite, in run order.
+    pub const ALL: [Suite; 2] = [Suite::Scheduler, Suite::Sync];
+
+    /// The name `--suite` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Suite::Scheduler => "scheduler",
+            Suite::Sync => "sync",
+        }
+    }
+
+    /// The suite's workloads, in table order.
+    pub fn workloads(self) -> Vec<Workload> {
+        match self {
+            Suite::Scheduler => scheduler(),
+            Suite::Sync => sync_suite(),
+        }
+    }
+}
+
+/// Every workload of every suite, in run order (the driver goes suite by
+/// suite; the tests check names across all of them).
+#[cfg(test)]
 pub fn all() -> Vec<Workload> {
+    Suite::ALL.iter().flat_map(|s| s.workloads()).collect()
+}
+
+/// The scheduler suite, in table order.
+fn scheduler() -> Vec<Workload> {
     vec![
         Workload {
             name: "spawn_many_local",
@@ -155,6 +197,71 @@ pub fn all() -> Vec<Workload> {
             note: "no runtime: 10,000 × (allocate + free a block the size of that task future): \
                    the bare one-allocation limit",
             kind: Kind::Floor(floor::alloc_only),
+        },
+    ]
+}
+
+/// The sync suite, in table order (see `sync.rs` for the exact shapes).
+fn sync_suite() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "sync_mpsc_contended_bounded",
+            note: "multi_thread (6 workers): 5 spawned producers × 1,000 `send().await` into \
+                   `channel(1_000_000)`; `block_on` receives all 5,000 (Tokio's \
+                   `contention_bounded`)",
+            kind: compare!(sync::mpsc_contended_bounded),
+        },
+        Workload {
+            name: "sync_mpsc_contended_unbounded",
+            note: "as contended_bounded with `unbounded_channel()` (Tokio's \
+                   `contention_unbounded`)",
+            kind: compare!(sync::mpsc_contended_unbounded),
+        },
+        Workload {
+            name: "sync_mpsc_uncontended_bounded",
+            note: "inside `block_on`, no other task: 5,000 `send().await` into \
+                   `channel(1_000_000)`, then 5,000 `recv().await` (Tokio's \
+                   `uncontented_bounded`)",
+            kind: compare!(sync::mpsc_uncontended_bounded),
+        },
+        Workload {
+            name: "sync_mpsc_uncontended_unbounded",
+            note: "as uncontended_bounded with `unbounded_channel()` (Tokio's \
+                   `uncontented_unbounded`)",
+            kind: compare!(sync::mpsc_uncontended_unbounded),
+        },
+        Workload {
+            name: "sync_mpsc_bounded_full",
+            note: "as contended_bounded with `channel(100)`: producers wait for capacity \
+                   (Tokio's `contention_bounded_full`)",
+            kind: compare!(sync::mpsc_bounded_full),
+        },
+        Workload {
+            name: "sync_notify_ping",
+            note: "two spawned tasks ping-pong 1,000 rounds through two `Notify`s \
+                   (`notify_one` + `notified().await` each way); `block_on` awaits both",
+            kind: compare!(sync::notify_ping),
+        },
+        Workload {
+            name: "sync_semaphore_contended",
+            note: "64 spawned tasks × 100 × (`acquire().await` 1 permit of `Semaphore::new(5)`, \
+                   drop it); `block_on` awaits all (Tokio's `contended_concurrent_multi`, \
+                   scaled up from 6 tasks × 1)",
+            kind: compare!(sync::semaphore_contended),
+        },
+        Workload {
+            name: "sync_mutex_contended",
+            note: "64 spawned tasks × 100 × (`lock().await`, increment, unlock) on one \
+                   `Mutex<u64>`; `block_on` awaits all and checks the count",
+            kind: compare!(sync::mutex_contended),
+        },
+        Workload {
+            name: "sync_watch_fanout",
+            note: "1 `watch` sender (`block_on`), 16 spawned receivers; 100 rounds in lockstep: \
+                   `send(i)`, then a `Notify` wait until all 16 have seen `i` via \
+                   `changed().await` + `borrow_and_update()` (1,600 `changed()` completions, \
+                   100 Notify round trips per iteration)",
+            kind: compare!(sync::watch_fanout),
         },
     ]
 }
