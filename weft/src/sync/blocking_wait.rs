@@ -1,6 +1,7 @@
-//! Blocking a plain thread on a sync primitive's future, for the
-//! `blocking_*` methods (`Mutex::blocking_lock`, `RwLock::blocking_read`,
-//! ...).
+//! Blocking a plain thread on a sync primitive's future, for every
+//! `blocking_*` method of `weft::sync` (`oneshot::Receiver::blocking_recv`,
+//! `mpsc::Sender::blocking_send`, the mpsc receivers' `blocking_recv`,
+//! `Mutex::blocking_lock`, `RwLock::blocking_read`, ...).
 //!
 //! Owns the rule those methods share: blocking is refused, with a panic that
 //! names the mistake and the fix, on a thread that is driving a runtime,

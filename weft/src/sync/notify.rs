@@ -518,32 +518,8 @@ impl fmt::Debug for Notified<'_> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use crate::sync::mpsc::test_support::CountWaker;
     use std::sync::Arc as StdArc;
-    use std::task::Wake;
-
-    #[derive(Default)]
-    struct CountWaker(StdAtomicUsize);
-
-    impl Wake for CountWaker {
-        fn wake(self: StdArc<Self>) {
-            self.wake_by_ref();
-        }
-        fn wake_by_ref(self: &StdArc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    impl CountWaker {
-        fn count(&self) -> usize {
-            self.0.load(Ordering::SeqCst)
-        }
-    }
-
-    fn counter() -> (StdArc<CountWaker>, Waker) {
-        let c = StdArc::new(CountWaker::default());
-        (c.clone(), Waker::from(c))
-    }
 
     fn poll(n: &mut Notified<'_>, w: &Waker) -> Poll<()> {
         Pin::new(n).poll(&mut Context::from_waker(w))
@@ -561,9 +537,9 @@ mod tests {
     #[test]
     fn notify_one_is_fifo_and_notify_last_is_lifo() {
         let notify = Notify::new();
-        let (c1, w1) = counter();
-        let (c2, w2) = counter();
-        let (c3, w3) = counter();
+        let (c1, w1) = CountWaker::new();
+        let (c2, w2) = CountWaker::new();
+        let (c3, w3) = CountWaker::new();
         let mut a = notify.notified();
         let mut b = notify.notified();
         let mut c = notify.notified();
@@ -585,7 +561,7 @@ mod tests {
     #[test]
     fn notify_waiters_wakes_all_and_stores_no_permit() {
         let notify = Notify::new();
-        let (c, w) = counter();
+        let (c, w) = CountWaker::new();
         let mut a = notify.notified();
         let mut b = notify.notified();
         assert!(poll(&mut a, &w).is_pending());
@@ -603,8 +579,8 @@ mod tests {
     #[test]
     fn dropped_notified_passes_notification_on() {
         let notify = Notify::new();
-        let (ca, wa) = counter();
-        let (cb, wb) = counter();
+        let (ca, wa) = CountWaker::new();
+        let (cb, wb) = CountWaker::new();
         let mut a = notify.notified();
         let mut b = notify.notified();
         assert!(poll(&mut a, &wa).is_pending());
@@ -629,7 +605,7 @@ mod tests {
     #[test]
     fn dropped_waiter_frees_waker_and_resets_state() {
         let notify = Notify::new();
-        let (c, w) = counter();
+        let (c, w) = CountWaker::new();
         let mut a = notify.notified();
         assert!(poll(&mut a, &w).is_pending());
         assert_eq!(StdArc::strong_count(&c), 3);

@@ -736,14 +736,7 @@ impl<T> Receiver<T> {
     /// ```
     #[track_caller]
     pub fn blocking_recv(self) -> Result<T, RecvError> {
-        if crate::runtime::context::entered() != crate::runtime::context::Entered::No {
-            panic!(
-                "oneshot::Receiver::blocking_recv called from inside a weft runtime: blocking a \
-                 thread that drives tasks can deadlock. Use `rx.await` instead, or call it from \
-                 weft::task::spawn_blocking or a thread outside the runtime."
-            );
-        }
-        block_on(self)
+        super::blocking_wait::block_on("oneshot::Receiver::blocking_recv", "rx.await", self)
     }
 }
 
@@ -786,64 +779,11 @@ impl<T> fmt::Debug for Receiver<T> {
     }
 }
 
-/// Drives `fut` to completion on the current thread, sleeping between polls.
-#[cfg(not(loom))]
-fn block_on<F: Future>(fut: F) -> F::Output {
-    crate::runtime::park_thread::block_on(fut)
-}
-
-/// Under loom, threads are modelled, so blocking must go through loom.
-#[cfg(loom)]
-fn block_on<F: Future>(fut: F) -> F::Output {
-    loom::future::block_on(fut)
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::error::{RecvError, TryRecvError};
     use super::*;
-    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
-    use std::sync::Arc as StdArc;
-    use std::task::Wake;
-
-    /// Counts wakes.
-    #[derive(Default)]
-    struct CountWaker(StdAtomicUsize);
-
-    impl Wake for CountWaker {
-        fn wake(self: StdArc<Self>) {
-            self.wake_by_ref();
-        }
-
-        fn wake_by_ref(self: &StdArc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    impl CountWaker {
-        fn new() -> (StdArc<CountWaker>, Waker) {
-            let c = StdArc::new(CountWaker::default());
-            (c.clone(), Waker::from(c))
-        }
-
-        fn count(&self) -> usize {
-            self.0.load(Ordering::SeqCst)
-        }
-    }
-
-    /// Counts its own drops.
-    struct DropCount(StdArc<StdAtomicUsize>);
-
-    impl Drop for DropCount {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn drop_counter() -> (StdArc<StdAtomicUsize>, DropCount) {
-        let n = StdArc::new(StdAtomicUsize::new(0));
-        (n.clone(), DropCount(n))
-    }
+    use crate::sync::mpsc::test_support::{drop_counter, exhaust_budget, CountWaker, DropCount};
 
     fn poll_rx<T>(rx: &mut Receiver<T>, waker: &Waker) -> Poll<Result<T, RecvError>> {
         Pin::new(rx).poll(&mut Context::from_waker(waker))
@@ -949,7 +889,8 @@ mod tests {
 
     #[test]
     fn value_dropped_once_received() {
-        let (n, v) = drop_counter();
+        let n = drop_counter();
+        let v = DropCount(n.clone());
         let (tx, rx) = channel();
         tx.send(v).ok().unwrap();
         let got = futures::executor::block_on(rx).ok().unwrap();
@@ -960,7 +901,8 @@ mod tests {
 
     #[test]
     fn value_dropped_once_try_recv() {
-        let (n, v) = drop_counter();
+        let n = drop_counter();
+        let v = DropCount(n.clone());
         let (tx, mut rx) = channel();
         tx.send(v).ok().unwrap();
         drop(rx.try_recv().ok().unwrap());
@@ -971,7 +913,8 @@ mod tests {
     #[test]
     fn value_dropped_once_unreceived() {
         // Receiver dropped after the send: the receiver drops the value.
-        let (n, v) = drop_counter();
+        let n = drop_counter();
+        let v = DropCount(n.clone());
         let (tx, rx) = channel();
         tx.send(v).ok().unwrap();
         assert_eq!(n.load(Ordering::SeqCst), 0);
@@ -982,7 +925,8 @@ mod tests {
     #[test]
     fn value_dropped_once_rejected() {
         // Receiver dropped first: the value comes back and is dropped by us.
-        let (n, v) = drop_counter();
+        let n = drop_counter();
+        let v = DropCount(n.clone());
         let (tx, rx) = channel();
         drop(rx);
         let back = tx.send(v).err().unwrap();
@@ -993,7 +937,8 @@ mod tests {
 
     #[test]
     fn value_dropped_once_closed_then_taken() {
-        let (n, v) = drop_counter();
+        let n = drop_counter();
+        let v = DropCount(n.clone());
         let (tx, mut rx) = channel();
         tx.send(v).ok().unwrap();
         rx.close();
@@ -1004,7 +949,8 @@ mod tests {
 
     #[test]
     fn value_dropped_once_closed_then_dropped() {
-        let (n, v) = drop_counter();
+        let n = drop_counter();
+        let v = DropCount(n.clone());
         let (tx, mut rx) = channel();
         tx.send(v).ok().unwrap();
         rx.close();
@@ -1064,12 +1010,7 @@ mod tests {
         let (count, waker) = CountWaker::new();
         let mut cx = Context::from_waker(&waker);
         crate::coop::budget(|| {
-            for _ in 0..crate::coop::INITIAL_BUDGET {
-                match crate::coop::poll_proceed(&mut cx) {
-                    Poll::Ready(guard) => guard.made_progress(),
-                    Poll::Pending => panic!("budget ran out early"),
-                }
-            }
+            exhaust_budget(&mut cx);
             assert!(Pin::new(&mut rx).poll(&mut cx).is_pending());
             assert_eq!(count.count(), 1);
             assert!(!rx.is_terminated());
@@ -1086,12 +1027,7 @@ mod tests {
         let (count, waker) = CountWaker::new();
         let mut cx = Context::from_waker(&waker);
         crate::coop::budget(|| {
-            for _ in 0..crate::coop::INITIAL_BUDGET {
-                match crate::coop::poll_proceed(&mut cx) {
-                    Poll::Ready(guard) => guard.made_progress(),
-                    Poll::Pending => panic!("budget ran out early"),
-                }
-            }
+            exhaust_budget(&mut cx);
             assert!(tx.poll_closed(&mut cx).is_pending());
             assert_eq!(count.count(), 1);
         });

@@ -829,26 +829,8 @@ impl fmt::Debug for OwnedSemaphorePermit {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+    use crate::sync::mpsc::test_support::CountWaker;
     use std::sync::Arc as StdArc;
-    use std::task::Wake;
-
-    #[derive(Default)]
-    struct CountWaker(StdAtomicUsize);
-
-    impl Wake for CountWaker {
-        fn wake(self: StdArc<Self>) {
-            self.wake_by_ref();
-        }
-        fn wake_by_ref(self: &StdArc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn counter() -> (StdArc<CountWaker>, Waker) {
-        let c = StdArc::new(CountWaker::default());
-        (c.clone(), Waker::from(c))
-    }
 
     fn poll(f: &mut Acquire<'_>, w: &Waker) -> Poll<Result<(), AcquireError>> {
         Pin::new(f).poll(&mut Context::from_waker(w))
@@ -871,8 +853,8 @@ mod tests {
     #[test]
     fn big_waiter_blocks_small_later_ones() {
         let sem = Semaphore::new(1);
-        let (c1, w1) = counter();
-        let (c2, w2) = counter();
+        let (c1, w1) = CountWaker::new();
+        let (c2, w2) = CountWaker::new();
         let mut big = sem.acquire_raw(3);
         assert!(poll(&mut big, &w1).is_pending());
         // The one available permit went to the big waiter.
@@ -881,16 +863,13 @@ mod tests {
         assert!(poll(&mut small, &w2).is_pending());
         assert!(sem.try_acquire().is_err());
         sem.release(1);
-        assert_eq!(
-            (c1.0.load(Ordering::SeqCst), c2.0.load(Ordering::SeqCst)),
-            (0, 0)
-        );
+        assert_eq!((c1.count(), c2.count()), (0, 0));
         sem.release(1);
-        assert_eq!(c1.0.load(Ordering::SeqCst), 1);
-        assert_eq!(c2.0.load(Ordering::SeqCst), 0);
+        assert_eq!(c1.count(), 1);
+        assert_eq!(c2.count(), 0);
         assert!(poll(&mut big, &w1).is_ready());
         sem.release(1);
-        assert_eq!(c2.0.load(Ordering::SeqCst), 1);
+        assert_eq!(c2.count(), 1);
         assert!(poll(&mut small, &w2).is_ready());
         sem.release(3);
         assert_eq!(sem.available_permits(), 3);
@@ -900,8 +879,8 @@ mod tests {
     #[test]
     fn dropped_waiter_returns_partial_permits_and_waker() {
         let sem = Semaphore::new(2);
-        let (_c1, w1) = counter();
-        let (c2, w2) = counter();
+        let (_c1, w1) = CountWaker::new();
+        let (c2, w2) = CountWaker::new();
         let mut big = sem.acquire_raw(5);
         assert!(poll(&mut big, &w1).is_pending());
         let mut small = sem.acquire_raw(1);
@@ -910,7 +889,7 @@ mod tests {
         assert_eq!(StdArc::strong_count(&_c1), 3, "waker stored");
         drop(big);
         assert_eq!(StdArc::strong_count(&_c1), 2, "waker freed on drop");
-        assert_eq!(c2.0.load(Ordering::SeqCst), 1, "next waiter served");
+        assert_eq!(c2.count(), 1, "next waiter served");
         assert_eq!(sem.available_permits(), 1);
         assert!(poll(&mut small, &w2).is_ready());
         sem.release(1);
@@ -920,11 +899,11 @@ mod tests {
     #[test]
     fn dropped_served_waiter_returns_permits() {
         let sem = Semaphore::new(0);
-        let (c, w) = counter();
+        let (c, w) = CountWaker::new();
         let mut a = sem.acquire_raw(2);
         assert!(poll(&mut a, &w).is_pending());
         sem.release(2);
-        assert_eq!(c.0.load(Ordering::SeqCst), 1);
+        assert_eq!(c.count(), 1);
         assert_eq!(sem.available_permits(), 0);
         drop(a);
         assert_eq!(sem.available_permits(), 2);
@@ -934,11 +913,11 @@ mod tests {
     #[test]
     fn close_fails_waiters_and_returns_assigned() {
         let sem = Semaphore::new(1);
-        let (c, w) = counter();
+        let (c, w) = CountWaker::new();
         let mut a = sem.acquire_raw(3);
         assert!(poll(&mut a, &w).is_pending());
         sem.close();
-        assert_eq!(c.0.load(Ordering::SeqCst), 1);
+        assert_eq!(c.count(), 1);
         assert_eq!(poll(&mut a, &w), Poll::Ready(Err(AcquireError(()))));
         assert_eq!(sem.available_permits(), 1);
         let mut b = sem.acquire_raw(1);
@@ -949,27 +928,27 @@ mod tests {
     #[test]
     fn waker_is_updated() {
         let sem = Semaphore::new(0);
-        let (c1, w1) = counter();
-        let (c2, w2) = counter();
+        let (c1, w1) = CountWaker::new();
+        let (c2, w2) = CountWaker::new();
         let mut a = sem.acquire_raw(1);
         assert!(poll(&mut a, &w1).is_pending());
         assert!(poll(&mut a, &w2).is_pending());
         sem.release(1);
-        assert_eq!(c1.0.load(Ordering::SeqCst), 0);
-        assert_eq!(c2.0.load(Ordering::SeqCst), 1);
+        assert_eq!(c1.count(), 0);
+        assert_eq!(c2.count(), 1);
         assert!(poll(&mut a, &w2).is_ready());
     }
 
     #[test]
     fn many_waiters_over_a_wake_batch() {
         let sem = Semaphore::new(0);
-        let (c, w) = counter();
+        let (c, w) = CountWaker::new();
         let mut futs: Vec<_> = (0..100).map(|_| sem.acquire_raw(1)).collect();
         for f in &mut futs {
             assert!(poll(f, &w).is_pending());
         }
         sem.add_permits(150);
-        assert_eq!(c.0.load(Ordering::SeqCst), 100);
+        assert_eq!(c.count(), 100);
         assert_eq!(sem.available_permits(), 50);
         for f in &mut futs {
             assert!(poll(f, &w).is_ready());

@@ -1,5 +1,6 @@
-//! The FIFO waiter queue shared by [`Notify`](super::Notify) and
-//! [`Semaphore`](super::Semaphore), and a batch of wakers to wake after a
+//! The FIFO waiter queue shared by [`Notify`](super::Notify),
+//! [`Semaphore`](super::Semaphore) and the `mpsc` channels (parked senders
+//! and `closed()` waiters), and a batch of wakers to wake after a
 //! lock is released.
 //!
 //! # What this file owns
@@ -19,6 +20,9 @@
 //!    queue) is separate from being *allocated*: whoever serves a waiter
 //!    unlinks it (`pop_front`, `pop_back`, `unlink`) and records the outcome
 //!    in the value, and the owner later reads the outcome and `remove`s it.
+//!    Until then a served waiter's outcome may still be revised under the
+//!    same lock (mpsc's receiver drop turns `Granted` senders into `Closed`
+//!    ones through `for_each_allocated`); that never frees the slot.
 //! 2. **Links.** `head`/`tail` and each linked slot's `prev`/`next` form one
 //!    chain in queue order; unlinked slots have `linked == false`, and free
 //!    slots are chained through `next` from `free`.
@@ -102,7 +106,6 @@ impl<T> WaitList<T> {
     }
 
     /// The value of an allocated slot.
-    #[cfg(all(test, not(loom)))]
     pub(crate) fn get(&self, key: usize) -> &T {
         self.slots[key]
             .value
@@ -173,6 +176,16 @@ impl<T> WaitList<T> {
             self.free = NIL;
         }
         value
+    }
+
+    /// Calls `f` on the value of every allocated slot, queued or not, in
+    /// slot order (O(slots)).
+    pub(crate) fn for_each_allocated(&mut self, mut f: impl FnMut(&mut T)) {
+        for slot in &mut self.slots {
+            if let Some(value) = slot.value.as_mut() {
+                f(value);
+            }
+        }
     }
 
     /// Number of queued waiters (O(n); for tests and `Debug`).

@@ -232,8 +232,11 @@ impl<T> Sender<T> {
     /// ```
     #[track_caller]
     pub fn blocking_send(&self, value: T) -> Result<(), SendError<T>> {
-        super::assert_not_in_runtime("mpsc::Sender::blocking_send", "tx.send(value).await");
-        super::block_on(self.send(value))
+        crate::sync::blocking_wait::block_on(
+            "mpsc::Sender::blocking_send",
+            "tx.send(value).await",
+            self.send(value),
+        )
     }
 
     /// Waits for capacity and reserves one slot for a later
@@ -621,7 +624,7 @@ impl<T> fmt::Debug for OwnedPermit<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::super::error::TryRecvError;
-    use super::super::test_support::{drop_counter, CountWaker, DropCount};
+    use super::super::test_support::{drop_counter, exhaust_budget, CountWaker, DropCount};
     use super::*;
     use std::future::Future;
     use std::pin::Pin;
@@ -885,12 +888,7 @@ mod tests {
         let (count, waker) = CountWaker::new();
         let mut cx = Context::from_waker(&waker);
         crate::coop::budget(|| {
-            for _ in 0..crate::coop::INITIAL_BUDGET {
-                match crate::coop::poll_proceed(&mut cx) {
-                    Poll::Ready(guard) => guard.made_progress(),
-                    Poll::Pending => panic!("budget ran out early"),
-                }
-            }
+            exhaust_budget(&mut cx);
             assert!(rx.poll_recv(&mut cx).is_pending());
             assert_eq!(count.count(), 1);
             assert!(Box::pin(tx.send(2)).as_mut().poll(&mut cx).is_pending());

@@ -9,8 +9,8 @@ use std::future::poll_fn;
 use std::task::{ready, Context, Poll, Waker};
 
 use super::error::TrySendError;
-use super::wait_list::{Slot, WaitList};
 use crate::loom::{lock, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::wait_list::WaitList;
 
 /// The allocation shared by all handles (behind one `Arc`).
 pub(super) struct Chan<T> {
@@ -33,15 +33,78 @@ struct State<T> {
     /// Slots held by permits or granted to waiting senders (invariant 2).
     reserved: usize,
     /// Senders waiting for capacity (invariant 3).
-    senders: WaitList,
+    senders: WaitList<Waiter>,
     /// Tasks in `Sender::closed()`.
-    closed_waiters: WaitList,
+    closed_waiters: WaitList<Waiter>,
     /// The receiver closed or dropped (invariant 4).
     rx_closed: bool,
     /// The receiver dropped (invariant 6).
     rx_dropped: bool,
     /// The last sender dropped (invariant 4).
     tx_closed: bool,
+}
+
+/// A parked task's entry in `State::senders` or `State::closed_waiters`, two
+/// crate-level [`WaitList`]s. An entry is queued (linked) exactly while it is
+/// `Waiting`: whoever serves it unlinks it and records the outcome here, and
+/// the future holding its key reads the outcome and `remove`s it.
+#[derive(Debug)]
+enum Waiter {
+    /// Parked, with the waker to wake when its turn comes.
+    Waiting(Waker),
+    /// Its turn came (a sender was handed a slot of capacity); it has not yet
+    /// observed this.
+    Granted,
+    /// The channel closed while it waited; it has not yet observed this.
+    Closed,
+}
+
+/// The transitions of [`Waiter`] entries, for the lists in `State`.
+impl WaitList<Waiter> {
+    /// Parks a new waiter at the back of the queue and returns its key.
+    fn push_waiting(&mut self, waker: Waker) -> usize {
+        self.push_back(Waiter::Waiting(waker))
+    }
+
+    /// Replaces the waker of a `Waiting` waiter unless it would wake the same
+    /// task; returns the old waker so the caller drops it after unlocking.
+    fn update_waker(&mut self, key: usize, waker: &Waker) -> Option<Waker> {
+        match self.get_mut(key) {
+            Waiter::Waiting(w) if !w.will_wake(waker) => Some(std::mem::replace(w, waker.clone())),
+            _ => None,
+        }
+    }
+
+    /// Moves the oldest waiting waiter to `Granted` and returns its waker.
+    fn grant_front(&mut self) -> Option<Waker> {
+        let key = self.pop_front()?;
+        match std::mem::replace(self.get_mut(key), Waiter::Granted) {
+            Waiter::Waiting(waker) => Some(waker),
+            _ => unreachable!("a queued waiter is always waiting"),
+        }
+    }
+
+    /// Moves every `Waiting` waiter, and also every `Granted` one if
+    /// `granted_too`, to `Closed`. Pushes the wakers of the waiting ones onto
+    /// `wakers` and returns how many granted ones were closed.
+    fn close_all(&mut self, granted_too: bool, wakers: &mut Vec<Waker>) -> usize {
+        while let Some(key) = self.pop_front() {
+            match std::mem::replace(self.get_mut(key), Waiter::Closed) {
+                Waiter::Waiting(waker) => wakers.push(waker),
+                _ => unreachable!("a queued waiter is always waiting"),
+            }
+        }
+        let mut granted = 0;
+        if granted_too {
+            self.for_each_allocated(|w| {
+                if let Waiter::Granted = w {
+                    *w = Waiter::Closed;
+                    granted += 1;
+                }
+            });
+        }
+        granted
+    }
 }
 
 /// Wakers collected under the lock, woken after it is released (invariant 5).
@@ -201,7 +264,7 @@ impl<T> Chan<T> {
                 return Err(TrySendError::Full(value));
             }
             // Invariant 3: free permits mean nobody is queued ahead of us.
-            debug_assert!(st.senders.no_waiting());
+            debug_assert!(st.senders.is_empty());
             st.permits -= 1;
             st.queue.push_back(value);
             st.rx_waker.take()
@@ -238,23 +301,22 @@ impl<T> Chan<T> {
         old: &mut Option<Waker>,
     ) -> Poll<Result<(), ()>> {
         if let Some(k) = *key {
-            return match st.senders.slot(k) {
-                Slot::Waiting(_) => {
+            return match st.senders.get(k) {
+                Waiter::Waiting(_) => {
                     *old = st.senders.update_waker(k, waker);
                     Poll::Pending
                 }
-                Slot::Granted => {
+                Waiter::Granted => {
                     // The slot was counted in `reserved` when granted.
                     st.senders.remove(k);
                     *key = None;
                     Poll::Ready(Ok(()))
                 }
-                Slot::Closed => {
+                Waiter::Closed => {
                     st.senders.remove(k);
                     *key = None;
                     Poll::Ready(Err(()))
                 }
-                Slot::Vacant { .. } => unreachable!("a waiter's slot is never freed under it"),
             };
         }
         if st.rx_closed {
@@ -262,12 +324,12 @@ impl<T> Chan<T> {
         }
         if st.permits > 0 {
             // Invariant 3: free permits mean nobody is queued ahead of us.
-            debug_assert!(st.senders.no_waiting());
+            debug_assert!(st.senders.is_empty());
             st.permits -= 1;
             st.reserved += 1;
             return Poll::Ready(Ok(()));
         }
-        *key = Some(st.senders.push(waker.clone()));
+        *key = Some(st.senders.push_waiting(waker.clone()));
         Poll::Pending
     }
 
@@ -380,7 +442,7 @@ impl<T> Chan<T> {
         let removed = {
             let mut st = self.lock();
             let removed = st.senders.remove(key);
-            if let Slot::Granted = removed {
+            if let Waiter::Granted = removed {
                 st.reserved -= 1;
                 wake.push(Self::release_locked(&mut st));
                 if st.rx_closed && st.reserved == 0 {
@@ -409,10 +471,10 @@ impl<T> Chan<T> {
                 match *key {
                     Some(k) => {
                         if let Some(w) = st.closed_waiters.update_waker(k, cx.waker()) {
-                            old = Some(Slot::Waiting(w));
+                            old = Some(Waiter::Waiting(w));
                         }
                     }
-                    None => *key = Some(st.closed_waiters.push(cx.waker().clone())),
+                    None => *key = Some(st.closed_waiters.push_waiting(cx.waker().clone())),
                 }
                 Poll::Pending
             }
@@ -590,5 +652,57 @@ impl<T> fmt::Debug for Chan<T> {
             .field("rx_closed", &self.is_rx_closed())
             .field("bound", &self.bound)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiter_fifo_order_and_key_reuse() {
+        let mut list = WaitList::new();
+        let a = list.push_waiting(Waker::noop().clone());
+        let b = list.push_waiting(Waker::noop().clone());
+        let c = list.push_waiting(Waker::noop().clone());
+        assert!(matches!(list.remove(b), Waiter::Waiting(_)));
+        assert!(list.grant_front().is_some());
+        assert!(matches!(list.get(a), Waiter::Granted));
+        assert!(list.grant_front().is_some());
+        assert!(matches!(list.get(c), Waiter::Granted));
+        assert!(list.grant_front().is_none());
+        assert!(list.is_empty());
+        // The freed slot is reused.
+        let d = list.push_waiting(Waker::noop().clone());
+        assert_eq!(d, b);
+        let mut wakers = Vec::new();
+        assert_eq!(list.close_all(true, &mut wakers), 2);
+        assert_eq!(wakers.len(), 1);
+        assert!(matches!(list.remove(a), Waiter::Closed));
+        assert!(matches!(list.remove(c), Waiter::Closed));
+        assert!(matches!(list.remove(d), Waiter::Closed));
+    }
+
+    #[test]
+    fn waiter_close_keeps_granted_when_asked() {
+        let mut list = WaitList::new();
+        let a = list.push_waiting(Waker::noop().clone());
+        let b = list.push_waiting(Waker::noop().clone());
+        list.grant_front();
+        let mut wakers = Vec::new();
+        assert_eq!(list.close_all(false, &mut wakers), 0);
+        assert!(matches!(list.get(a), Waiter::Granted));
+        assert!(matches!(list.get(b), Waiter::Closed));
+    }
+
+    #[test]
+    fn waiter_update_waker_replaces_only_different() {
+        let (_, wa) = super::super::test_support::CountWaker::new();
+        let (_, wb) = super::super::test_support::CountWaker::new();
+        let mut list = WaitList::new();
+        let a = list.push_waiting(wa.clone());
+        assert!(list.update_waker(a, &wa).is_none());
+        assert!(list.update_waker(a, &wb).is_some());
+        assert!(list.update_waker(a, &wb).is_none());
     }
 }

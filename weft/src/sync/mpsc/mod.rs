@@ -50,12 +50,15 @@
 //!
 //! # What this folder owns
 //!
-//! - `chan.rs`: the shared state (`Chan`) and every operation on it;
-//! - `wait_list.rs`: the FIFO of parked senders (and `closed()` waiters);
+//! - `chan.rs`: the shared state (`Chan`) and every operation on it, with
+//!   the parked senders and `closed()` waiters kept in the crate-level
+//!   `WaitList` (`sync/wait_list.rs`);
 //! - `bounded.rs`: `channel` and its sending handles (`Sender`, `Permit`,
 //!   `OwnedPermit`, `WeakSender`);
-//! - `receiver.rs`: `channel`'s `Receiver`;
-//! - `unbounded.rs`: `unbounded_channel`'s handles;
+//! - `receiver.rs`: `RxCore`, the receiving logic shared by both channels'
+//!   receivers, and `channel`'s `Receiver`, which wraps it;
+//! - `unbounded.rs`: `unbounded_channel`'s handles (its `UnboundedReceiver`
+//!   wraps `RxCore` too);
 //! - `error.rs`: the error types.
 //!
 //! # Invariants
@@ -101,7 +104,6 @@ mod chan;
 pub mod error;
 mod receiver;
 mod unbounded;
-mod wait_list;
 
 pub use self::bounded::{channel, OwnedPermit, Permit, Sender, WeakSender};
 pub use self::receiver::Receiver;
@@ -109,43 +111,18 @@ pub use self::unbounded::{
     unbounded_channel, UnboundedReceiver, UnboundedSender, WeakUnboundedSender,
 };
 
-use std::future::Future;
-
-/// Panics if the thread is driving a runtime: `what` is blocking, `fix` the
-/// async alternative.
-#[track_caller]
-fn assert_not_in_runtime(what: &str, fix: &str) {
-    if crate::runtime::context::entered() != crate::runtime::context::Entered::No {
-        panic!(
-            "{what} called from inside a weft runtime: blocking a thread that drives tasks \
-             can deadlock. Use `{fix}` instead, or call it from weft::task::spawn_blocking \
-             or a thread outside the runtime."
-        );
-    }
-}
-
-/// Drives `fut` to completion on the current thread, sleeping between polls.
-#[cfg(not(loom))]
-fn block_on<F: Future>(fut: F) -> F::Output {
-    crate::runtime::park_thread::block_on(fut)
-}
-
-/// Under loom, threads are modelled, so blocking must go through loom.
-#[cfg(loom)]
-fn block_on<F: Future>(fut: F) -> F::Output {
-    loom::future::block_on(fut)
-}
-
-/// Wakers and drop counters shared by the unit tests of this folder.
+/// Wakers, drop counters and a budget helper shared by the unit tests of
+/// `weft::sync` (this folder's, and `oneshot`'s, `Notify`'s and
+/// `Semaphore`'s).
 #[cfg(all(test, not(loom)))]
-mod test_support {
+pub(in crate::sync) mod test_support {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use std::task::{Wake, Waker};
+    use std::task::{Context, Poll, Wake, Waker};
 
     /// Counts wakes.
     #[derive(Default)]
-    pub(super) struct CountWaker(AtomicUsize);
+    pub(in crate::sync) struct CountWaker(AtomicUsize);
 
     impl Wake for CountWaker {
         fn wake(self: Arc<Self>) {
@@ -158,18 +135,18 @@ mod test_support {
     }
 
     impl CountWaker {
-        pub(super) fn new() -> (Arc<CountWaker>, Waker) {
+        pub(in crate::sync) fn new() -> (Arc<CountWaker>, Waker) {
             let c = Arc::new(CountWaker::default());
             (c.clone(), Waker::from(c))
         }
 
-        pub(super) fn count(&self) -> usize {
+        pub(in crate::sync) fn count(&self) -> usize {
             self.0.load(Ordering::SeqCst)
         }
     }
 
     /// Counts its own drops.
-    pub(super) struct DropCount(pub(super) Arc<AtomicUsize>);
+    pub(in crate::sync) struct DropCount(pub(in crate::sync) Arc<AtomicUsize>);
 
     impl Drop for DropCount {
         fn drop(&mut self) {
@@ -177,7 +154,18 @@ mod test_support {
         }
     }
 
-    pub(super) fn drop_counter() -> Arc<AtomicUsize> {
+    pub(in crate::sync) fn drop_counter() -> Arc<AtomicUsize> {
         Arc::new(AtomicUsize::new(0))
+    }
+
+    /// Spends the whole cooperative budget of the current
+    /// `crate::coop::budget` scope, so the next budgeted poll yields.
+    pub(in crate::sync) fn exhaust_budget(cx: &mut Context<'_>) {
+        for _ in 0..crate::coop::INITIAL_BUDGET {
+            match crate::coop::poll_proceed(cx) {
+                Poll::Ready(guard) => guard.made_progress(),
+                Poll::Pending => panic!("budget ran out early"),
+            }
+        }
     }
 }

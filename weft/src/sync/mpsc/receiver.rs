@@ -1,4 +1,9 @@
-//! The bounded channel's receiving half, [`Receiver`].
+//! The receiving half: [`RxCore`], the logic shared by both receivers, and
+//! the bounded channel's [`Receiver`], a thin wrapper around it.
+//!
+//! [`UnboundedReceiver`](super::UnboundedReceiver) wraps the same core; the
+//! two public types differ only in their docs and in `Receiver`'s capacity
+//! getters.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -8,16 +13,92 @@ use super::chan::Chan;
 use super::error::TryRecvError;
 use crate::loom::Arc;
 
+/// The receiving end of a channel, bounded or not: every receiver operation
+/// (budgeting, error mapping, closing on drop) is written here once.
+pub(super) struct RxCore<T> {
+    chan: Arc<Chan<T>>,
+}
+
+impl<T> RxCore<T> {
+    pub(super) fn new(chan: Arc<Chan<T>>) -> RxCore<T> {
+        RxCore { chan }
+    }
+
+    pub(super) fn chan(&self) -> &Chan<T> {
+        &self.chan
+    }
+
+    pub(super) async fn recv(&mut self) -> Option<T> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    pub(super) async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+        poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
+    }
+
+    pub(super) fn try_recv(&mut self) -> Result<T, TryRecvError> {
+        match self.chan.try_recv() {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(TryRecvError::Empty),
+            Err(()) => Err(TryRecvError::Disconnected),
+        }
+    }
+
+    pub(super) fn close(&mut self) {
+        self.chan.close_rx();
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.chan.is_closed_for_rx()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Budgeted: spends one unit of cooperative budget on `Ready`.
+    pub(super) fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        let res = ready!(self.chan.poll_recv(cx));
+        coop.made_progress();
+        Poll::Ready(res)
+    }
+
+    /// Budgeted like `poll_recv`; `limit == 0` is `Ready(0)` at once.
+    pub(super) fn poll_recv_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buffer: &mut Vec<T>,
+        limit: usize,
+    ) -> Poll<usize> {
+        if limit == 0 {
+            return Poll::Ready(0);
+        }
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        let res = ready!(self.chan.poll_recv_many(cx, buffer, limit));
+        coop.made_progress();
+        Poll::Ready(res)
+    }
+}
+
+impl<T> Drop for RxCore<T> {
+    fn drop(&mut self) {
+        self.chan.drop_rx();
+    }
+}
+
 /// Receives values from the associated [`Sender`](super::Sender)s.
 ///
 /// Created by [`channel`](super::channel).
 pub struct Receiver<T> {
-    chan: Arc<Chan<T>>,
+    inner: RxCore<T>,
 }
 
 impl<T> Receiver<T> {
     pub(super) fn new(chan: Arc<Chan<T>>) -> Receiver<T> {
-        Receiver { chan }
+        Receiver {
+            inner: RxCore::new(chan),
+        }
     }
 }
 
@@ -51,7 +132,7 @@ impl<T> Receiver<T> {
     /// });
     /// ```
     pub async fn recv(&mut self) -> Option<T> {
-        poll_fn(|cx| self.poll_recv(cx)).await
+        self.inner.recv().await
     }
 
     /// Receives up to `limit` messages into `buffer` (appending), waiting
@@ -83,7 +164,7 @@ impl<T> Receiver<T> {
     /// });
     /// ```
     pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
+        self.inner.recv_many(buffer, limit).await
     }
 
     /// Tries to receive the next message without waiting.
@@ -105,11 +186,7 @@ impl<T> Receiver<T> {
     /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
     /// ```
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        match self.chan.try_recv() {
-            Ok(Some(v)) => Ok(v),
-            Ok(None) => Err(TryRecvError::Empty),
-            Err(()) => Err(TryRecvError::Disconnected),
-        }
+        self.inner.try_recv()
     }
 
     /// Receives the next message from synchronous code, blocking the thread
@@ -138,8 +215,11 @@ impl<T> Receiver<T> {
     /// ```
     #[track_caller]
     pub fn blocking_recv(&mut self) -> Option<T> {
-        super::assert_not_in_runtime("mpsc::Receiver::blocking_recv", "rx.recv().await");
-        super::block_on(self.recv())
+        crate::sync::blocking_wait::block_on(
+            "mpsc::Receiver::blocking_recv",
+            "rx.recv().await",
+            self.inner.recv(),
+        )
     }
 
     /// Closes the receiving half without dropping it.
@@ -166,7 +246,7 @@ impl<T> Receiver<T> {
     /// });
     /// ```
     pub fn close(&mut self) {
-        self.chan.close_rx();
+        self.inner.close();
     }
 
     /// Returns `true` if the channel is closed: [`close`](Receiver::close)
@@ -184,7 +264,7 @@ impl<T> Receiver<T> {
     /// assert!(rx.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.chan.is_closed_for_rx()
+        self.inner.is_closed()
     }
 
     /// Returns the number of buffered messages.
@@ -200,7 +280,7 @@ impl<T> Receiver<T> {
     /// assert_eq!(rx.len(), 2);
     /// ```
     pub fn len(&self) -> usize {
-        self.chan.len()
+        self.inner.len()
     }
 
     /// Returns `true` if no message is buffered.
@@ -232,12 +312,12 @@ impl<T> Receiver<T> {
     /// assert_eq!(rx.max_capacity(), 3);
     /// ```
     pub fn capacity(&self) -> usize {
-        self.chan.capacity()
+        self.inner.chan().capacity()
     }
 
     /// Returns the buffer size the channel was created with.
     pub fn max_capacity(&self) -> usize {
-        self.chan.max_capacity()
+        self.inner.chan().max_capacity()
     }
 
     /// Polls to receive the next message.
@@ -262,10 +342,7 @@ impl<T> Receiver<T> {
     /// });
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let res = ready!(self.chan.poll_recv(cx));
-        coop.made_progress();
-        Poll::Ready(res)
+        self.inner.poll_recv(cx)
     }
 
     /// Polls to receive up to `limit` messages into `buffer` (see
@@ -293,26 +370,14 @@ impl<T> Receiver<T> {
         buffer: &mut Vec<T>,
         limit: usize,
     ) -> Poll<usize> {
-        if limit == 0 {
-            return Poll::Ready(0);
-        }
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let res = ready!(self.chan.poll_recv_many(cx, buffer, limit));
-        coop.made_progress();
-        Poll::Ready(res)
-    }
-}
-
-impl<T> Drop for Receiver<T> {
-    fn drop(&mut self) {
-        self.chan.drop_rx();
+        self.inner.poll_recv_many(cx, buffer, limit)
     }
 }
 
 impl<T> fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
-            .field("chan", &self.chan)
+            .field("chan", self.inner.chan())
             .finish()
     }
 }

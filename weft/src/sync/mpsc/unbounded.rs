@@ -2,11 +2,11 @@
 //! [`WeakUnboundedSender`] and [`UnboundedReceiver`].
 
 use std::fmt;
-use std::future::poll_fn;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
 use super::chan::Chan;
 use super::error::{SendError, TryRecvError};
+use super::receiver::RxCore;
 use crate::loom::Arc;
 
 /// Creates an unbounded channel for communicating between asynchronous
@@ -45,7 +45,9 @@ pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
     let chan = Arc::new(Chan::new(None));
     (
         UnboundedSender { chan: chan.clone() },
-        UnboundedReceiver { chan },
+        UnboundedReceiver {
+            inner: RxCore::new(chan),
+        },
     )
 }
 
@@ -69,7 +71,7 @@ pub struct WeakUnboundedSender<T> {
 ///
 /// Created by [`unbounded_channel`].
 pub struct UnboundedReceiver<T> {
-    chan: Arc<Chan<T>>,
+    inner: RxCore<T>,
 }
 
 impl<T> UnboundedSender<T> {
@@ -284,7 +286,7 @@ impl<T> UnboundedReceiver<T> {
     /// });
     /// ```
     pub async fn recv(&mut self) -> Option<T> {
-        poll_fn(|cx| self.poll_recv(cx)).await
+        self.inner.recv().await
     }
 
     /// Receives up to `limit` messages into `buffer` (appending), waiting
@@ -313,7 +315,7 @@ impl<T> UnboundedReceiver<T> {
     /// });
     /// ```
     pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
+        self.inner.recv_many(buffer, limit).await
     }
 
     /// Tries to receive the next message without waiting.
@@ -335,11 +337,7 @@ impl<T> UnboundedReceiver<T> {
     /// assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
     /// ```
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        match self.chan.try_recv() {
-            Ok(Some(v)) => Ok(v),
-            Ok(None) => Err(TryRecvError::Empty),
-            Err(()) => Err(TryRecvError::Disconnected),
-        }
+        self.inner.try_recv()
     }
 
     /// Receives the next message from synchronous code, blocking the thread
@@ -364,8 +362,11 @@ impl<T> UnboundedReceiver<T> {
     /// ```
     #[track_caller]
     pub fn blocking_recv(&mut self) -> Option<T> {
-        super::assert_not_in_runtime("mpsc::UnboundedReceiver::blocking_recv", "rx.recv().await");
-        super::block_on(self.recv())
+        crate::sync::blocking_wait::block_on(
+            "mpsc::UnboundedReceiver::blocking_recv",
+            "rx.recv().await",
+            self.inner.recv(),
+        )
     }
 
     /// Closes the receiving half without dropping it.
@@ -389,7 +390,7 @@ impl<T> UnboundedReceiver<T> {
     /// });
     /// ```
     pub fn close(&mut self) {
-        self.chan.close_rx();
+        self.inner.close();
     }
 
     /// Returns `true` if the channel is closed:
@@ -407,7 +408,7 @@ impl<T> UnboundedReceiver<T> {
     /// assert!(rx.is_closed());
     /// ```
     pub fn is_closed(&self) -> bool {
-        self.chan.is_closed_for_rx()
+        self.inner.is_closed()
     }
 
     /// Returns the number of buffered messages.
@@ -422,7 +423,7 @@ impl<T> UnboundedReceiver<T> {
     /// assert_eq!(rx.len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        self.chan.len()
+        self.inner.len()
     }
 
     /// Returns `true` if no message is buffered.
@@ -463,10 +464,7 @@ impl<T> UnboundedReceiver<T> {
     /// });
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let res = ready!(self.chan.poll_recv(cx));
-        coop.made_progress();
-        Poll::Ready(res)
+        self.inner.poll_recv(cx)
     }
 
     /// Polls to receive up to `limit` messages into `buffer` (see
@@ -493,26 +491,14 @@ impl<T> UnboundedReceiver<T> {
         buffer: &mut Vec<T>,
         limit: usize,
     ) -> Poll<usize> {
-        if limit == 0 {
-            return Poll::Ready(0);
-        }
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let res = ready!(self.chan.poll_recv_many(cx, buffer, limit));
-        coop.made_progress();
-        Poll::Ready(res)
-    }
-}
-
-impl<T> Drop for UnboundedReceiver<T> {
-    fn drop(&mut self) {
-        self.chan.drop_rx();
+        self.inner.poll_recv_many(cx, buffer, limit)
     }
 }
 
 impl<T> fmt::Debug for UnboundedReceiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UnboundedReceiver")
-            .field("chan", &self.chan)
+            .field("chan", self.inner.chan())
             .finish()
     }
 }
