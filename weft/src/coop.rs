@@ -22,7 +22,7 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
 /// Units of work one task poll may perform before it is forced to yield.
 pub(crate) const INITIAL_BUDGET: u8 = 128;
@@ -81,15 +81,14 @@ pub(crate) fn has_remaining() -> bool {
     BUDGET.try_with(|c| c.get().has_remaining()).unwrap_or(true)
 }
 
-/// Remaining units, `None` when unconstrained. For tests and metrics.
-#[allow(dead_code)]
+/// Remaining units, `None` when unconstrained.
+#[cfg(all(test, not(loom)))]
 pub(crate) fn remaining() -> Option<u8> {
     BUDGET.try_with(|c| c.get().0).unwrap_or(None)
 }
 
 /// Stop budgeting for the rest of the current poll and return what was left,
 /// so it can be put back with [`restore`] (used by `block_in_place`).
-#[allow(dead_code)]
 pub(crate) fn stop() -> Budget {
     BUDGET
         .try_with(|c| c.replace(Budget::unconstrained()))
@@ -97,7 +96,6 @@ pub(crate) fn stop() -> Budget {
 }
 
 /// Put back a budget returned by [`stop`].
-#[allow(dead_code)]
 pub(crate) fn restore(b: Budget) {
     let _ = BUDGET.try_with(|c| c.set(b));
 }
@@ -224,19 +222,4 @@ impl<F: Future> Future for Unconstrained<F> {
         let inner = unsafe { self.map_unchecked_mut(|u| &mut u.inner) };
         with_unconstrained(|| inner.poll(cx))
     }
-}
-
-/// Poll `f` only if budget remains; used by combinators that want to count
-/// as one operation.
-#[allow(dead_code)]
-pub(crate) fn poll_budgeted<T>(
-    cx: &mut Context<'_>,
-    f: impl FnOnce(&mut Context<'_>) -> Poll<T>,
-) -> Poll<T> {
-    let restore = ready!(poll_proceed(cx));
-    let out = f(cx);
-    if out.is_ready() {
-        restore.made_progress();
-    }
-    out
 }

@@ -11,7 +11,6 @@ mod imp {
     pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize};
     pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
     pub(crate) use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
-    pub(crate) use std::thread;
 
     /// `std::cell::UnsafeCell` with loom's closure-based access API.
     #[derive(Debug, Default)]

@@ -50,21 +50,6 @@ impl WorkerStats {
             .store(self.busy_duration_ns, Ordering::Relaxed);
         to.queue_depth.store(queue_depth, Ordering::Relaxed);
     }
-
-    /// Resume counting from what was published (a core handed to a new
-    /// thread by `block_in_place` keeps its totals).
-    #[allow(dead_code)]
-    pub(crate) fn load(from: &WorkerMetrics) -> WorkerStats {
-        WorkerStats {
-            poll_count: from.poll_count.load(Ordering::Relaxed),
-            steal_count: from.steal_count.load(Ordering::Relaxed),
-            steal_operations: from.steal_operations.load(Ordering::Relaxed),
-            park_count: from.park_count.load(Ordering::Relaxed),
-            local_schedule_count: from.local_schedule_count.load(Ordering::Relaxed),
-            overflow_count: from.overflow_count.load(Ordering::Relaxed),
-            busy_duration_ns: from.busy_duration_ns.load(Ordering::Relaxed),
-        }
-    }
 }
 
 /// Counters shared by all threads of a runtime (updated rarely).

@@ -28,23 +28,54 @@ impl Wake for ThreadNotify {
     }
 }
 
+/// Parks the current thread until a waker it handed out is woken.
+pub(crate) struct ThreadParker {
+    notify: Arc<ThreadNotify>,
+}
+
+impl ThreadParker {
+    /// A parker for the calling thread, initially notified so that the first
+    /// check polls at once.
+    pub(crate) fn new() -> ThreadParker {
+        ThreadParker {
+            notify: Arc::new(ThreadNotify {
+                thread: thread::current(),
+                notified: AtomicBool::new(true),
+            }),
+        }
+    }
+
+    /// A waker that unparks this thread.
+    pub(crate) fn waker(&self) -> Waker {
+        Waker::from(self.notify.clone())
+    }
+
+    /// Consume a pending notification; true if there was one.
+    pub(crate) fn take_notification(&self) -> bool {
+        self.notify.notified.swap(false, Ordering::AcqRel)
+    }
+
+    /// Sleep until notified (returns at once if a notification is pending;
+    /// does not consume it).
+    pub(crate) fn park(&self) {
+        while !self.notify.notified.load(Ordering::Acquire) {
+            thread::park();
+        }
+    }
+}
+
 /// Poll `future` on this thread until it completes, sleeping in between.
 pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
-    let notify = Arc::new(ThreadNotify {
-        thread: thread::current(),
-        notified: AtomicBool::new(true),
-    });
-    let waker = Waker::from(notify.clone());
+    let parker = ThreadParker::new();
+    let waker = parker.waker();
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
     loop {
-        if notify.notified.swap(false, Ordering::AcqRel) {
+        if parker.take_notification() {
             if let Poll::Ready(v) = coop::budget(|| future.as_mut().poll(&mut cx)) {
                 return v;
             }
         }
-        while !notify.notified.load(Ordering::Acquire) {
-            thread::park();
-        }
+        parker.park();
     }
 }

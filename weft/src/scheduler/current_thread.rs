@@ -20,6 +20,7 @@ use crate::coop;
 use crate::loom::{lock, AtomicBool, Mutex, Ordering};
 use crate::runtime::context;
 use crate::runtime::metrics::{SchedulerMetrics, WorkerMetrics, WorkerStats};
+use crate::runtime::park_thread::ThreadParker;
 use crate::task::{Id, JoinHandle, Notified, OwnedTasks, RawTask, Schedule, Task};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -109,6 +110,7 @@ impl CurrentThread {
         let _enter = context::enter_runtime(false);
         let _current = context::set_current(scheduler_handle);
         let mut future = pin!(future);
+        let parker = ThreadParker::new();
         loop {
             if let Some(core) = self.take_core() {
                 let cx = super::Context::CurrentThread(Context {
@@ -135,15 +137,18 @@ impl CurrentThread {
                     cx.run(future.as_mut())
                 });
             }
-            // Another thread is driving: wait for our future or for the core.
-            let waker = Waker::from(Arc::new(ThreadWaker(crate::loom::thread::current())));
+            // Another thread is driving: wait for our future or for the
+            // core to come back (both wake the same waker).
+            let waker = parker.waker();
             lock(&handle.core_waiters).push(waker.clone());
-            let mut cx = TaskContext::from_waker(&waker);
-            if let Poll::Ready(v) = coop::budget(|| future.as_mut().poll(&mut cx)) {
-                return v;
+            if parker.take_notification() {
+                let mut cx = TaskContext::from_waker(&waker);
+                if let Poll::Ready(v) = coop::budget(|| future.as_mut().poll(&mut cx)) {
+                    return v;
+                }
             }
             if lock(&self.core).is_none() {
-                crate::loom::thread::park();
+                parker.park();
             }
         }
     }
@@ -176,17 +181,6 @@ impl CurrentThread {
             core.stats.publish(&handle.worker_metrics, 0);
             *lock(&self.core) = Some(core);
         }
-    }
-}
-
-struct ThreadWaker(crate::loom::thread::Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
     }
 }
 
@@ -286,12 +280,12 @@ impl Handle {
     {
         let (join, notified) = me.owned.spawn(future, me.clone(), id);
         if let Some(notified) = notified {
-            me.schedule_task(notified, false);
+            me.schedule_task(notified);
         }
         join
     }
 
-    fn schedule_task(self: &Arc<Self>, task: Notified<Arc<Handle>>, _is_yield: bool) {
+    fn schedule_task(self: &Arc<Self>, task: Notified<Arc<Handle>>) {
         let pushed_locally = context::with_scheduler(|cx| {
             let Some(super::Context::CurrentThread(cx)) = cx else {
                 return Err(task);
@@ -346,11 +340,9 @@ impl Schedule for Arc<Handle> {
         self.owned.remove(task)
     }
 
+    // A yield needs nothing special here: `schedule` already pushes to the
+    // back of the queue, behind everything that is ready.
     fn schedule(&self, task: Notified<Self>) {
-        self.schedule_task(task, false);
-    }
-
-    fn yield_now(&self, task: Notified<Self>) {
-        self.schedule_task(task, true);
+        self.schedule_task(task);
     }
 }

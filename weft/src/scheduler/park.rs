@@ -4,11 +4,11 @@
 //! makes the next `park` return at once (a token, like
 //! `std::thread::park`), so a wake between "no work found" and "go to sleep"
 //! is never lost. This is the seam where the I/O and timer drivers plug in
-//! later: one parked worker will block in the reactor instead of the condvar,
-//! and `unpark` will use the reactor's waker for it.
+//! later: one parked worker will block in the reactor instead of the condvar
+//! (with the next timer as its timeout), and `unpark` will use the reactor's
+//! waker for it.
 
 use crate::loom::{lock, Arc, AtomicUsize, Condvar, Mutex, Ordering};
-use std::time::Duration;
 
 const EMPTY: usize = 0;
 const PARKED: usize = 1;
@@ -49,13 +49,7 @@ impl Parker {
 
     /// Block until unparked (returns at once if a token is pending).
     pub(crate) fn park(&self) {
-        self.inner.park(None);
-    }
-
-    /// Block until unparked or `timeout` passes.
-    #[allow(dead_code)]
-    pub(crate) fn park_timeout(&self, timeout: Duration) {
-        self.inner.park(Some(timeout));
+        self.inner.park();
     }
 }
 
@@ -66,16 +60,13 @@ impl Unparker {
 }
 
 impl Inner {
-    fn park(&self, timeout: Option<Duration>) {
+    fn park(&self) {
         // Fast path: consume a pending token without locking.
         if self
             .state
             .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Acquire)
             .is_ok()
         {
-            return;
-        }
-        if timeout == Some(Duration::ZERO) {
             return;
         }
         let mut guard = lock(&self.mutex);
@@ -90,32 +81,16 @@ impl Inner {
             }
             Err(actual) => panic!("inconsistent park state {actual}: parked twice"),
         }
-        match timeout {
-            None => loop {
-                guard = self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner());
-                if self
-                    .state
-                    .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Acquire)
-                    .is_ok()
-                {
-                    return;
-                }
-                // Spurious wakeup: keep waiting.
-            },
-            Some(d) => {
-                #[cfg(not(loom))]
-                let (_g, _) = self
-                    .condvar
-                    .wait_timeout(guard, d)
-                    .unwrap_or_else(|e| e.into_inner());
-                #[cfg(loom)]
-                let _g = {
-                    let _ = d;
-                    self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner())
-                };
-                // Whether notified or timed out, leave the parked state.
-                self.state.swap(EMPTY, Ordering::AcqRel);
+        loop {
+            guard = self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner());
+            if self
+                .state
+                .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Acquire)
+                .is_ok()
+            {
+                return;
             }
+            // Spurious wakeup: keep waiting.
         }
     }
 

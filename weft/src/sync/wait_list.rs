@@ -200,7 +200,7 @@ impl<T> WaitList<T> {
     }
 
     /// Number of allocated slots (queued or served but not yet removed).
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn allocated(&self) -> usize {
         self.allocated
     }

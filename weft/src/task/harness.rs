@@ -3,7 +3,7 @@
 //! points at; each one acts only after a state transition says it may.
 
 use super::core::{Cell, Header, Stage};
-use super::id::{Id, TaskIdGuard};
+use super::id::TaskIdGuard;
 use super::raw::RawTask;
 use super::state::{ToIdle, ToRunning, ToShutdown};
 use super::waker::waker_ref;
@@ -280,11 +280,4 @@ pub(super) unsafe fn drop_join_handle<T: Future, S>(ptr: NonNull<Header>) {
     }
     // SAFETY: the JoinHandle's own reference.
     unsafe { RawTask::from_raw(ptr).drop_reference() };
-}
-
-/// For `JoinError` construction in the harness's callers.
-#[allow(dead_code)]
-pub(super) fn id_of(ptr: NonNull<Header>) -> Id {
-    // SAFETY: vtable contract.
-    unsafe { ptr.as_ref().id }
 }

@@ -163,16 +163,10 @@ impl<S: 'static> UnownedTask<S> {
         unsafe { raw.poll() };
     }
 
-    /// Cancel a task that never ran (its pool shut down).
+    /// Cancel a task that never ran (its pool shut down): its `JoinHandle`
+    /// sees a cancellation. Dropping does exactly that.
     pub(crate) fn shutdown(self) {
-        let raw = self.raw;
-        std::mem::forget(self);
-        // SAFETY: we own the owner reference for the duration of the call.
-        let cancelled = unsafe { raw.shutdown() };
-        if !cancelled {
-            // SAFETY: release() did not take our reference.
-            unsafe { raw.drop_reference() };
-        }
+        drop(self);
     }
 }
 
