@@ -4,58 +4,11 @@
 
 #![allow(clippy::disallowed_names)]
 
-macro_rules! rt_test {
-    ($($t:tt)*) => {
-        mod current_thread_scheduler {
-            $($t)*
-
-            const FLAVOR: Flavor = Flavor::CurrentThread;
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-            }
-        }
-
-        mod threaded_scheduler_1_thread {
-            $($t)*
-
-            const FLAVOR: Flavor = Flavor::MultiThread(1);
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-        }
-
-        mod threaded_scheduler_4_threads {
-            $($t)*
-
-            const FLAVOR: Flavor = Flavor::MultiThread(4);
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_multi_thread()
-                    .worker_threads(4)
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-        }
-    };
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)]
-enum Flavor {
-    CurrentThread,
-    MultiThread(usize),
-}
+#[macro_use]
+mod support;
 
 rt_test! {
-    #[allow(unused_imports)]
-    use super::Flavor;
+    use crate::support::Flavor;
     use std::future::Future;
     use std::pin::Pin;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

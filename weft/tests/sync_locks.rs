@@ -1,32 +1,11 @@
 //! The sync primitives (Semaphore, Mutex, RwLock, Barrier, OnceCell,
-//! Notify) through the public API, on the current_thread runtime and on the
-//! multi_thread runtime with 4 workers.
+//! Notify) through the public API, on every runtime flavour (`rt_test!` in
+//! `support/mod.rs`).
 
-macro_rules! sync_test {
-    ($($t:tt)*) => {
-        mod current_thread {
-            $($t)*
+#[macro_use]
+mod support;
 
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-            }
-        }
-
-        mod multi_thread_4 {
-            $($t)*
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_multi_thread()
-                    .worker_threads(4)
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-        }
-    };
-}
-
-sync_test! {
+rt_test! {
     use futures::FutureExt;
     use std::future::Future;
     use std::pin::Pin;

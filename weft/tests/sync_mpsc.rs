@@ -1,30 +1,8 @@
-//! `weft::sync::mpsc` through the public API, on every runtime flavour: the
-//! `rt_test!` macro runs each test on current_thread and on multi_thread
-//! with 4 workers.
+//! `weft::sync::mpsc` through the public API, on every runtime
+//! flavour (`rt_test!` in `support/mod.rs`).
 
-macro_rules! rt_test {
-    ($($t:tt)*) => {
-        mod current_thread_scheduler {
-            $($t)*
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-            }
-        }
-
-        mod threaded_scheduler_4_threads {
-            $($t)*
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_multi_thread()
-                    .worker_threads(4)
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-        }
-    };
-}
+#[macro_use]
+mod support;
 
 rt_test! {
     use std::future::{poll_fn, Future};

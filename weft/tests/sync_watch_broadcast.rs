@@ -1,29 +1,8 @@
-//! `sync::watch` and `sync::broadcast` through the public API, on the
-//! current_thread scheduler and on the multi_thread scheduler with 4 workers.
+//! `sync::watch` and `sync::broadcast` through the public API, on every runtime
+//! flavour (`rt_test!` in `support/mod.rs`).
 
-macro_rules! rt_test {
-    ($($t:tt)*) => {
-        mod current_thread {
-            $($t)*
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_current_thread().enable_all().build().unwrap()
-            }
-        }
-
-        mod multi_thread_4 {
-            $($t)*
-
-            fn rt() -> weft::runtime::Runtime {
-                weft::runtime::Builder::new_multi_thread()
-                    .worker_threads(4)
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-        }
-    };
-}
+#[macro_use]
+mod support;
 
 rt_test! {
     use std::future::{poll_fn, Future};
