@@ -25,9 +25,12 @@ mod coop;
 mod loom;
 mod scheduler;
 
+pub mod io;
+pub mod net;
 pub mod runtime;
 pub mod sync;
 pub mod task;
+pub mod time;
 
 pub use task::spawn;
 

@@ -4,7 +4,9 @@ use super::Runtime;
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::scheduler::current_thread::CurrentThread;
 use crate::scheduler::multi_thread::MultiThread;
-use crate::scheduler::{self, Config};
+use crate::runtime::driver::{Driver, DriverConfig};
+use crate::scheduler::park::SharedDriver;
+use crate::scheduler::{self, Config, Drivers};
 use std::fmt;
 use std::io;
 use std::sync::Arc;
@@ -40,6 +42,7 @@ pub struct Builder {
     disable_lifo_slot: bool,
     enable_io: bool,
     enable_time: bool,
+    start_paused: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -79,6 +82,7 @@ impl Builder {
             disable_lifo_slot: false,
             enable_io: false,
             enable_time: false,
+            start_paused: false,
         }
     }
 
@@ -226,6 +230,29 @@ impl Builder {
         self
     }
 
+    /// Start the runtime's clock frozen (`current_thread` only, needs the
+    /// time driver): time moves only through [`crate::time::advance`], or
+    /// jumps to the next timer whenever every task is waiting. For
+    /// deterministic tests of timeouts and intervals.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = weft::runtime::Builder::new_current_thread()
+    ///     .enable_time()
+    ///     .start_paused(true)
+    ///     .build()
+    ///     .unwrap();
+    /// rt.block_on(async {
+    ///     let real = std::time::Instant::now();
+    ///     weft::time::sleep(Duration::from_secs(3600)).await; // returns at once
+    ///     assert!(real.elapsed() < Duration::from_secs(60));
+    /// });
+    /// ```
+    pub fn start_paused(&mut self, start_paused: bool) -> &mut Self {
+        self.start_paused = start_paused;
+        self
+    }
+
     fn resolved_worker_threads(&self) -> io::Result<usize> {
         if let Some(n) = self.worker_threads {
             return Ok(n);
@@ -284,16 +311,43 @@ impl Builder {
             })),
         });
         let spawner = pool.spawner().clone();
+        if self.start_paused {
+            if matches!(self.kind, Kind::MultiThread) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "start_paused(true) requires the current_thread runtime: a paused clock \
+                     needs one thread that knows when every task is idle. Use \
+                     Builder::new_current_thread()",
+                ));
+            }
+            if !self.enable_time {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "start_paused(true) needs the time driver: add .enable_time() (or \
+                     .enable_all()) to the Builder",
+                ));
+            }
+        }
+        let (driver, driver_handle) = Driver::new(DriverConfig {
+            enable_io: self.enable_io,
+            enable_time: self.enable_time,
+            start_paused: self.start_paused,
+        })?;
+        let drivers = Drivers {
+            shared: (self.enable_io || self.enable_time)
+                .then(|| SharedDriver::new(driver, driver_handle.clone())),
+            handle: driver_handle,
+        };
         let (scheduler, handle) = match self.kind {
             Kind::CurrentThread => {
-                let (sched, h) = CurrentThread::new(config, spawner);
+                let (sched, h) = CurrentThread::new(config, spawner, drivers);
                 (
                     super::Scheduler::CurrentThread(sched),
                     scheduler::Handle::CurrentThread(h),
                 )
             }
             Kind::MultiThread => {
-                let (sched, h) = MultiThread::new(workers, config, spawner);
+                let (sched, h) = MultiThread::new(workers, config, spawner, drivers);
                 (
                     super::Scheduler::MultiThread(sched),
                     scheduler::Handle::MultiThread(h),

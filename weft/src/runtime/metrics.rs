@@ -124,6 +124,24 @@ impl RuntimeMetrics {
         self.handle.spawned_count()
     }
 
+    /// File descriptors registered with the I/O driver so far (0 without
+    /// the driver).
+    pub fn io_driver_fd_registered_count(&self) -> u64 {
+        self.handle.driver().io().map_or(0, |io| io.registered_count())
+    }
+
+    /// File descriptors deregistered from the I/O driver so far (a dropped
+    /// socket deregisters at once).
+    pub fn io_driver_fd_deregistered_count(&self) -> u64 {
+        self.handle.driver().io().map_or(0, |io| io.deregistered_count())
+    }
+
+    /// Timer entries currently held in the timer wheel (armed timers; a
+    /// cancelled or completed one frees its entry at once).
+    pub fn num_timer_entries(&self) -> usize {
+        self.handle.driver().time().map_or(0, |t| t.entry_count())
+    }
+
     /// Tasks scheduled from outside the runtime's worker threads.
     pub fn remote_schedule_count(&self) -> u64 {
         self.handle

@@ -17,6 +17,8 @@
 
 mod builder;
 pub(crate) mod context;
+pub(crate) mod driver;
+pub(crate) mod io;
 mod handle;
 pub(crate) mod metrics;
 pub(crate) mod park_thread;

@@ -14,7 +14,7 @@
 
 use super::inject::Inject;
 use super::park::{Parker, Unparker};
-use super::Config;
+use super::{Config, Drivers};
 use crate::blocking;
 use crate::coop;
 use crate::loom::{lock, AtomicBool, Mutex, Ordering};
@@ -48,6 +48,7 @@ pub(crate) struct Handle {
     worker_metrics: WorkerMetrics,
     config: Config,
     pub(crate) blocking: blocking::Spawner,
+    pub(crate) drivers: Drivers,
 }
 
 struct Core {
@@ -63,8 +64,12 @@ pub(crate) struct Context {
 }
 
 impl CurrentThread {
-    pub(crate) fn new(config: Config, blocking: blocking::Spawner) -> (CurrentThread, Arc<Handle>) {
-        let parker = Parker::new();
+    pub(crate) fn new(
+        config: Config,
+        blocking: blocking::Spawner,
+        drivers: Drivers,
+    ) -> (CurrentThread, Arc<Handle>) {
+        let parker = Parker::with_driver(drivers.shared.clone());
         let handle = Arc::new(Handle {
             inject: Inject::new(),
             owned: OwnedTasks::new(1),
@@ -76,6 +81,7 @@ impl CurrentThread {
             worker_metrics: WorkerMetrics::default(),
             config,
             blocking,
+            drivers,
         });
         let core = Box::new(Core {
             tasks: VecDeque::with_capacity(64),
@@ -164,6 +170,7 @@ impl CurrentThread {
             // outlived it): its queue entries are never polled again once it
             // sees the closed inject queue, so cancelling is still sound.
             handle.owned.close_and_shutdown_all();
+            handle.drivers.handle.shutdown();
             return;
         };
         core.tasks.clear();
@@ -172,6 +179,7 @@ impl CurrentThread {
             core: RefCell::new(Some(core)),
         });
         context::set_scheduler(&cx, || handle.owned.close_and_shutdown_all());
+        handle.drivers.handle.shutdown();
         let super::Context::CurrentThread(cx) = cx else {
             unreachable!()
         };
@@ -237,9 +245,11 @@ impl Context {
                 };
                 coop::budget(|| task.run());
             }
-            // A full batch ran without the block_on future being checked:
-            // this is where the I/O and timer drivers will be polled.
+            // A full batch ran without parking: let the drivers deliver
+            // what is ready (without blocking) so I/O and timers are not
+            // starved by a busy queue.
             self.with_core(|core| core.stats.publish(&handle.worker_metrics, core.tasks.len()));
+            handle.drivers.poll_now();
         }
     }
 

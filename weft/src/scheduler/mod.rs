@@ -113,6 +113,17 @@ impl Handle {
         }
     }
 
+    pub(crate) fn driver(&self) -> &crate::runtime::driver::Handle {
+        match self {
+            Handle::CurrentThread(h) => &h.drivers.handle,
+            Handle::MultiThread(h) => &h.drivers.handle,
+        }
+    }
+
+    pub(crate) fn is_current_thread(&self) -> bool {
+        matches!(self, Handle::CurrentThread(_))
+    }
+
     pub(crate) fn downgrade(&self) -> WeakHandle {
         match self {
             Handle::CurrentThread(h) => WeakHandle::CurrentThread(Arc::downgrade(h)),
@@ -128,6 +139,23 @@ impl fmt::Debug for Handle {
             Handle::MultiThread(h) => {
                 write!(f, "Handle(multi_thread, {} workers)", h.num_workers())
             }
+        }
+    }
+}
+
+/// The runtime's drivers as a scheduler sees them: the shared driver its
+/// parkers block in (`None` when no driver is enabled, so parking is a
+/// plain condvar wait), and the handle resources and timers use.
+pub(crate) struct Drivers {
+    pub(crate) shared: Option<Arc<park::SharedDriver>>,
+    pub(crate) handle: crate::runtime::driver::Handle,
+}
+
+impl Drivers {
+    /// Poll the drivers without blocking (if no other thread is in them).
+    pub(crate) fn poll_now(&self) {
+        if let Some(shared) = &self.shared {
+            shared.poll_now();
         }
     }
 }

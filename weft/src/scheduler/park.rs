@@ -3,16 +3,23 @@
 //! Owns: the sleep/wake handshake of one thread. `unpark` before `park`
 //! makes the next `park` return at once (a token, like
 //! `std::thread::park`), so a wake between "no work found" and "go to sleep"
-//! is never lost. This is the seam where the I/O and timer drivers plug in
-//! later: one parked worker will block in the reactor instead of the condvar
-//! (with the next timer as its timeout), and `unpark` will use the reactor's
-//! waker for it.
+//! is never lost.
+//!
+//! Drivers: all parkers of a runtime share one [`SharedDriver`]. A thread
+//! that parks first tries to take the driver; if it gets it, it blocks in
+//! the driver (the poller, with the next timer as its timeout) and `unpark`
+//! interrupts it through the driver's own waker. Otherwise it sleeps on its
+//! condvar. So one idle worker waits for I/O and timers while the others
+//! sleep, and no thread ever waits for the driver lock.
 
 use crate::loom::{lock, Arc, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::runtime::driver::{self, Driver};
+use std::time::Duration;
 
 const EMPTY: usize = 0;
-const PARKED: usize = 1;
-const NOTIFIED: usize = 2;
+const PARKED_CONDVAR: usize = 1;
+const PARKED_DRIVER: usize = 2;
+const NOTIFIED: usize = 3;
 
 #[derive(Clone)]
 pub(crate) struct Parker {
@@ -28,15 +35,46 @@ struct Inner {
     state: AtomicUsize,
     mutex: Mutex<()>,
     condvar: Condvar,
+    driver: Option<std::sync::Arc<SharedDriver>>,
+}
+
+/// The driver of one runtime, taken by whichever parker gets it first.
+pub(crate) struct SharedDriver {
+    // std's mutex even under loom: only `try_lock` is used, never waited on,
+    // and the loom models run without drivers.
+    driver: std::sync::Mutex<Driver>,
+    handle: driver::Handle,
+}
+
+impl SharedDriver {
+    pub(crate) fn new(driver: Driver, handle: driver::Handle) -> std::sync::Arc<SharedDriver> {
+        std::sync::Arc::new(SharedDriver {
+            driver: std::sync::Mutex::new(driver),
+            handle,
+        })
+    }
+
+    /// Poll the driver without blocking, if no other thread holds it.
+    pub(crate) fn poll_now(&self) {
+        if let Ok(mut driver) = self.driver.try_lock() {
+            driver.park(&self.handle, Some(Duration::ZERO));
+        }
+    }
 }
 
 impl Parker {
+    #[cfg(loom)]
     pub(crate) fn new() -> Parker {
+        Parker::with_driver(None)
+    }
+
+    pub(crate) fn with_driver(driver: Option<std::sync::Arc<SharedDriver>>) -> Parker {
         Parker {
             inner: Arc::new(Inner {
                 state: AtomicUsize::new(EMPTY),
                 mutex: Mutex::new(()),
                 condvar: Condvar::new(),
+                driver,
             }),
         }
     }
@@ -69,10 +107,46 @@ impl Inner {
         {
             return;
         }
+        if let Some(shared) = &self.driver {
+            if let Ok(mut driver) = shared.driver.try_lock() {
+                self.park_driver(&mut driver, &shared.handle);
+                return;
+            }
+        }
+        self.park_condvar();
+    }
+
+    fn park_driver(&self, driver: &mut Driver, handle: &driver::Handle) {
+        match self.state.compare_exchange(
+            EMPTY,
+            PARKED_DRIVER,
+            Ordering::Acquire,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => {}
+            Err(NOTIFIED) => {
+                self.state.store(EMPTY, Ordering::Release);
+                return;
+            }
+            Err(actual) => panic!("inconsistent park state {actual}: parked twice"),
+        }
+        driver.park(handle, None);
+        // Either an unpark (NOTIFIED) or an event/timer woke us: both mean
+        // "go and look for work".
+        match self.state.swap(EMPTY, Ordering::AcqRel) {
+            NOTIFIED | PARKED_DRIVER => {}
+            actual => panic!("inconsistent park state {actual} after a driver park"),
+        }
+    }
+
+    fn park_condvar(&self) {
         let mut guard = lock(&self.mutex);
-        match self
-            .state
-            .compare_exchange(EMPTY, PARKED, Ordering::Acquire, Ordering::Acquire)
+        match self.state.compare_exchange(
+            EMPTY,
+            PARKED_CONDVAR,
+            Ordering::Acquire,
+            Ordering::Acquire,
+        )
         {
             Ok(_) => {}
             Err(NOTIFIED) => {
@@ -97,7 +171,12 @@ impl Inner {
     fn unpark(&self) {
         match self.state.swap(NOTIFIED, Ordering::AcqRel) {
             EMPTY | NOTIFIED => {}
-            PARKED => {
+            PARKED_DRIVER => {
+                if let Some(shared) = &self.driver {
+                    shared.handle.unpark();
+                }
+            }
+            PARKED_CONDVAR => {
                 // Taking the lock orders us after the parker's wait started,
                 // so the notification cannot slip in before it sleeps.
                 drop(lock(&self.mutex));

@@ -23,7 +23,7 @@ use self::idle::Idle;
 use self::worker::{Core, Worker};
 use super::inject::Inject;
 use super::park::Unparker;
-use super::Config;
+use super::{Config, Drivers};
 use crate::blocking;
 use crate::loom::{lock, Mutex};
 use crate::runtime::metrics::{SchedulerMetrics, WorkerMetrics};
@@ -49,6 +49,7 @@ pub(crate) struct Handle {
     metrics: SchedulerMetrics,
     worker_metrics: Box<[WorkerMetrics]>,
     pub(crate) blocking: blocking::Spawner,
+    pub(crate) drivers: Drivers,
 }
 
 /// What other threads may touch of a worker.
@@ -62,11 +63,12 @@ impl MultiThread {
         num_workers: usize,
         config: Config,
         blocking: blocking::Spawner,
+        drivers: Drivers,
     ) -> (MultiThread, Arc<Handle>) {
         let mut cores = Vec::with_capacity(num_workers);
         let mut remotes = Vec::with_capacity(num_workers);
         for index in 0..num_workers {
-            let (core, steal, unpark) = Core::new(index, &config);
+            let (core, steal, unpark) = Core::new(index, &config, drivers.shared.clone());
             cores.push(core);
             remotes.push(Remote { steal, unpark });
         }
@@ -80,6 +82,7 @@ impl MultiThread {
             metrics: SchedulerMetrics::default(),
             worker_metrics: (0..num_workers).map(|_| WorkerMetrics::default()).collect(),
             blocking,
+            drivers,
         });
         let workers = cores
             .into_iter()
@@ -187,6 +190,9 @@ impl Handle {
             core.forget_queued();
         }
         self.owned.close_and_shutdown_all();
+        // No task is left to wait on I/O or timers; fail or fire whatever
+        // waits from outside the runtime.
+        self.drivers.handle.shutdown();
         // Wakes during the futures' drops went to the closed inject queue;
         // nothing can have reached the local queues, but be thorough.
         for core in cores.iter_mut() {

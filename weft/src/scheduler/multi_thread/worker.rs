@@ -26,7 +26,7 @@ use crate::coop;
 use crate::loom::{lock, Mutex};
 use crate::runtime::context;
 use crate::runtime::metrics::WorkerStats;
-use crate::scheduler::park::{Parker, Unparker};
+use crate::scheduler::park::{Parker, SharedDriver, Unparker};
 use crate::scheduler::Config;
 use crate::task::Notified;
 use std::cell::RefCell;
@@ -82,9 +82,13 @@ impl Worker {
 }
 
 impl Core {
-    pub(super) fn new(index: usize, config: &Config) -> (Box<Core>, queue::Steal<Task>, Unparker) {
+    pub(super) fn new(
+        index: usize,
+        config: &Config,
+        driver: Option<std::sync::Arc<SharedDriver>>,
+    ) -> (Box<Core>, queue::Steal<Task>, Unparker) {
         let (steal, run_queue) = queue::local();
-        let park = Parker::new();
+        let park = Parker::with_driver(driver);
         let unpark = park.unparker();
         let core = Box::new(Core {
             index,
@@ -231,7 +235,12 @@ impl Core {
     /// Returns true if the worker should leave its park loop.
     fn transition_from_parked(&mut self, handle: &Handle) -> bool {
         if self.has_local_work() {
-            handle.idle.unpark_worker_by_id(self.index);
+            // The drivers woke tasks into our queue while we were parked.
+            if !handle.idle.unpark_worker_by_id(self.index) {
+                // A notifier already took us off the sleepers list and
+                // counted us as searching: carry that count.
+                self.is_searching = true;
+            }
             return true;
         }
         if handle.idle.is_parked(self.index) {
@@ -265,6 +274,7 @@ impl Context {
                 if core.is_shutdown {
                     break;
                 }
+                core = self.poll_drivers(core);
             }
             if let Some(task) = core.next_task(self.handle()) {
                 core = self.run_task(task, core)?;
@@ -313,6 +323,23 @@ impl Context {
         })
     }
 
+    /// Let the drivers deliver what is ready (I/O events, expired timers)
+    /// without blocking. The core sits in the context meanwhile, so the
+    /// tasks they wake land in this worker's queue.
+    fn poll_drivers(&self, core: Box<Core>) -> Box<Core> {
+        if self.handle().drivers.shared.is_none() {
+            return core;
+        }
+        *self.core.borrow_mut() = Some(core);
+        self.handle().drivers.poll_now();
+        let core = self.core.borrow_mut().take().expect("core gone while polling drivers");
+        if core.run_queue.has_tasks() {
+            // Spread what the drivers woke.
+            self.handle().notify_parked();
+        }
+        core
+    }
+
     fn park(&self, mut core: Box<Core>) -> Box<Core> {
         let handle = self.handle();
         if let Some(f) = &handle.config.before_park {
@@ -323,7 +350,12 @@ impl Context {
             while !core.is_shutdown {
                 core.stats.park_count += 1;
                 core.publish_stats(handle);
-                core.park.park();
+                // Park with the core in the context: tasks the drivers wake
+                // on this thread go to our own queue.
+                let park = core.park.clone();
+                *self.core.borrow_mut() = Some(core);
+                park.park();
+                core = self.core.borrow_mut().take().expect("core gone while parked");
                 core.maintenance(handle);
                 if core.transition_from_parked(handle) {
                     break;

@@ -1,0 +1,336 @@
+//! `AsyncFd`: readiness for any file descriptor the caller owns.
+//!
+//! Owns: the caller's object `T` (whose descriptor must stay open while
+//! registered) and its registration. The descriptor is registered once on
+//! creation and deregistered before `T` is dropped or handed back.
+
+use crate::runtime::io::ready::{Interest, Ready};
+use crate::runtime::io::registration::Registration;
+use crate::runtime::io::scheduled_io::{Direction, ReadyEvent};
+use std::fmt;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::task::{ready, Context, Poll};
+
+/// Wraps an object with a file descriptor (a socket, pipe, eventfd, ...)
+/// and tells when it is ready, for driving non-blocking syscalls yourself.
+///
+/// The descriptor must be in non-blocking mode. The usual pattern: wait
+/// with [`readable`](Self::readable), try the syscall with
+/// [`AsyncFdReadyGuard::try_io`], and loop on `Err(TryIoError)`, which
+/// means "it would block; readiness was cleared".
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use std::os::unix::net::UnixStream;
+/// use weft::io::AsyncFd;
+///
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// let (a, mut b) = UnixStream::pair().unwrap();
+/// a.set_nonblocking(true).unwrap();
+/// let fd = AsyncFd::new(a).unwrap();
+/// b.write_all(b"ping").unwrap();
+/// let mut buf = [0; 4];
+/// loop {
+///     let mut guard = fd.readable().await.unwrap();
+///     match guard.try_io(|inner| inner.get_ref().read(&mut buf)) {
+///         Ok(result) => { assert_eq!(result.unwrap(), 4); break; }
+///         Err(_would_block) => continue,
+///     }
+/// }
+/// assert_eq!(&buf, b"ping");
+/// # });
+/// ```
+pub struct AsyncFd<T: AsRawFd> {
+    registration: Registration,
+    inner: Option<T>,
+}
+
+/// Readiness observed by [`AsyncFd::readable`] and friends.
+#[must_use = "call clear_ready or try_io, or the readiness is kept"]
+pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
+    fd: &'a AsyncFd<T>,
+    event: Option<ReadyEvent>,
+}
+
+/// Like [`AsyncFdReadyGuard`], with mutable access to the inner object.
+#[must_use = "call clear_ready or try_io, or the readiness is kept"]
+pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
+    fd: &'a mut AsyncFd<T>,
+    event: Option<ReadyEvent>,
+}
+
+/// The operation in `try_io` returned `WouldBlock`; readiness was cleared.
+#[derive(Debug)]
+pub struct TryIoError(());
+
+impl<T: AsRawFd> AsyncFd<T> {
+    /// Register `inner` for readable and writable readiness.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
+        AsyncFd::with_interest(inner, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// Register `inner` for `interest`.
+    pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
+        let fd = inner.as_raw_fd();
+        let registration = Registration::new(&mut mio::unix::SourceFd(&fd), interest)?;
+        Ok(AsyncFd {
+            registration,
+            inner: Some(inner),
+        })
+    }
+
+    /// The wrapped object.
+    pub fn get_ref(&self) -> &T {
+        self.inner.as_ref().expect("present until drop")
+    }
+
+    /// The wrapped object, mutably.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.inner.as_mut().expect("present until drop")
+    }
+
+    /// Deregister and return the object.
+    pub fn into_inner(mut self) -> T {
+        self.deregister();
+        self.inner.take().expect("present until drop")
+    }
+
+    fn deregister(&mut self) {
+        if let Some(inner) = &self.inner {
+            let fd: RawFd = inner.as_raw_fd();
+            let _ = self.registration.deregister(&mut mio::unix::SourceFd(&fd));
+        }
+    }
+
+    /// Poll for read readiness (only the last task to poll is woken).
+    pub fn poll_read_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let event = ready!(self.registration.poll_ready(cx, Direction::Read))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard {
+            fd: self,
+            event: Some(event),
+        }))
+    }
+
+    /// Poll for write readiness (only the last task to poll is woken).
+    pub fn poll_write_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let event = ready!(self.registration.poll_ready(cx, Direction::Write))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard {
+            fd: self,
+            event: Some(event),
+        }))
+    }
+
+    /// Wait for any of `interest`. Cancel-safe; any number of tasks may wait.
+    pub async fn ready(&self, interest: Interest) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        let event = self.registration.readiness(interest).await?;
+        Ok(AsyncFdReadyGuard {
+            fd: self,
+            event: Some(event),
+        })
+    }
+
+    /// Wait for any of `interest`, with mutable access in the guard.
+    pub async fn ready_mut(
+        &mut self,
+        interest: Interest,
+    ) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        let event = self.registration.readiness(interest).await?;
+        Ok(AsyncFdReadyMutGuard {
+            fd: self,
+            event: Some(event),
+        })
+    }
+
+    /// Wait until readable.
+    pub async fn readable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        self.ready(Interest::READABLE).await
+    }
+
+    /// Wait until readable, with mutable access in the guard.
+    pub async fn readable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::READABLE).await
+    }
+
+    /// Wait until writable.
+    pub async fn writable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        self.ready(Interest::WRITABLE).await
+    }
+
+    /// Wait until writable, with mutable access in the guard.
+    pub async fn writable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::WRITABLE).await
+    }
+
+    /// Wait for `interest` and run `f`, repeating while it returns
+    /// `WouldBlock`.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        mut f: impl FnMut(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.registration
+            .async_io(interest, || f(self.get_ref()))
+            .await
+    }
+
+    /// Run `f` once if ready for `interest`; clears readiness on
+    /// `WouldBlock`.
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.registration.try_io(interest, || f(self.get_ref()))
+    }
+}
+
+impl<T: AsRawFd> Drop for AsyncFd<T> {
+    fn drop(&mut self) {
+        self.deregister();
+    }
+}
+
+impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
+    fn as_raw_fd(&self) -> RawFd {
+        self.get_ref().as_raw_fd()
+    }
+}
+
+impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFd<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFd").field("inner", &self.inner).finish()
+    }
+}
+
+impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
+    /// The readiness this guard observed.
+    pub fn ready(&self) -> Ready {
+        self.event.map_or(Ready::EMPTY, |e| e.ready)
+    }
+
+    /// Forget the readiness (the resource would block now).
+    pub fn clear_ready(&mut self) {
+        if let Some(event) = self.event.take() {
+            self.fd.registration.clear_readiness(event);
+        }
+    }
+
+    /// Forget only the readiness in `ready`.
+    pub fn clear_ready_matching(&mut self, ready: Ready) {
+        if let Some(mut event) = self.event.take() {
+            let keep = event.ready - ready;
+            event.ready = event.ready & ready;
+            self.fd.registration.clear_readiness(event);
+            if !keep.is_empty() {
+                event.ready = keep;
+                self.event = Some(event);
+            }
+        }
+    }
+
+    /// Keep the readiness (the default when the guard is dropped).
+    pub fn retain_ready(&mut self) {
+        self.event = None;
+    }
+
+    /// Run `f`; on `WouldBlock`, clear readiness and return `Err(TryIoError)`.
+    pub fn try_io<R>(
+        &mut self,
+        f: impl FnOnce(&'a AsyncFd<T>) -> io::Result<R>,
+    ) -> Result<io::Result<R>, TryIoError> {
+        match f(self.fd) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.clear_ready();
+                Err(TryIoError(()))
+            }
+            result => Ok(result),
+        }
+    }
+
+    /// The `AsyncFd`.
+    pub fn get_ref(&self) -> &'a AsyncFd<T> {
+        self.fd
+    }
+
+    /// The wrapped object.
+    pub fn get_inner(&self) -> &'a T {
+        self.fd.get_ref()
+    }
+}
+
+impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
+    /// The readiness this guard observed.
+    pub fn ready(&self) -> Ready {
+        self.event.map_or(Ready::EMPTY, |e| e.ready)
+    }
+
+    /// Forget the readiness (the resource would block now).
+    pub fn clear_ready(&mut self) {
+        if let Some(event) = self.event.take() {
+            self.fd.registration.clear_readiness(event);
+        }
+    }
+
+    /// Keep the readiness.
+    pub fn retain_ready(&mut self) {
+        self.event = None;
+    }
+
+    /// Run `f`; on `WouldBlock`, clear readiness and return `Err(TryIoError)`.
+    pub fn try_io<R>(
+        &mut self,
+        f: impl FnOnce(&mut AsyncFd<T>) -> io::Result<R>,
+    ) -> Result<io::Result<R>, TryIoError> {
+        match f(self.fd) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.clear_ready();
+                Err(TryIoError(()))
+            }
+            result => Ok(result),
+        }
+    }
+
+    /// The wrapped object.
+    pub fn get_inner(&self) -> &T {
+        self.fd.get_ref()
+    }
+
+    /// The wrapped object, mutably.
+    pub fn get_inner_mut(&mut self) -> &mut T {
+        self.fd.get_mut()
+    }
+}
+
+impl<T: AsRawFd> fmt::Debug for AsyncFdReadyGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFdReadyGuard")
+            .field("ready", &self.ready())
+            .finish()
+    }
+}
+
+impl<T: AsRawFd> fmt::Debug for AsyncFdReadyMutGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFdReadyMutGuard")
+            .field("ready", &self.ready())
+            .finish()
+    }
+}
+
+impl fmt::Display for TryIoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the operation would block; readiness was cleared")
+    }
+}
+
+impl std::error::Error for TryIoError {}

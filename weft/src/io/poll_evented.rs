@@ -1,0 +1,144 @@
+//! `PollEvented`: a mio source plus its registration, with the read/write
+//! loops every socket type shares.
+//!
+//! Owns: the mio source (until drop or `into_inner`) and its
+//! [`Registration`]. Invariant: the source is registered for as long as
+//! this value holds it, and deregistered before it is closed or handed
+//! back, so the driver never sees events for a closed descriptor.
+//!
+//! Edge-triggered epoll reports an edge once. A read that returns fewer
+//! bytes than asked drained the socket, so the readiness is cleared right
+//! there, saving the `WouldBlock` syscall the next read would make (the same
+//! holds for a short write). That is only done for stream sockets, where a
+//! short read really means "drained".
+
+use crate::runtime::io::ready::Interest;
+use crate::runtime::io::registration::Registration;
+use crate::runtime::io::scheduled_io::Direction;
+use std::io::{self, Read, Write};
+use std::ops::Deref;
+use std::task::{ready, Context, Poll};
+
+pub(crate) struct PollEvented<E: mio::event::Source> {
+    io: Option<E>,
+    registration: Registration,
+}
+
+impl<E: mio::event::Source> PollEvented<E> {
+    /// Register for reads and writes on the current runtime.
+    ///
+    /// # Panics
+    /// Outside a runtime, or on a runtime without the I/O driver.
+    pub(crate) fn new(io: E) -> io::Result<Self> {
+        Self::new_with_interest(io, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    pub(crate) fn new_with_interest(mut io: E, interest: Interest) -> io::Result<Self> {
+        let registration = Registration::new(&mut io, interest)?;
+        Ok(PollEvented {
+            io: Some(io),
+            registration,
+        })
+    }
+
+    pub(crate) fn registration(&self) -> &Registration {
+        &self.registration
+    }
+
+    /// Deregister and hand the source back.
+    pub(crate) fn into_inner(mut self) -> io::Result<E> {
+        let mut io = self.io.take().expect("source present until drop");
+        self.registration.deregister(&mut io)?;
+        Ok(io)
+    }
+
+    /// Read into `buf` (stream semantics: a short read drains).
+    pub(crate) fn poll_read<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>>
+    where
+        &'a E: Read,
+    {
+        loop {
+            let ev = ready!(self.registration.poll_ready(cx, Direction::Read))?;
+            match (&mut &*self.io()).read(buf) {
+                Ok(n) => {
+                    if n > 0 && n < buf.len() {
+                        self.registration.clear_readiness(ev);
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.registration.clear_readiness(ev);
+                }
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    pub(crate) fn poll_write<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>>
+    where
+        &'a E: Write,
+    {
+        loop {
+            let ev = ready!(self.registration.poll_ready(cx, Direction::Write))?;
+            match (&mut &*self.io()).write(buf) {
+                Ok(n) => {
+                    if n > 0 && n < buf.len() {
+                        self.registration.clear_readiness(ev);
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.registration.clear_readiness(ev);
+                }
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    pub(crate) fn poll_write_vectored<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>>
+    where
+        &'a E: Write,
+    {
+        self.registration
+            .poll_io(cx, Direction::Write, || (&mut &*self.io()).write_vectored(bufs))
+    }
+
+    fn io(&self) -> &E {
+        self.io.as_ref().expect("source present until drop")
+    }
+}
+
+impl<E: mio::event::Source> Deref for PollEvented<E> {
+    type Target = E;
+    fn deref(&self) -> &E {
+        self.io()
+    }
+}
+
+impl<E: mio::event::Source> Drop for PollEvented<E> {
+    fn drop(&mut self) {
+        if let Some(mut io) = self.io.take() {
+            // Deregistering can only fail if the descriptor is already
+            // gone; the slot is freed either way.
+            let _ = self.registration.deregister(&mut io);
+        }
+    }
+}
+
+impl<E: mio::event::Source + std::fmt::Debug> std::fmt::Debug for PollEvented<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PollEvented").field("io", &self.io).finish()
+    }
+}

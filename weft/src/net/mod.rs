@@ -1,0 +1,12 @@
+//! Networking: TCP, UDP and Unix-domain sockets on the I/O driver.
+//!
+//! Every type here needs a runtime built with the I/O driver
+//! (`Builder::enable_io` or `enable_all`; `Runtime::new` and the macros
+//! enable it). Every read, write, accept and connect spends the task's
+//! coop budget.
+
+mod addr;
+pub mod tcp;
+
+pub use addr::{lookup_host, ToSocketAddrs};
+pub use tcp::{TcpListener, TcpSocket, TcpStream};

@@ -1,0 +1,295 @@
+//! `TcpStream`: a connected TCP socket.
+//!
+//! Owns: the connected socket and its registration. Reads and writes go
+//! through `PollEvented` (readiness with ticks, coop budget); the `try_*`
+//! methods make one attempt without waiting.
+
+use super::split::{self, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use crate::io::poll_evented::PollEvented;
+use crate::io::{AsyncRead, AsyncWrite, Interest, Ready};
+use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::runtime::io::scheduled_io::Direction;
+use std::fmt;
+use std::os::fd::AsRawFd as _;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// A TCP connection.
+///
+/// Reading and writing use the [`AsyncRead`] / [`AsyncWrite`] traits (see
+/// [`crate::io::AsyncReadExt`]); [`readable`](Self::readable) +
+/// [`try_read`](Self::try_read) give finer control.
+pub struct TcpStream {
+    pub(crate) io: PollEvented<mio::net::TcpStream>,
+}
+
+impl TcpStream {
+    /// Connect to `addr`, trying each resolved address in turn.
+    pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        each_addr(addr, |addr| async move {
+            TcpStream::connect_mio(mio::net::TcpStream::connect(addr)?).await
+        })
+        .await
+    }
+
+    /// Register a socket whose non-blocking connect is in flight and wait
+    /// for the outcome.
+    pub(crate) async fn connect_mio(sys: mio::net::TcpStream) -> io::Result<TcpStream> {
+        let stream = TcpStream::from_mio(sys)?;
+        // Writable means the connect finished, one way or the other.
+        std::future::poll_fn(|cx| stream.io.registration().poll_write_ready(cx)).await?;
+        if let Some(e) = stream.io.take_error()? {
+            return Err(e);
+        }
+        // ENOTCONN here means the connection was refused after all.
+        stream.io.peer_addr()?;
+        Ok(stream)
+    }
+
+    pub(crate) fn from_mio(sys: mio::net::TcpStream) -> io::Result<TcpStream> {
+        Ok(TcpStream {
+            io: PollEvented::new(sys)?,
+        })
+    }
+
+    /// Wrap a connected std stream (it is switched to non-blocking mode).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        stream.set_nonblocking(true)?;
+        TcpStream::from_mio(mio::net::TcpStream::from_std(stream))
+    }
+
+    /// Deregister and return the std stream (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
+        use std::os::fd::{FromRawFd, IntoRawFd};
+        let mio = self.io.into_inner()?;
+        // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
+        Ok(unsafe { std::net::TcpStream::from_raw_fd(mio.into_raw_fd()) })
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.peer_addr()
+    }
+
+    /// The pending socket error, if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.take_error()
+    }
+
+    /// `TCP_NODELAY`: send small writes at once instead of batching them.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.io.set_nodelay(nodelay)
+    }
+
+    /// `TCP_NODELAY`.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        self.io.nodelay()
+    }
+
+    /// `IP_TTL`.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.set_ttl(ttl)
+    }
+
+    /// `IP_TTL`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.ttl()
+    }
+
+    /// `SO_LINGER`.
+    pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
+        socket2::SockRef::from(self).set_linger(dur)
+    }
+
+    /// `SO_LINGER`.
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        socket2::SockRef::from(self).linger()
+    }
+
+    /// Wait until the stream is ready for any of `interest`. Cancel-safe.
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        Ok(self.io.registration().readiness(interest).await?.ready)
+    }
+
+    /// Wait until the stream may be readable. Cancel-safe.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+
+    /// Wait until the stream may be writable. Cancel-safe.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.ready(Interest::WRITABLE).await.map(drop)
+    }
+
+    /// Poll for read readiness (only the last task to poll is woken).
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_read_ready(cx).map_ok(drop)
+    }
+
+    /// Poll for write readiness (only the last task to poll is woken).
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_write_ready(cx).map_ok(drop)
+    }
+
+    /// Read once without waiting: `WouldBlock` if no data is there.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::READABLE, || (&*self.io).read(buf))
+    }
+
+    /// Vectored [`try_read`](Self::try_read).
+    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::READABLE, || (&*self.io).read_vectored(bufs))
+    }
+
+    /// Write once without waiting: `WouldBlock` if the send buffer is full.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::WRITABLE, || (&*self.io).write(buf))
+    }
+
+    /// Vectored [`try_write`](Self::try_write).
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::WRITABLE, || (&*self.io).write_vectored(bufs))
+    }
+
+    /// Run `f` once if the stream looks ready for `interest`, clearing the
+    /// readiness if `f` returns `WouldBlock` (for custom syscalls).
+    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        self.io.registration().try_io(interest, f)
+    }
+
+    /// Wait for `interest`, then run `f`, repeating while it returns
+    /// `WouldBlock`.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.io.registration().async_io(interest, f).await
+    }
+
+    /// Read without consuming the data. Cancel-safe.
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        std::future::poll_fn(|cx| self.poll_peek(cx, buf)).await
+    }
+
+    /// Poll-style [`peek`](Self::peek).
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.io
+            .registration()
+            .poll_io(cx, Direction::Read, || self.io.peek(buf))
+    }
+
+    /// Borrowed read and write halves, usable from two tasks in the same
+    /// scope (e.g. with `join`).
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        split::split(self)
+    }
+
+    /// Owned halves that can move to different tasks;
+    /// [`OwnedReadHalf::reunite`] puts them back together. Dropping the
+    /// write half shuts down the write direction.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        split::into_split(self)
+    }
+
+    pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_read(cx, buf)
+    }
+
+    pub(crate) fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_write(cx, buf)
+    }
+
+    pub(crate) fn poll_write_vectored_priv(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.io.poll_write_vectored(cx, bufs)
+    }
+
+    pub(crate) fn shutdown_write(&self) -> io::Result<()> {
+        match self.io.shutdown(Shutdown::Write) {
+            // Already shut down or the peer is gone: the write side is
+            // closed either way.
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+            other => other,
+        }
+    }
+}
+
+impl AsyncRead for TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_read_priv(cx, buf)
+    }
+}
+
+impl AsyncWrite for TcpStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.poll_write_priv(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored_priv(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Writes go straight to the kernel: nothing to flush.
+        Poll::Ready(Ok(()))
+    }
+
+    /// Shuts down the write direction (the peer reads EOF).
+    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.shutdown_write())
+    }
+}
+
+impl fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("local_addr", &self.local_addr().ok())
+            .field("peer_addr", &self.peer_addr().ok())
+            .finish()
+    }
+}
+
+impl std::os::fd::AsRawFd for TcpStream {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl std::os::fd::AsFd for TcpStream {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        // SAFETY: the descriptor stays open as long as `self` is borrowed.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}
+

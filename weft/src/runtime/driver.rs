@@ -1,0 +1,152 @@
+//! The drivers a runtime parks in: I/O (mio) and time (the timer wheel).
+//!
+//! Owns: [`Driver`], the thing a parked thread blocks in (mio's poller when
+//! I/O is on, otherwise a condvar with a timeout), and [`Handle`], the
+//! shared side resources and timers talk to.
+//!
+//! One park = compute the timeout from the next timer, block in the poller
+//! (or the condvar), dispatch I/O events, then fire every expired timer.
+//! [`Handle::unpark`] interrupts a blocked park from any thread: mio's
+//! waker when I/O is on, the condvar otherwise.
+//!
+//! With a paused clock (`start_paused`, `time::pause`), a park that would
+//! sleep until the next timer instead moves the clock to that timer and
+//! returns at once: nothing else can happen while every task waits on
+//! time, so the test runs without real sleeping.
+
+use super::io;
+use crate::time::driver as time;
+use std::io as stdio;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// What the parking thread owns.
+pub(crate) struct Driver {
+    io: Option<io::Driver>,
+}
+
+/// The shared side, cloned into every resource and timer.
+#[derive(Clone)]
+pub(crate) struct Handle {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    io: Option<io::Handle>,
+    time: Option<time::Handle>,
+    /// Used instead of the poller when I/O is off.
+    thread: ThreadWait,
+}
+
+/// Which drivers to build.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DriverConfig {
+    pub(crate) enable_io: bool,
+    pub(crate) enable_time: bool,
+    pub(crate) start_paused: bool,
+}
+
+impl Driver {
+    pub(crate) fn new(config: DriverConfig) -> stdio::Result<(Driver, Handle)> {
+        let (io, io_handle) = if config.enable_io {
+            let (d, h) = io::Driver::new()?;
+            (Some(d), Some(h))
+        } else {
+            (None, None)
+        };
+        let time = config
+            .enable_time
+            .then(|| time::Handle::new(config.start_paused));
+        let handle = Handle {
+            inner: Arc::new(Inner {
+                io: io_handle,
+                time,
+                thread: ThreadWait::default(),
+            }),
+        };
+        Ok((Driver { io }, handle))
+    }
+
+    /// Block until an I/O event, the next timer, `timeout` (forever if
+    /// `None`), or [`Handle::unpark`]; then dispatch what happened.
+    pub(crate) fn park(&mut self, handle: &Handle, timeout: Option<Duration>) {
+        let inner = &handle.inner;
+        let timeout = match &inner.time {
+            Some(time) => time.park_timeout(timeout),
+            None => timeout,
+        };
+        match (&mut self.io, &inner.io) {
+            (Some(driver), Some(io)) => driver.turn(io, timeout),
+            _ => inner.thread.wait(timeout),
+        }
+        if let Some(time) = &inner.time {
+            time.process();
+        }
+    }
+}
+
+impl Handle {
+    /// Interrupt a thread blocked in [`Driver::park`].
+    pub(crate) fn unpark(&self) {
+        match &self.inner.io {
+            Some(io) => io.unpark(),
+            None => self.inner.thread.notify(),
+        }
+    }
+
+    pub(crate) fn io(&self) -> Option<&io::Handle> {
+        self.inner.io.as_ref()
+    }
+
+    pub(crate) fn time(&self) -> Option<&time::Handle> {
+        self.inner.time.as_ref()
+    }
+
+    /// After the tasks are gone: fail every I/O wait and fire every timer,
+    /// so nothing outside the runtime waits on it forever.
+    pub(crate) fn shutdown(&self) {
+        if let Some(io) = &self.inner.io {
+            io.shutdown();
+        }
+        if let Some(time) = &self.inner.time {
+            time.shutdown();
+        }
+    }
+}
+
+/// A condvar wait with a timeout and a sticky notification (a `notify`
+/// before `wait` makes the wait return at once).
+#[derive(Default)]
+struct ThreadWait {
+    notified: Mutex<bool>,
+    condvar: Condvar,
+}
+
+impl ThreadWait {
+    fn wait(&self, timeout: Option<Duration>) {
+        let mut notified = self.notified.lock().unwrap_or_else(|e| e.into_inner());
+        if !*notified {
+            match timeout {
+                Some(t) if t.is_zero() => {}
+                Some(t) => {
+                    notified = self
+                        .condvar
+                        .wait_timeout(notified, t)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+                None => {
+                    while !*notified {
+                        notified = self.condvar.wait(notified).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+            }
+        }
+        *notified = false;
+    }
+
+    fn notify(&self) {
+        *self.notified.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.condvar.notify_one();
+    }
+}

@@ -1,0 +1,276 @@
+//! The I/O driver: mio's poller, and the table of registered resources.
+//!
+//! Owns: the `mio::Poll` and its event buffer ([`Driver`], held by whichever
+//! thread parks in it), and the shared side ([`Handle`]): the registry, the
+//! waker that interrupts a blocked poll, and the slab that maps an event's
+//! token to its resource's [`ScheduledIo`].
+//!
+//! Invariants:
+//! - A resource is registered once, when it is created, and deregistered
+//!   when it is dropped (edge-triggered, so no re-arming per wait).
+//! - A token is `index | generation << 32` of the resource's slab slot. An
+//!   event for a slot that was freed (and maybe reused) in the meantime is
+//!   dropped by the generation check, so a stale event never marks a new
+//!   resource ready.
+//! - Wakers run after the slab lock is released.
+
+pub(crate) mod ready;
+pub(crate) mod registration;
+pub(crate) mod scheduled_io;
+
+use self::ready::{Interest, Ready};
+use self::scheduled_io::ScheduledIo;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The token of the driver's own waker.
+const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
+
+/// The part only the parking thread touches.
+pub(crate) struct Driver {
+    poll: mio::Poll,
+    events: mio::Events,
+    /// Resources with a pending event, reused across turns.
+    batch: Vec<(Arc<ScheduledIo>, Ready)>,
+}
+
+/// The part every thread shares.
+pub(crate) struct Handle {
+    registry: mio::Registry,
+    waker: mio::Waker,
+    slab: Mutex<Slab>,
+    is_shutdown: AtomicBool,
+    registered: AtomicU64,
+    deregistered: AtomicU64,
+}
+
+#[derive(Default)]
+struct Slab {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+}
+
+struct Slot {
+    generation: u32,
+    io: Option<Arc<ScheduledIo>>,
+}
+
+/// Where a resource lives in the slab (its mio token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key {
+    index: u32,
+    generation: u32,
+}
+
+impl Key {
+    fn token(self) -> mio::Token {
+        mio::Token(self.index as usize | (self.generation as usize) << 32)
+    }
+
+    fn from_token(token: mio::Token) -> Key {
+        Key {
+            index: token.0 as u32,
+            generation: (token.0 >> 32) as u32,
+        }
+    }
+}
+
+impl Driver {
+    pub(crate) fn new() -> io::Result<(Driver, Handle)> {
+        let poll = mio::Poll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let waker = mio::Waker::new(&registry, WAKE_TOKEN)?;
+        let driver = Driver {
+            poll,
+            events: mio::Events::with_capacity(1024),
+            batch: Vec::with_capacity(64),
+        };
+        let handle = Handle {
+            registry,
+            waker,
+            slab: Mutex::new(Slab::default()),
+            is_shutdown: AtomicBool::new(false),
+            registered: AtomicU64::new(0),
+            deregistered: AtomicU64::new(0),
+        };
+        Ok((driver, handle))
+    }
+
+    /// Wait up to `timeout` (forever if `None`) for events and dispatch
+    /// them. Returns early when [`Handle::unpark`] is called.
+    pub(crate) fn turn(&mut self, handle: &Handle, timeout: Option<Duration>) {
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
+            Err(e) => panic!("the I/O driver's poll failed unexpectedly: {e}"),
+        }
+        if self.events.is_empty() {
+            return;
+        }
+        {
+            let slab = handle.lock();
+            for event in self.events.iter() {
+                if event.token() == WAKE_TOKEN {
+                    continue;
+                }
+                let key = Key::from_token(event.token());
+                if let Some(io) = slab.get(key) {
+                    self.batch.push((io.clone(), Ready::from_mio(event)));
+                }
+            }
+        }
+        for (io, ready) in self.batch.drain(..) {
+            io.set_readiness(ready);
+        }
+    }
+}
+
+impl Handle {
+    fn lock(&self) -> MutexGuard<'_, Slab> {
+        self.slab.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Interrupt a thread blocked in [`Driver::turn`].
+    pub(crate) fn unpark(&self) {
+        // Failing to write to the eventfd only happens if it is already
+        // full, in which case the poller is already going to wake.
+        let _ = self.waker.wake();
+    }
+
+    /// Register `source` for `interest`; the returned state receives its
+    /// events until [`deregister`](Self::deregister).
+    pub(crate) fn register(
+        &self,
+        source: &mut impl mio::event::Source,
+        interest: Interest,
+    ) -> io::Result<(Key, Arc<ScheduledIo>)> {
+        if self.is_shutdown.load(Ordering::Acquire) {
+            return Err(shutdown_error());
+        }
+        let io = Arc::new(ScheduledIo::new());
+        let key = self.lock().insert(io.clone());
+        if let Err(e) = self
+            .registry
+            .register(source, key.token(), interest.to_mio())
+        {
+            let _ = self.lock().remove(key);
+            return Err(e);
+        }
+        self.registered.fetch_add(1, Ordering::Relaxed);
+        Ok((key, io))
+    }
+
+    /// Stop delivering events for `source` and free its slot.
+    pub(crate) fn deregister(
+        &self,
+        source: &mut impl mio::event::Source,
+        key: Key,
+    ) -> io::Result<()> {
+        let result = self.registry.deregister(source);
+        if self.lock().remove(key) {
+            self.deregistered.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// Resources registered so far (for metrics).
+    pub(crate) fn registered_count(&self) -> u64 {
+        self.registered.load(Ordering::Relaxed)
+    }
+
+    /// Resources deregistered so far (for metrics).
+    pub(crate) fn deregistered_count(&self) -> u64 {
+        self.deregistered.load(Ordering::Relaxed)
+    }
+
+    /// The runtime is shutting down: every pending and future wait on a
+    /// resource ends with an error instead of hanging.
+    pub(crate) fn shutdown(&self) {
+        self.is_shutdown.store(true, Ordering::Release);
+        let all: Vec<Arc<ScheduledIo>> = self
+            .lock()
+            .slots
+            .iter()
+            .filter_map(|s| s.io.clone())
+            .collect();
+        for io in all {
+            io.shutdown();
+        }
+    }
+}
+
+impl Slab {
+    fn insert(&mut self, io: Arc<ScheduledIo>) -> Key {
+        match self.free.pop() {
+            Some(index) => {
+                let slot = &mut self.slots[index as usize];
+                slot.io = Some(io);
+                Key {
+                    index,
+                    generation: slot.generation,
+                }
+            }
+            None => {
+                let index = u32::try_from(self.slots.len())
+                    .expect("more than 2^32 I/O resources registered at once");
+                self.slots.push(Slot {
+                    generation: 0,
+                    io: Some(io),
+                });
+                Key {
+                    index,
+                    generation: 0,
+                }
+            }
+        }
+    }
+
+    fn get(&self, key: Key) -> Option<&Arc<ScheduledIo>> {
+        let slot = self.slots.get(key.index as usize)?;
+        if slot.generation != key.generation {
+            return None;
+        }
+        slot.io.as_ref()
+    }
+
+    /// Free `key`'s slot; false if it was already free.
+    fn remove(&mut self, key: Key) -> bool {
+        let Some(slot) = self.slots.get_mut(key.index as usize) else {
+            return false;
+        };
+        if slot.generation != key.generation || slot.io.is_none() {
+            return false;
+        }
+        slot.io = None;
+        slot.generation = slot.generation.wrapping_add(1);
+        self.free.push(key.index);
+        true
+    }
+}
+
+pub(crate) fn shutdown_error() -> io::Error {
+    io::Error::other(
+        "the weft runtime that owns this I/O resource has shut down; create the resource on a \
+         runtime that is still running",
+    )
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_token_does_not_reach_a_reused_slot() {
+        let mut slab = Slab::default();
+        let a = slab.insert(Arc::new(ScheduledIo::new()));
+        assert!(slab.remove(a));
+        assert!(!slab.remove(a));
+        let b = slab.insert(Arc::new(ScheduledIo::new()));
+        assert_eq!(a.index, b.index);
+        assert!(slab.get(a).is_none());
+        assert!(slab.get(b).is_some());
+        assert_eq!(Key::from_token(b.token()), b);
+    }
+}

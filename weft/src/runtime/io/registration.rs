@@ -1,0 +1,181 @@
+//! A resource's link to its runtime's I/O driver.
+//!
+//! Owns: the resource's slab key and [`ScheduledIo`], and the driver handle
+//! that keeps the registry alive. Every readiness wait goes through here,
+//! and every wait that completes spends one unit of the task's coop budget
+//! (so a socket that is always ready cannot monopolise a worker).
+
+use super::ready::Interest;
+use super::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
+use super::{shutdown_error, Key};
+use crate::coop;
+use crate::runtime::{context, driver};
+use std::future::poll_fn;
+use std::io;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+pub(crate) struct Registration {
+    driver: driver::Handle,
+    key: Key,
+    io: Arc<ScheduledIo>,
+}
+
+/// The handle of the current runtime's I/O driver, or a panic that says
+/// what is missing.
+pub(crate) fn current_driver() -> driver::Handle {
+    let handle = context::with_current(|h| h.driver().clone()).unwrap_or_else(|| {
+        panic!(
+            "there is no weft runtime on this thread, and weft I/O resources need one: create \
+             sockets inside Runtime::block_on or a spawned task, or call Runtime::enter first"
+        )
+    });
+    if handle.io().is_none() {
+        panic!(
+            "this weft runtime was built without the I/O driver: add .enable_io() (or \
+             .enable_all()) to its Builder to use sockets and AsyncFd"
+        );
+    }
+    handle
+}
+
+impl Registration {
+    /// Register `source` with the current runtime's driver.
+    ///
+    /// # Panics
+    /// Outside a runtime, or on a runtime without the I/O driver.
+    pub(crate) fn new(
+        source: &mut impl mio::event::Source,
+        interest: Interest,
+    ) -> io::Result<Registration> {
+        Registration::new_with(current_driver(), source, interest)
+    }
+
+    pub(crate) fn new_with(
+        driver: driver::Handle,
+        source: &mut impl mio::event::Source,
+        interest: Interest,
+    ) -> io::Result<Registration> {
+        let io_handle = driver.io().expect("checked by current_driver");
+        let (key, io) = io_handle.register(source, interest)?;
+        Ok(Registration { driver, key, io })
+    }
+
+    /// Stop events for `source` (call before closing it).
+    pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) -> io::Result<()> {
+        self.driver
+            .io()
+            .expect("a registration exists only with an I/O driver")
+            .deregister(source, self.key)
+    }
+
+    /// Wait until the resource is ready in `direction`, spending budget.
+    pub(crate) fn poll_ready(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        let restore = ready!(coop::poll_proceed(cx));
+        let ev = ready!(self.io.poll_ready(cx, direction));
+        if ev.is_shutdown {
+            return Poll::Ready(Err(shutdown_error()));
+        }
+        restore.made_progress();
+        Poll::Ready(Ok(ev))
+    }
+
+    pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        self.poll_ready(cx, Direction::Read)
+    }
+
+    pub(crate) fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        self.poll_ready(cx, Direction::Write)
+    }
+
+    /// Forget readiness that turned out stale (the operation would block).
+    pub(crate) fn clear_readiness(&self, event: ReadyEvent) {
+        self.io.clear_readiness(event);
+    }
+
+    /// Run `op` when ready in `direction`; on `WouldBlock`, clear the
+    /// readiness it consumed and wait again.
+    pub(crate) fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let ev = ready!(self.poll_ready(cx, direction))?;
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(ev),
+                result => return Poll::Ready(result),
+            }
+        }
+    }
+
+    /// Run `op` once if the resource looks ready for `interest`; `WouldBlock`
+    /// otherwise (and clears the readiness `op` found stale).
+    pub(crate) fn try_io<R>(
+        &self,
+        interest: Interest,
+        op: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        let ev = self.io.ready_now(interest);
+        if ev.is_shutdown {
+            return Err(shutdown_error());
+        }
+        if ev.ready.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let result = op();
+        if matches!(&result, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+            self.clear_readiness(ev);
+        }
+        result
+    }
+
+    /// Wait until ready for any of `interest` (any number of tasks may wait
+    /// at once). Cancel-safe: a dropped wait leaves no waker behind.
+    pub(crate) async fn readiness(&self, interest: Interest) -> io::Result<ReadyEvent> {
+        struct Waiter<'a> {
+            io: &'a ScheduledIo,
+            key: Option<usize>,
+        }
+        impl Drop for Waiter<'_> {
+            fn drop(&mut self) {
+                self.io.drop_waiter(&mut self.key);
+            }
+        }
+        let mut waiter = Waiter {
+            io: &self.io,
+            key: None,
+        };
+        poll_fn(|cx| {
+            let restore = ready!(coop::poll_proceed(cx));
+            let ev = ready!(waiter.io.poll_interest(cx, interest, &mut waiter.key));
+            if ev.is_shutdown {
+                return Poll::Ready(Err(shutdown_error()));
+            }
+            restore.made_progress();
+            Poll::Ready(Ok(ev))
+        })
+        .await
+    }
+
+    /// `readiness`, then `op`; loops on `WouldBlock`.
+    pub(crate) async fn async_io<R>(
+        &self,
+        interest: Interest,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        loop {
+            let ev = self.readiness(interest).await?;
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(ev),
+                result => return result,
+            }
+        }
+    }
+
+}

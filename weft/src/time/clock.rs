@@ -1,0 +1,133 @@
+//! A runtime's clock: real time, or frozen and moved by hand in tests.
+//!
+//! Owns: the offset between the runtime's (virtual) time and the system's
+//! monotonic clock, and the frozen instant while paused.
+//!
+//! Invariants: virtual time never goes backwards. While running, virtual
+//! now = `std::time::Instant::now() + offset`; `pause` freezes it at its
+//! current value, `advance` moves the frozen value forward, and `resume`
+//! recomputes the offset so time carries on from where it was frozen.
+//! The running path reads one atomic and never locks.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub(crate) struct Clock {
+    /// Virtual minus real, in nanoseconds, while running.
+    offset_ns: AtomicI64,
+    paused: AtomicBool,
+    frozen: Mutex<Option<Instant>>,
+}
+
+impl Clock {
+    pub(crate) fn new(start_paused: bool) -> Clock {
+        let clock = Clock {
+            offset_ns: AtomicI64::new(0),
+            paused: AtomicBool::new(false),
+            frozen: Mutex::new(None),
+        };
+        if start_paused {
+            clock.pause();
+        }
+        clock
+    }
+
+    pub(crate) fn now(&self) -> Instant {
+        if self.paused.load(Ordering::Acquire) {
+            if let Some(frozen) = *self.lock() {
+                return frozen;
+            }
+        }
+        shift(Instant::now(), self.offset_ns.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Acquire)
+    }
+
+    /// Freeze time. Returns false if it was already frozen.
+    pub(crate) fn pause(&self) -> bool {
+        let mut frozen = self.lock();
+        if frozen.is_some() {
+            return false;
+        }
+        *frozen = Some(shift(Instant::now(), self.offset_ns.load(Ordering::Acquire)));
+        self.paused.store(true, Ordering::Release);
+        true
+    }
+
+    /// Let time run again from the frozen instant. Returns false if it was
+    /// not frozen.
+    pub(crate) fn resume(&self) -> bool {
+        let mut frozen = self.lock();
+        let Some(at) = frozen.take() else {
+            return false;
+        };
+        let real = Instant::now();
+        let offset = if at >= real {
+            i64::try_from((at - real).as_nanos()).unwrap_or(i64::MAX)
+        } else {
+            -i64::try_from((real - at).as_nanos()).unwrap_or(i64::MAX)
+        };
+        self.offset_ns.store(offset, Ordering::Release);
+        self.paused.store(false, Ordering::Release);
+        true
+    }
+
+    /// Move frozen time forward by `by`. Returns false if not frozen.
+    pub(crate) fn advance(&self, by: Duration) -> bool {
+        let mut frozen = self.lock();
+        match frozen.as_mut() {
+            Some(at) => {
+                *at += by;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Move frozen time forward to `to` if it is later.
+    pub(crate) fn advance_to(&self, to: Instant) {
+        let mut frozen = self.lock();
+        if let Some(at) = frozen.as_mut() {
+            if to > *at {
+                *at = to;
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {
+        self.frozen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn shift(real: Instant, offset_ns: i64) -> Instant {
+    if offset_ns >= 0 {
+        real + Duration::from_nanos(offset_ns as u64)
+    } else {
+        real.checked_sub(Duration::from_nanos(offset_ns.unsigned_abs()))
+            .unwrap_or(real)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paused_clock_moves_only_by_advance_and_resumes_from_there() {
+        let clock = Clock::new(true);
+        let t0 = clock.now();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(clock.now(), t0);
+        assert!(clock.advance(Duration::from_secs(3600)));
+        assert_eq!(clock.now(), t0 + Duration::from_secs(3600));
+        assert!(clock.resume());
+        let after = clock.now();
+        assert!(after >= t0 + Duration::from_secs(3600));
+        assert!(after < t0 + Duration::from_secs(3601));
+        assert!(!clock.resume());
+        assert!(!clock.advance(Duration::from_secs(1)));
+    }
+}

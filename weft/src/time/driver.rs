@@ -1,0 +1,198 @@
+//! The time driver: one timer wheel per runtime, behind one lock.
+//!
+//! Owns: the [`Wheel`] (1 ms ticks counted from the runtime's start), the
+//! clock, and `parked_until`, the tick the parked driver will wake at.
+//!
+//! Invariants:
+//! - A deadline is rounded *up* to a tick and the wheel's "now" is rounded
+//!   *down*, so a timer never fires before its deadline.
+//! - `parked_until` is `Some(t)` exactly while a parked driver sleeps until
+//!   tick `t` (`u64::MAX`: no timer). A timer inserted earlier than that
+//!   must unpark the driver, which then recomputes its timeout; the check
+//!   and the driver's computation happen under the same lock, so a new
+//!   earliest timer cannot be missed.
+//! - Wakers are called after the lock is released.
+
+use super::clock::Clock;
+use super::wheel::{TimerKey, Wheel};
+use std::sync::{Mutex, MutexGuard};
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+pub(crate) struct Handle {
+    state: Mutex<State>,
+    clock: Clock,
+    /// Tick 0.
+    start: Instant,
+}
+
+struct State {
+    wheel: Wheel,
+    parked_until: Option<u64>,
+    is_shutdown: bool,
+}
+
+/// The outcome of arming or re-arming a timer.
+#[must_use]
+pub(crate) enum Armed {
+    /// Pending; the driver needs an unpark if `unpark` (the timer is
+    /// earlier than the driver's wake-up).
+    Pending { key: TimerKey, unpark: bool },
+    /// The deadline has already passed: complete at once.
+    Elapsed,
+}
+
+impl Handle {
+    pub(crate) fn new(start_paused: bool) -> Handle {
+        let clock = Clock::new(start_paused);
+        let start = clock.now();
+        Handle {
+            state: Mutex::new(State {
+                wheel: Wheel::new(),
+                parked_until: None,
+                is_shutdown: false,
+            }),
+            clock,
+            start,
+        }
+    }
+
+    pub(crate) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tick at which a timer for `deadline` may fire (rounded up).
+    fn deadline_tick(&self, deadline: Instant) -> u64 {
+        let d = deadline.saturating_duration_since(self.start);
+        let ms = d.as_millis();
+        let ms = if d.subsec_nanos() % 1_000_000 != 0 {
+            ms + 1
+        } else {
+            ms
+        };
+        u64::try_from(ms).unwrap_or(u64::MAX - 1)
+    }
+
+    /// The current tick (rounded down).
+    fn now_tick(&self) -> u64 {
+        let d = self.clock.now().saturating_duration_since(self.start);
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX - 1)
+    }
+
+    fn tick_instant(&self, tick: u64) -> Instant {
+        self.start + Duration::from_millis(tick)
+    }
+
+    /// Arm a timer for `deadline` that wakes `waker`.
+    pub(crate) fn arm(&self, deadline: Instant, waker: &Waker) -> Armed {
+        let tick = self.deadline_tick(deadline);
+        if tick <= self.now_tick() {
+            return Armed::Elapsed;
+        }
+        let mut state = self.lock();
+        if state.is_shutdown {
+            panic!("{}", SHUTDOWN_MSG);
+        }
+        let key = state.wheel.insert(tick, waker.clone());
+        Armed::Pending {
+            key,
+            unpark: state.note_new_deadline(tick),
+        }
+    }
+
+    /// True once the timer fired; otherwise store `waker` for it.
+    pub(crate) fn poll_fired(&self, key: TimerKey, waker: &Waker) -> bool {
+        let mut state = self.lock();
+        if state.is_shutdown {
+            drop(state);
+            panic!("{}", SHUTDOWN_MSG);
+        }
+        !state.wheel.update_waker(key, waker)
+    }
+
+    /// Free a timer's entry (cancelled or done).
+    pub(crate) fn cancel(&self, key: TimerKey) {
+        self.lock().wheel.remove(key);
+    }
+
+    /// Live timer entries (armed, or fired and not yet freed).
+    pub(crate) fn entry_count(&self) -> usize {
+        self.lock().wheel.len()
+    }
+
+    /// How long a park may block, given the caller's own `timeout`. With a
+    /// paused clock, a blocking park moves time to the next timer instead
+    /// and does not block.
+    pub(crate) fn park_timeout(&self, timeout: Option<Duration>) -> Option<Duration> {
+        let mut state = self.lock();
+        let next = state.wheel.next_deadline();
+        let blocking = timeout != Some(Duration::ZERO);
+        if self.clock.is_paused() && blocking {
+            if let Some(tick) = next {
+                self.clock.advance_to(self.tick_instant(tick));
+                state.parked_until = None;
+                return Some(Duration::ZERO);
+            }
+        }
+        let until_timer = next.map(|tick| {
+            self.tick_instant(tick)
+                .saturating_duration_since(self.clock.now())
+        });
+        state.parked_until = if blocking {
+            Some(next.unwrap_or(u64::MAX))
+        } else {
+            None
+        };
+        match (timeout, until_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// After a park: fire every timer that is due.
+    pub(crate) fn process(&self) {
+        let mut wakers = Vec::new();
+        {
+            let mut state = self.lock();
+            state.parked_until = None;
+            let now = self.now_tick();
+            state.wheel.advance(now, |w| wakers.push(w));
+        }
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// Fire every timer (the runtime is going away); later polls panic.
+    pub(crate) fn shutdown(&self) {
+        let mut wakers = Vec::new();
+        {
+            let mut state = self.lock();
+            state.is_shutdown = true;
+            state.wheel.advance(u64::MAX, |w| wakers.push(w));
+        }
+        for w in wakers {
+            w.wake();
+        }
+    }
+}
+
+impl State {
+    /// A timer for `tick` was armed: does the parked driver need waking?
+    fn note_new_deadline(&mut self, tick: u64) -> bool {
+        match self.parked_until {
+            Some(until) if tick < until => {
+                self.parked_until = Some(tick);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+const SHUTDOWN_MSG: &str = "a weft timer was used after its runtime shut down: timers belong to \
+                            the runtime they were created on; create them on a running runtime";

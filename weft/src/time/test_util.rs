@@ -1,0 +1,72 @@
+//! Freezing and moving the clock, for deterministic tests.
+//!
+//! Owns: the public `pause`/`resume`/`advance` entry points; the clock
+//! itself is in `clock.rs`. Like Tokio, only the `current_thread` runtime
+//! may pause: a frozen clock jumps to the next timer when the runtime is
+//! idle, and only a single driving thread knows that for sure.
+
+use super::sleep::time_driver;
+use std::time::Duration;
+
+/// Freeze the runtime's clock.
+///
+/// While frozen, [`Instant::now`](super::Instant::now) stands still, and a
+/// runtime whose tasks all wait jumps straight to its next timer.
+///
+/// # Panics
+/// If the runtime is not `current_thread`, has no time driver, or time is
+/// already frozen.
+///
+/// ```
+/// use std::time::Duration;
+/// let rt = weft::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+/// rt.block_on(async {
+///     weft::time::pause();
+///     let start = weft::time::Instant::now();
+///     weft::time::advance(Duration::from_secs(30)).await;
+///     assert_eq!(start.elapsed(), Duration::from_secs(30));
+/// });
+/// ```
+#[track_caller]
+pub fn pause() {
+    let driver = time_driver();
+    let is_current_thread = crate::runtime::context::with_current(|h| h.is_current_thread());
+    if is_current_thread != Some(true) {
+        panic!(
+            "weft::time::pause() requires the current_thread runtime (a frozen clock needs one \
+             driving thread that knows when every task is idle); build the runtime with \
+             Builder::new_current_thread(), or use #[weft::test] (its default flavor)"
+        );
+    }
+    if !driver.time().expect("checked").clock().pause() {
+        panic!("weft::time::pause(): time is already frozen");
+    }
+}
+
+/// Let the clock run again, from where it was frozen.
+///
+/// # Panics
+/// If time is not frozen, or outside a runtime with the time driver.
+#[track_caller]
+pub fn resume() {
+    let driver = time_driver();
+    if !driver.time().expect("checked").clock().resume() {
+        panic!("weft::time::resume(): time is not frozen; call weft::time::pause() first");
+    }
+}
+
+/// Move the frozen clock forward by `duration`, fire the timers that came
+/// due, and yield so the tasks they woke run.
+///
+/// # Panics
+/// If time is not frozen, or outside a runtime with the time driver.
+#[track_caller]
+pub fn advance(duration: Duration) -> impl std::future::Future<Output = ()> {
+    let driver = time_driver();
+    let time = driver.time().expect("checked");
+    if !time.clock().advance(duration) {
+        panic!("weft::time::advance(): time is not frozen; call weft::time::pause() first");
+    }
+    time.process();
+    crate::task::yield_now()
+}
