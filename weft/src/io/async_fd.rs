@@ -208,7 +208,9 @@ impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
 
 impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFd<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncFd").field("inner", &self.inner).finish()
+        f.debug_struct("AsyncFd")
+            .field("inner", &self.inner)
+            .finish()
     }
 }
 

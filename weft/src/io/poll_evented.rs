@@ -111,8 +111,9 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Write,
     {
-        self.registration
-            .poll_io(cx, Direction::Write, || (&mut &*self.io()).write_vectored(bufs))
+        self.registration.poll_io(cx, Direction::Write, || {
+            (&mut &*self.io()).write_vectored(bufs)
+        })
     }
 
     fn io(&self) -> &E {

@@ -2,9 +2,9 @@
 
 use super::Runtime;
 use crate::blocking::{BlockingPool, PoolConfig};
+use crate::runtime::driver::{Driver, DriverConfig};
 use crate::scheduler::current_thread::CurrentThread;
 use crate::scheduler::multi_thread::MultiThread;
-use crate::runtime::driver::{Driver, DriverConfig};
 use crate::scheduler::park::SharedDriver;
 use crate::scheduler::{self, Config, Drivers};
 use std::fmt;

@@ -137,7 +137,10 @@ impl ThreadWait {
                 }
                 None => {
                     while !*notified {
-                        notified = self.condvar.wait(notified).unwrap_or_else(|e| e.into_inner());
+                        notified = self
+                            .condvar
+                            .wait(notified)
+                            .unwrap_or_else(|e| e.into_inner());
                     }
                 }
             }

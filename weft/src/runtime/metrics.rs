@@ -127,13 +127,19 @@ impl RuntimeMetrics {
     /// File descriptors registered with the I/O driver so far (0 without
     /// the driver).
     pub fn io_driver_fd_registered_count(&self) -> u64 {
-        self.handle.driver().io().map_or(0, |io| io.registered_count())
+        self.handle
+            .driver()
+            .io()
+            .map_or(0, |io| io.registered_count())
     }
 
     /// File descriptors deregistered from the I/O driver so far (a dropped
     /// socket deregisters at once).
     pub fn io_driver_fd_deregistered_count(&self) -> u64 {
-        self.handle.driver().io().map_or(0, |io| io.deregistered_count())
+        self.handle
+            .driver()
+            .io()
+            .map_or(0, |io| io.deregistered_count())
     }
 
     /// Timer entries currently held in the timer wheel (armed timers; a

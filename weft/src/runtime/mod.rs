@@ -18,8 +18,8 @@
 mod builder;
 pub(crate) mod context;
 pub(crate) mod driver;
-pub(crate) mod io;
 mod handle;
+pub(crate) mod io;
 pub(crate) mod metrics;
 pub(crate) mod park_thread;
 #[allow(clippy::module_inception)]

@@ -238,7 +238,12 @@ impl Context {
                     task
                 });
                 let Some(task) = next else {
-                    if !handle.woken.load(Ordering::Acquire) {
+                    if handle.woken.load(Ordering::Acquire) {
+                        // The block_on future is ready again: do not sleep,
+                        // but let the drivers deliver first, or a future
+                        // that keeps waking itself would starve them.
+                        handle.drivers.poll_now();
+                    } else {
                         self.park(&mut busy_since);
                     }
                     continue 'outer;

@@ -146,8 +146,7 @@ impl Inner {
             PARKED_CONDVAR,
             Ordering::Acquire,
             Ordering::Acquire,
-        )
-        {
+        ) {
             Ok(_) => {}
             Err(NOTIFIED) => {
                 self.state.store(EMPTY, Ordering::Release);

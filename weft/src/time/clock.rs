@@ -52,7 +52,10 @@ impl Clock {
         if frozen.is_some() {
             return false;
         }
-        *frozen = Some(shift(Instant::now(), self.offset_ns.load(Ordering::Acquire)));
+        *frozen = Some(shift(
+            Instant::now(),
+            self.offset_ns.load(Ordering::Acquire),
+        ));
         self.paused.store(true, Ordering::Release);
         true
     }

@@ -27,10 +27,9 @@ impl Instant {
     /// The current time on this thread's runtime clock (the system's
     /// monotonic clock outside a runtime with the time driver).
     pub fn now() -> Instant {
-        let paused = crate::runtime::context::with_current(|h| {
-            h.driver().time().map(|t| t.clock().now())
-        })
-        .flatten();
+        let paused =
+            crate::runtime::context::with_current(|h| h.driver().time().map(|t| t.clock().now()))
+                .flatten();
         Instant {
             std: paused.unwrap_or_else(std::time::Instant::now),
         }

@@ -29,13 +29,12 @@ mod interval;
 mod sleep;
 mod test_util;
 mod timeout;
-#[allow(dead_code)] // used by the time driver (in progress)
 pub(crate) mod wheel;
 
 pub use error::Elapsed;
 pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub use sleep::{sleep, sleep_until, Sleep};
+pub use std::time::Duration;
 pub use test_util::{advance, pause, resume};
 pub use timeout::{timeout, timeout_at, Timeout};
-pub use std::time::Duration;

@@ -33,7 +33,9 @@ use std::time::Duration;
 pub fn sleep(duration: Duration) -> Sleep {
     let driver = time_driver();
     let now = Instant::now();
-    let deadline = now.checked_add(duration).unwrap_or_else(Instant::far_future);
+    let deadline = now
+        .checked_add(duration)
+        .unwrap_or_else(Instant::far_future);
     Sleep::new(driver, deadline)
 }
 
@@ -102,7 +104,9 @@ impl Sleep {
     }
 
     fn time(&self) -> &super::driver::Handle {
-        self.driver.time().expect("checked when the sleep was created")
+        self.driver
+            .time()
+            .expect("checked when the sleep was created")
     }
 
     fn cancel(&mut self) {

@@ -11,9 +11,9 @@ use crate::io::Interest;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::scheduled_io::Direction;
 use std::fmt;
-use std::os::fd::AsRawFd as _;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd as _;
 use std::task::{ready, Context, Poll};
 
 /// A TCP socket server, listening for connections.

@@ -10,9 +10,9 @@ use crate::io::{AsyncRead, AsyncWrite, Interest, Ready};
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::scheduled_io::Direction;
 use std::fmt;
-use std::os::fd::AsRawFd as _;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr};
+use std::os::fd::AsRawFd as _;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -172,7 +172,11 @@ impl TcpStream {
 
     /// Run `f` once if the stream looks ready for `interest`, clearing the
     /// readiness if `f` returns `WouldBlock` (for custom syscalls).
-    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
         self.io.registration().try_io(interest, f)
     }
 
@@ -211,11 +215,19 @@ impl TcpStream {
         split::into_split(self)
     }
 
-    pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_read_priv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         self.io.poll_read(cx, buf)
     }
 
-    pub(crate) fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_write_priv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.io.poll_write(cx, buf)
     }
 
@@ -248,7 +260,11 @@ impl AsyncRead for TcpStream {
 }
 
 impl AsyncWrite for TcpStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.poll_write_priv(cx, buf)
     }
 
@@ -292,4 +308,3 @@ impl std::os::fd::AsFd for TcpStream {
         unsafe { std::os::fd::BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
     }
 }
-

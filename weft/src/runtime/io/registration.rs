@@ -177,5 +177,4 @@ impl Registration {
             }
         }
     }
-
 }

@@ -141,7 +141,11 @@ impl ScheduledIo {
 
     /// Ready once the resource is ready in `direction`; otherwise stores the
     /// task's waker (replacing the previous one: one task per direction).
-    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
+    pub(crate) fn poll_ready(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<ReadyEvent> {
         let ev = self.event(direction.mask());
         if !ev.ready.is_empty() || ev.is_shutdown {
             return Poll::Ready(ev);

@@ -332,7 +332,11 @@ impl Context {
         }
         *self.core.borrow_mut() = Some(core);
         self.handle().drivers.poll_now();
-        let core = self.core.borrow_mut().take().expect("core gone while polling drivers");
+        let core = self
+            .core
+            .borrow_mut()
+            .take()
+            .expect("core gone while polling drivers");
         if core.run_queue.has_tasks() {
             // Spread what the drivers woke.
             self.handle().notify_parked();
@@ -355,7 +359,11 @@ impl Context {
                 let park = core.park.clone();
                 *self.core.borrow_mut() = Some(core);
                 park.park();
-                core = self.core.borrow_mut().take().expect("core gone while parked");
+                core = self
+                    .core
+                    .borrow_mut()
+                    .take()
+                    .expect("core gone while parked");
                 core.maintenance(handle);
                 if core.transition_from_parked(handle) {
                     break;

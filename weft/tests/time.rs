@@ -1,0 +1,387 @@
+//! Timers on every flavour: ordering, timeouts, intervals, many timers,
+//! cancellation freeing entries, and (current_thread) paused time.
+
+#[macro_use]
+mod support;
+
+rt_test! {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use weft::time::{self, Instant};
+
+    #[test]
+    fn sleep_waits_at_least_its_duration() {
+        rt().block_on(async {
+            for ms in [0u64, 1, 5, 20] {
+                let start = std::time::Instant::now();
+                time::sleep(Duration::from_millis(ms)).await;
+                assert!(start.elapsed() >= Duration::from_millis(ms), "slept {ms} ms");
+            }
+        });
+    }
+
+    #[test]
+    fn each_timer_fires_no_earlier_than_its_deadline() {
+        rt().block_on(async {
+            let mut handles = Vec::new();
+            for i in [5u64, 1, 4, 2, 3, 0, 7] {
+                let deadline = Instant::now() + Duration::from_millis(i * 3);
+                handles.push(weft::spawn(async move {
+                    time::sleep_until(deadline).await;
+                    Instant::now() >= deadline
+                }));
+            }
+            for h in handles {
+                assert!(h.await.unwrap());
+            }
+        });
+    }
+
+    #[test]
+    fn timeout_fires_and_does_not_fire() {
+        rt().block_on(async {
+            let slow = time::sleep(Duration::from_secs(30));
+            let start = std::time::Instant::now();
+            let r = time::timeout(Duration::from_millis(10), slow).await;
+            assert!(r.is_err());
+            assert!(start.elapsed() < Duration::from_secs(10));
+            assert_eq!(r.unwrap_err().to_string(), "deadline has elapsed");
+
+            let fast = async { 42 };
+            assert_eq!(time::timeout(Duration::from_millis(10), fast).await, Ok(42));
+
+            let ok = time::timeout(Duration::from_secs(5), time::sleep(Duration::from_millis(5)));
+            assert_eq!(ok.await, Ok(()));
+        });
+    }
+
+    #[test]
+    fn timeout_fires_even_when_the_inner_future_eats_the_budget() {
+        rt().block_on(async {
+            // Always ready on its own budget-spending yield: without the
+            // unconstrained delay poll, the timeout would never be checked.
+            let spinner = async {
+                loop {
+                    weft::task::coop::consume_budget().await;
+                }
+            };
+            let r = time::timeout(Duration::from_millis(20), spinner).await;
+            assert!(r.is_err());
+        });
+    }
+
+    #[test]
+    fn ten_thousand_timers_all_fire_and_free_their_entries() {
+        let rt = rt();
+        rt.block_on(async {
+            let mut handles = Vec::new();
+            for i in 0..10_000u64 {
+                handles.push(weft::spawn(async move {
+                    time::sleep(Duration::from_millis(1 + i % 50)).await;
+                    i
+                }));
+            }
+            let mut sum = 0;
+            for h in handles {
+                sum += h.await.unwrap();
+            }
+            assert_eq!(sum, (0..10_000u64).sum::<u64>());
+        });
+        assert_eq!(rt.metrics().num_timer_entries(), 0);
+    }
+
+    #[test]
+    fn cancelled_timers_free_their_entries() {
+        let rt = rt();
+        rt.block_on(async {
+            let mut sleeps: Vec<_> = (0..1000)
+                .map(|i| Box::pin(time::sleep(Duration::from_secs(60 + i))))
+                .collect();
+            // Arm them all (first poll registers).
+            for s in sleeps.iter_mut() {
+                let polled = futures::poll!(s.as_mut());
+                assert!(polled.is_pending());
+            }
+            assert_eq!(weft::runtime::Handle::current().metrics().num_timer_entries(), 1000);
+            sleeps.truncate(10);
+            assert_eq!(weft::runtime::Handle::current().metrics().num_timer_entries(), 10);
+            drop(sleeps);
+            assert_eq!(weft::runtime::Handle::current().metrics().num_timer_entries(), 0);
+        });
+    }
+
+    #[test]
+    fn an_earlier_timer_interrupts_a_parked_driver() {
+        let rt = rt();
+        // A long timer first: the driver parks until it.
+        let long = rt.spawn(async { time::sleep(Duration::from_secs(60)).await });
+        std::thread::sleep(Duration::from_millis(20));
+        // A short one armed from a task woken remotely must still fire soon.
+        let start = std::time::Instant::now();
+        let short = rt.spawn(async { time::sleep(Duration::from_millis(10)).await });
+        rt.block_on(async {
+            time::timeout(Duration::from_secs(20), short)
+                .await
+                .expect("the short timer waited behind the long one")
+                .unwrap();
+        });
+        assert!(start.elapsed() < Duration::from_secs(20));
+        long.abort();
+    }
+
+    #[test]
+    fn sleep_reset_moves_the_deadline() {
+        rt().block_on(async {
+            let mut s = Box::pin(time::sleep(Duration::from_secs(60)));
+            assert!(futures::poll!(s.as_mut()).is_pending());
+            let start = Instant::now();
+            s.as_mut().reset(Instant::now() + Duration::from_millis(10));
+            s.as_mut().await;
+            assert!(s.is_elapsed());
+            assert!(start.elapsed() >= Duration::from_millis(10));
+            assert!(start.elapsed() < Duration::from_secs(30));
+            // Reset after completion: pending again.
+            s.as_mut().reset(Instant::now() + Duration::from_millis(5));
+            assert!(!s.is_elapsed());
+            s.as_mut().await;
+            assert!(s.is_elapsed());
+        });
+    }
+
+    #[test]
+    fn interval_ticks_at_its_period() {
+        rt().block_on(async {
+            let mut iv = time::interval(Duration::from_millis(10));
+            let t0 = iv.tick().await;
+            let t1 = iv.tick().await;
+            let t2 = iv.tick().await;
+            assert_eq!(t1 - t0, Duration::from_millis(10));
+            assert_eq!(t2 - t1, Duration::from_millis(10));
+            assert!(Instant::now() >= t2);
+        });
+    }
+
+    #[test]
+    fn sleep_from_a_task_on_a_busy_runtime_still_fires() {
+        // Timers are delivered by the periodic driver poll, not only when
+        // a worker parks.
+        rt().block_on(async {
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let spinner = {
+                let stop = stop.clone();
+                weft::spawn(async move {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        weft::task::yield_now().await;
+                    }
+                })
+            };
+            time::sleep(Duration::from_millis(10)).await;
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            spinner.await.unwrap();
+        });
+    }
+}
+
+mod paused {
+    use std::time::Duration;
+    use weft::time::{self, Instant, MissedTickBehavior};
+
+    fn paused_rt() -> weft::runtime::Runtime {
+        weft::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn timers_fire_in_deadline_order() {
+        // With a paused clock the runtime jumps from one deadline to the
+        // next, so the order is exact (on a real clock, timers that come due
+        // in the same driver turn may run in any order).
+        paused_rt().block_on(async {
+            let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let mut handles = Vec::new();
+            let mut x = 12345u64;
+            let mut expected = Vec::new();
+            for i in 0..500u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Distinct deadlines spread over ~3 hours, some beyond the
+                // wheel's lower levels.
+                let ms = (x % 10_000_000) * 1000 + i;
+                expected.push(ms);
+                let order = order.clone();
+                handles.push(weft::spawn(async move {
+                    time::sleep(Duration::from_millis(ms)).await;
+                    order.lock().unwrap().push(ms);
+                }));
+            }
+            for h in handles {
+                h.await.unwrap();
+            }
+            expected.sort_unstable();
+            assert_eq!(*order.lock().unwrap(), expected);
+        });
+    }
+
+    #[test]
+    fn an_hour_of_sleep_takes_no_real_time() {
+        paused_rt().block_on(async {
+            let real = std::time::Instant::now();
+            let virt = Instant::now();
+            time::sleep(Duration::from_secs(3600)).await;
+            assert!(virt.elapsed() >= Duration::from_secs(3600));
+            assert!(real.elapsed() < Duration::from_secs(30));
+        });
+    }
+
+    #[test]
+    fn advance_fires_exactly_the_due_timers() {
+        paused_rt().block_on(async {
+            let a = weft::spawn(time::sleep(Duration::from_millis(100)));
+            let b = weft::spawn(time::sleep(Duration::from_millis(300)));
+            weft::task::yield_now().await; // let both arm
+            time::advance(Duration::from_millis(150)).await;
+            assert!(a.is_finished());
+            assert!(!b.is_finished());
+            time::advance(Duration::from_millis(150)).await;
+            assert!(b.is_finished());
+        });
+    }
+
+    #[test]
+    fn timeout_with_paused_clock_is_exact() {
+        paused_rt().block_on(async {
+            let start = Instant::now();
+            let r = time::timeout(Duration::from_secs(5), std::future::pending::<()>()).await;
+            assert!(r.is_err());
+            assert_eq!(start.elapsed(), Duration::from_secs(5));
+        });
+    }
+
+    async fn ticks_after_a_stall(behavior: MissedTickBehavior) -> Vec<Duration> {
+        let start = Instant::now();
+        let mut iv = time::interval(Duration::from_millis(10));
+        iv.set_missed_tick_behavior(behavior);
+        iv.tick().await; // t = 0
+                         // The task is busy for 35 ms: ticks at 10, 20, 30 are missed.
+        time::advance(Duration::from_millis(35)).await;
+        let mut out = Vec::new();
+        for _ in 0..4 {
+            iv.tick().await;
+            out.push(start.elapsed());
+        }
+        out
+    }
+
+    fn ms(v: &[u64]) -> Vec<Duration> {
+        v.iter().map(|&m| Duration::from_millis(m)).collect()
+    }
+
+    #[test]
+    fn interval_missed_tick_burst() {
+        let got = paused_rt().block_on(ticks_after_a_stall(MissedTickBehavior::Burst));
+        // The three missed ticks (10, 20, 30) at once, then the original
+        // schedule (40).
+        assert_eq!(got, ms(&[35, 35, 35, 40]));
+    }
+
+    #[test]
+    fn interval_missed_tick_delay() {
+        let got = paused_rt().block_on(ticks_after_a_stall(MissedTickBehavior::Delay));
+        // One late tick now, then every 10 ms from now.
+        assert_eq!(got, ms(&[35, 45, 55, 65]));
+    }
+
+    #[test]
+    fn interval_missed_tick_skip() {
+        let got = paused_rt().block_on(ticks_after_a_stall(MissedTickBehavior::Skip));
+        // One late tick now, then back on the 10 ms grid.
+        assert_eq!(got, ms(&[35, 40, 50, 60]));
+    }
+
+    #[test]
+    fn pause_resume_round_trip() {
+        let rt = weft::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            time::pause();
+            let t = Instant::now();
+            std::thread::sleep(Duration::from_millis(5));
+            assert_eq!(Instant::now(), t);
+            time::resume();
+            time::sleep(Duration::from_millis(2)).await;
+            assert!(t.elapsed() >= Duration::from_millis(2));
+        });
+    }
+
+    #[weft::test(start_paused = true)]
+    async fn the_test_macro_starts_paused() {
+        let real = std::time::Instant::now();
+        time::sleep(Duration::from_secs(86_400)).await;
+        assert!(real.elapsed() < Duration::from_secs(30));
+    }
+}
+
+mod misuse {
+    use std::time::Duration;
+
+    #[test]
+    #[should_panic(expected = "there is no weft runtime on this thread")]
+    fn sleep_outside_a_runtime() {
+        let _ = weft::time::sleep(Duration::from_millis(1));
+    }
+
+    #[test]
+    #[should_panic(expected = "enable_time()")]
+    fn sleep_without_the_time_driver() {
+        let rt = weft::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            weft::time::sleep(Duration::from_millis(1)).await;
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "requires the current_thread runtime")]
+    fn pause_on_multi_thread() {
+        let rt = weft::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async { weft::time::pause() });
+    }
+
+    #[test]
+    fn start_paused_needs_current_thread_and_time() {
+        let err = weft::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap_err();
+        assert!(err.to_string().contains("current_thread"), "{err}");
+        let err = weft::runtime::Builder::new_current_thread()
+            .start_paused(true)
+            .build()
+            .unwrap_err();
+        assert!(err.to_string().contains("enable_time"), "{err}");
+    }
+
+    #[test]
+    #[should_panic(expected = "`period` must be non-zero")]
+    fn zero_interval() {
+        let rt = weft::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let _ = weft::time::interval(Duration::ZERO);
+        });
+    }
+}
