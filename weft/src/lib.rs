@@ -16,7 +16,10 @@
 //! Layout (see `DESIGN.md`): `task` (the task cell, state machine, handles),
 //! `scheduler` (current_thread and multi_thread), `runtime` (Builder,
 //! Runtime, Handle, context, metrics), `coop` (the budget), `blocking` (the
-//! blocking pool), `sync` (channels).
+//! blocking pool), `sync` (channels, locks), `io` (the futures-io traits
+//! re-exported, Tokio's I/O utilities, readiness and `AsyncFd`), `net`
+//! (TCP, UDP, Unix sockets on the mio reactor), `time` (timer wheel,
+//! sleep, timeout, interval, paused clock), `signal` (ctrl_c).
 
 #![warn(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
 
@@ -28,6 +31,7 @@ mod scheduler;
 pub mod io;
 pub mod net;
 pub mod runtime;
+pub mod signal;
 pub mod sync;
 pub mod task;
 pub mod time;

@@ -5,7 +5,7 @@
 mod support;
 
 rt_test! {
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
     use std::time::Duration;
     use weft::time::{self, Instant};
 
@@ -333,7 +333,7 @@ mod misuse {
     #[test]
     #[should_panic(expected = "there is no weft runtime on this thread")]
     fn sleep_outside_a_runtime() {
-        let _ = weft::time::sleep(Duration::from_millis(1));
+        drop(weft::time::sleep(Duration::from_millis(1)));
     }
 
     #[test]

@@ -63,7 +63,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     {
         loop {
             let ev = ready!(self.registration.poll_ready(cx, Direction::Read))?;
-            match (&mut &*self.io()).read(buf) {
+            match (&mut self.io()).read(buf) {
                 Ok(n) => {
                     if n > 0 && n < buf.len() {
                         self.registration.clear_readiness(ev);
@@ -88,7 +88,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     {
         loop {
             let ev = ready!(self.registration.poll_ready(cx, Direction::Write))?;
-            match (&mut &*self.io()).write(buf) {
+            match (&mut self.io()).write(buf) {
                 Ok(n) => {
                     if n > 0 && n < buf.len() {
                         self.registration.clear_readiness(ev);
@@ -112,7 +112,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         &'a E: Write,
     {
         self.registration.poll_io(cx, Direction::Write, || {
-            (&mut &*self.io()).write_vectored(bufs)
+            (&mut self.io()).write_vectored(bufs)
         })
     }
 

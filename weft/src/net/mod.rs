@@ -6,7 +6,12 @@
 //! coop budget.
 
 mod addr;
+mod halves;
 pub mod tcp;
+mod udp;
+pub mod unix;
 
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
+pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

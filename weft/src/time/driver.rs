@@ -68,12 +68,7 @@ impl Handle {
     /// The tick at which a timer for `deadline` may fire (rounded up).
     fn deadline_tick(&self, deadline: Instant) -> u64 {
         let d = deadline.saturating_duration_since(self.start);
-        let ms = d.as_millis();
-        let ms = if d.subsec_nanos() % 1_000_000 != 0 {
-            ms + 1
-        } else {
-            ms
-        };
+        let ms = d.as_nanos().div_ceil(1_000_000);
         u64::try_from(ms).unwrap_or(u64::MAX - 1)
     }
 

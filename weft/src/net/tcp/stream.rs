@@ -4,23 +4,24 @@
 //! through `PollEvented` (readiness with ticks, coop budget); the `try_*`
 //! methods make one attempt without waiting.
 
-use super::split::{self, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::io::poll_evented::PollEvented;
-use crate::io::{AsyncRead, AsyncWrite, Interest, Ready};
+use crate::io::{Interest, Ready};
 use crate::net::addr::{each_addr, ToSocketAddrs};
+use crate::net::halves;
 use crate::runtime::io::scheduled_io::Direction;
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr};
+use std::net::SocketAddr;
 use std::os::fd::AsRawFd as _;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// A TCP connection.
 ///
-/// Reading and writing use the [`AsyncRead`] / [`AsyncWrite`] traits (see
-/// [`crate::io::AsyncReadExt`]); [`readable`](Self::readable) +
+/// Reading and writing use the [`AsyncRead`](crate::io::AsyncRead) /
+/// [`AsyncWrite`](crate::io::AsyncWrite) traits (see
+/// [`AsyncReadExt`](crate::io::AsyncReadExt)); [`readable`](Self::readable) +
 /// [`try_read`](Self::try_read) give finer control.
 pub struct TcpStream {
     pub(crate) io: PollEvented<mio::net::TcpStream>,
@@ -205,85 +206,14 @@ impl TcpStream {
     /// Borrowed read and write halves, usable from two tasks in the same
     /// scope (e.g. with `join`).
     pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        split::split(self)
+        halves::split(self)
     }
 
     /// Owned halves that can move to different tasks;
-    /// [`OwnedReadHalf::reunite`] puts them back together. Dropping the
+    /// `OwnedReadHalf::reunite` puts them back together. Dropping the
     /// write half shuts down the write direction.
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        split::into_split(self)
-    }
-
-    pub(crate) fn poll_read_priv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.io.poll_read(cx, buf)
-    }
-
-    pub(crate) fn poll_write_priv(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.io.poll_write(cx, buf)
-    }
-
-    pub(crate) fn poll_write_vectored_priv(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.io.poll_write_vectored(cx, bufs)
-    }
-
-    pub(crate) fn shutdown_write(&self) -> io::Result<()> {
-        match self.io.shutdown(Shutdown::Write) {
-            // Already shut down or the peer is gone: the write side is
-            // closed either way.
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
-            other => other,
-        }
-    }
-}
-
-impl AsyncRead for TcpStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_read_priv(cx, buf)
-    }
-}
-
-impl AsyncWrite for TcpStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_priv(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_vectored_priv(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // Writes go straight to the kernel: nothing to flush.
-        Poll::Ready(Ok(()))
-    }
-
-    /// Shuts down the write direction (the peer reads EOF).
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown_write())
+        halves::into_split(self)
     }
 }
 

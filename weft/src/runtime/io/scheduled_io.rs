@@ -110,13 +110,11 @@ impl ScheduledIo {
             if ready.intersects(Direction::Write.mask()) {
                 to_wake.extend(waiters.writer.take());
             }
-            for slot in waiters.others.iter_mut() {
-                if let Some((interest, waker)) = slot {
-                    if ready.intersects(interest.mask()) {
-                        // Keep the slot (its future still owns it) but
-                        // replace the waker with a no-op until re-polled.
-                        to_wake.push(std::mem::replace(waker, Waker::noop().clone()));
-                    }
+            for (interest, waker) in waiters.others.iter_mut().flatten() {
+                if ready.intersects(interest.mask()) {
+                    // Keep the slot (its future still owns it) but replace
+                    // the waker with a no-op until re-polled.
+                    to_wake.push(std::mem::replace(waker, Waker::noop().clone()));
                 }
             }
         }

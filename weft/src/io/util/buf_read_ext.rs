@@ -1,0 +1,205 @@
+//! `AsyncBufReadExt`: `async` methods for every [`AsyncBufRead`], and the
+//! named futures they return.
+//!
+//! Owns: `read_until`, `read_line` and the constructors of the
+//! delimiter-driven streams `lines` / `split`, plus `poll_read_until`, the one
+//! scanning loop all of them share.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use futures_io::AsyncBufRead;
+
+use super::{invalid_utf8, Lines, Split};
+
+/// `async` methods for [`AsyncBufRead`] types, with Tokio's names and
+/// behaviour. Implemented for every `AsyncBufRead`; wrap a plain reader in a
+/// [`BufReader`](super::BufReader) to get one.
+pub trait AsyncBufReadExt: AsyncBufRead {
+    /// Reads until `byte` (included) or end of stream, appending to `buf`;
+    /// returns how many bytes were appended (0 at end of stream).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: bytes read before the future is dropped have already been
+    /// appended to `buf`, and calling again continues the same line.
+    ///
+    /// ```
+    /// use weft::io::AsyncBufReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut reader: &[u8] = b"a,b";
+    /// let mut field = Vec::new();
+    /// assert_eq!(reader.read_until(b',', &mut field).await?, 2);
+    /// assert_eq!(field, b"a,");
+    /// field.clear();
+    /// assert_eq!(reader.read_until(b',', &mut field).await?, 1);
+    /// assert_eq!(field, b"b");
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn read_until<'a>(&'a mut self, byte: u8, buf: &'a mut Vec<u8>) -> ReadUntil<'a, Self>
+    where
+        Self: Unpin,
+    {
+        ReadUntil {
+            reader: self,
+            delim: byte,
+            buf,
+            read: 0,
+        }
+    }
+
+    /// Reads one line, including its `\n` if there is one, and appends it to
+    /// `buf`; returns how many bytes were appended (0 at end of stream).
+    ///
+    /// Fails with [`ErrorKind::InvalidData`](io::ErrorKind::InvalidData) if
+    /// the line is not UTF-8; `buf` is then left as it was.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: the line is held inside the future until it is
+    /// complete, so dropping the future loses the part already read. (`buf`
+    /// is unchanged in that case; Tokio only promises nothing about it.) Use
+    /// [`lines`](AsyncBufReadExt::lines), whose `next_line` is cancel safe,
+    /// in a `select!` loop.
+    fn read_line<'a>(&'a mut self, buf: &'a mut String) -> ReadLine<'a, Self>
+    where
+        Self: Unpin,
+    {
+        ReadLine {
+            reader: self,
+            buf,
+            bytes: Vec::new(),
+            read: 0,
+        }
+    }
+
+    /// The lines of this reader, without their `\n` or `\r\n` endings, read
+    /// with [`Lines::next_line`].
+    ///
+    /// ```
+    /// use weft::io::AsyncBufReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let reader: &[u8] = b"one\r\ntwo\nthree";
+    /// let mut lines = reader.lines();
+    /// let mut all = Vec::new();
+    /// while let Some(line) = lines.next_line().await? {
+    ///     all.push(line);
+    /// }
+    /// assert_eq!(all, ["one", "two", "three"]);
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn lines(self) -> Lines<Self>
+    where
+        Self: Sized,
+    {
+        Lines::new(self)
+    }
+
+    /// The segments of this reader separated by `byte`, without the
+    /// separator, read with [`Split::next_segment`].
+    fn split(self, byte: u8) -> Split<Self>
+    where
+        Self: Sized,
+    {
+        Split::new(self, byte)
+    }
+}
+
+impl<R: AsyncBufRead + ?Sized> AsyncBufReadExt for R {}
+
+/// Future returned by [`AsyncBufReadExt::read_until`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct ReadUntil<'a, R: ?Sized> {
+    reader: &'a mut R,
+    delim: u8,
+    buf: &'a mut Vec<u8>,
+    /// Bytes appended by this call so far.
+    read: usize,
+}
+
+impl<R: AsyncBufRead + Unpin + ?Sized> Future for ReadUntil<'_, R> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        poll_read_until(
+            Pin::new(&mut *this.reader),
+            cx,
+            this.delim,
+            this.buf,
+            &mut this.read,
+        )
+    }
+}
+
+/// Future returned by [`AsyncBufReadExt::read_line`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct ReadLine<'a, R: ?Sized> {
+    reader: &'a mut R,
+    buf: &'a mut String,
+    /// The line read so far; checked as UTF-8 once complete.
+    bytes: Vec<u8>,
+    read: usize,
+}
+
+impl<R: AsyncBufRead + Unpin + ?Sized> Future for ReadLine<'_, R> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let n = ready!(poll_read_until(
+            Pin::new(&mut *this.reader),
+            cx,
+            b'\n',
+            &mut this.bytes,
+            &mut this.read,
+        ))?;
+        let line =
+            String::from_utf8(std::mem::take(&mut this.bytes)).map_err(|_| invalid_utf8())?;
+        this.buf.push_str(&line);
+        Poll::Ready(Ok(n))
+    }
+}
+
+/// Appends to `buf` from `reader` up to and including `delim`, or up to end
+/// of stream. `read` counts the bytes appended across `Pending` returns; it
+/// is returned, and reset to 0, on completion.
+pub(super) fn poll_read_until<R: AsyncBufRead + ?Sized>(
+    mut reader: Pin<&mut R>,
+    cx: &mut Context<'_>,
+    delim: u8,
+    buf: &mut Vec<u8>,
+    read: &mut usize,
+) -> Poll<io::Result<usize>> {
+    loop {
+        let (found, used) = {
+            let available = match ready!(reader.as_mut().poll_fill_buf(cx)) {
+                Ok(available) => available,
+                Err(e) => return Poll::Ready(Err(e)),
+            };
+            match available.iter().position(|&b| b == delim) {
+                Some(i) => {
+                    buf.extend_from_slice(&available[..=i]);
+                    (true, i + 1)
+                }
+                None => {
+                    buf.extend_from_slice(available);
+                    (false, available.len())
+                }
+            }
+        };
+        reader.as_mut().consume(used);
+        *read += used;
+        if found || used == 0 {
+            return Poll::Ready(Ok(std::mem::take(read)));
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! `BufReader`: adds an in-memory read buffer to any reader, which makes it
+//! an [`AsyncBufRead`].
+//!
+//! Owns: the read buffer and its `pos..filled` window. Invariant:
+//! `pos <= filled <= buf.len()`, and `buf[pos..filled]` are bytes read from
+//! the inner reader and not yet handed out. Reads at least as large as the
+//! buffer, made while it is empty, go straight to the inner reader.
+
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use futures_io::{AsyncBufRead, AsyncRead, AsyncWrite};
+
+/// Default buffer size, as in Tokio.
+pub(super) const DEFAULT_BUF_SIZE: usize = 8 * 1024;
+
+/// Adds buffering to a reader, so that many small reads cost few reads of
+/// the inner reader, and implements [`AsyncBufRead`] for it.
+///
+/// Writes, if the inner type is also a writer, pass straight through.
+///
+/// ```
+/// use weft::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+///
+/// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let (mut client, server) = weft::io::duplex(64);
+/// client.write_all(b"first\nsecond\n").await?;
+/// drop(client);
+///
+/// let mut lines = BufReader::new(server).lines();
+/// assert_eq!(lines.next_line().await?.as_deref(), Some("first"));
+/// assert_eq!(lines.next_line().await?.as_deref(), Some("second"));
+/// assert_eq!(lines.next_line().await?, None);
+/// # weft::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct BufReader<R> {
+    inner: R,
+    state: ReadBuffer,
+}
+
+/// The unpinned part of a [`BufReader`].
+#[derive(Debug)]
+struct ReadBuffer {
+    buf: Box<[u8]>,
+    pos: usize,
+    filled: usize,
+}
+
+impl ReadBuffer {
+    fn unread(&self) -> &[u8] {
+        &self.buf[self.pos..self.filled]
+    }
+
+    fn discard(&mut self) {
+        self.pos = 0;
+        self.filled = 0;
+    }
+
+    /// Refills the buffer if it is empty, then returns the unread bytes.
+    fn poll_fill<R: AsyncRead + ?Sized>(
+        &mut self,
+        inner: Pin<&mut R>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<&[u8]>> {
+        if self.pos >= self.filled {
+            let n = ready!(inner.poll_read(cx, &mut self.buf))?;
+            self.pos = 0;
+            self.filled = n.min(self.buf.len());
+        }
+        Poll::Ready(Ok(self.unread()))
+    }
+}
+
+impl<R> BufReader<R> {
+    /// Wraps `inner` with a buffer of the default capacity (8 KiB).
+    pub fn new(inner: R) -> BufReader<R> {
+        BufReader::with_capacity(DEFAULT_BUF_SIZE, inner)
+    }
+
+    /// Wraps `inner` with a buffer of `capacity` bytes.
+    pub fn with_capacity(capacity: usize, inner: R) -> BufReader<R> {
+        BufReader {
+            inner,
+            state: ReadBuffer {
+                buf: vec![0; capacity].into_boxed_slice(),
+                pos: 0,
+                filled: 0,
+            },
+        }
+    }
+
+    /// The inner reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The inner reader, mutably. Reading from it directly skips the
+    /// buffered bytes.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    /// The pinned inner reader.
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut R> {
+        self.project().0
+    }
+
+    /// The inner reader, consuming `self`. Buffered bytes not yet read are
+    /// lost.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// The bytes read from the inner reader but not yet consumed. Does not
+    /// read anything.
+    pub fn buffer(&self) -> &[u8] {
+        self.state.unread()
+    }
+
+    fn project(self: Pin<&mut Self>) -> (Pin<&mut R>, &mut ReadBuffer) {
+        // SAFETY: `inner` is structurally pinned: only reached through `Pin`
+        // while `self` is pinned, `BufReader` has no `Drop` impl and is
+        // `Unpin` only when `R` is (auto trait), so `get_mut` / `into_inner`
+        // cannot move a pinned `!Unpin` reader. `state` is never pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above; `this.inner` never moves while `self` is pinned.
+        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
+        (inner, &mut this.state)
+    }
+}
+
+impl<R: AsyncRead> AsyncRead for BufReader<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let (inner, state) = self.project();
+        if state.pos >= state.filled && out.len() >= state.buf.len() {
+            // Buffering would only add a copy.
+            state.discard();
+            return inner.poll_read(cx, out);
+        }
+        let available = ready!(state.poll_fill(inner, cx))?;
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        state.pos += n;
+        Poll::Ready(Ok(n))
+    }
+}
+
+impl<R: AsyncRead> AsyncBufRead for BufReader<R> {
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        let (inner, state) = self.project();
+        state.poll_fill(inner, cx)
+    }
+
+    fn consume(self: Pin<&mut Self>, amt: usize) {
+        let state = self.project().1;
+        state.pos = (state.pos + amt).min(state.filled);
+    }
+}
+
+impl<R: AsyncWrite> AsyncWrite for BufReader<R> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_pin_mut().poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.get_pin_mut().poll_write_vectored(cx, bufs)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_pin_mut().poll_flush(cx)
+    }
+
+    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_pin_mut().poll_close(cx)
+    }
+}

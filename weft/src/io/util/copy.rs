@@ -1,0 +1,170 @@
+//! `copy` and `copy_buf`: move a whole stream from a reader into a writer.
+//!
+//! Owns: `CopyBuffer`, the resumable read-then-write state machine that
+//! `copy` and `copy_bidirectional` drive. Invariant: `buf[pos..cap]` has been
+//! read and not yet written; a new read happens only once it is empty.
+
+use std::future::poll_fn;
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use futures_io::{AsyncBufRead, AsyncRead, AsyncWrite};
+
+use super::write_zero;
+
+/// Size of the intermediate buffer of [`copy`] and [`copy_bidirectional`](super::copy_bidirectional).
+const COPY_BUF_SIZE: usize = 8 * 1024;
+
+/// One direction of a copy: a buffer between a reader and a writer.
+#[derive(Debug)]
+pub(super) struct CopyBuffer {
+    buf: Box<[u8]>,
+    pos: usize,
+    cap: usize,
+    /// Bytes written so far.
+    amt: u64,
+    /// The reader has reported end of stream.
+    read_done: bool,
+    /// Data was written since the last flush.
+    need_flush: bool,
+}
+
+impl CopyBuffer {
+    pub(super) fn new() -> CopyBuffer {
+        CopyBuffer {
+            buf: vec![0; COPY_BUF_SIZE].into_boxed_slice(),
+            pos: 0,
+            cap: 0,
+            amt: 0,
+            read_done: false,
+            need_flush: false,
+        }
+    }
+
+    /// Copies until the reader ends and everything read has been written and
+    /// flushed; returns the number of bytes copied.
+    ///
+    /// When the reader has nothing for now, the writer is flushed before
+    /// returning `Pending`, so data written so far is not left sitting in a
+    /// buffered writer while the copy waits.
+    pub(super) fn poll_copy<R, W>(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut reader: Pin<&mut R>,
+        mut writer: Pin<&mut W>,
+    ) -> Poll<io::Result<u64>>
+    where
+        R: AsyncRead + ?Sized,
+        W: AsyncWrite + ?Sized,
+    {
+        loop {
+            if self.pos == self.cap && !self.read_done {
+                match reader.as_mut().poll_read(cx, &mut self.buf) {
+                    Poll::Ready(Ok(0)) => self.read_done = true,
+                    Poll::Ready(Ok(n)) => {
+                        self.pos = 0;
+                        self.cap = n.min(self.buf.len());
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => {
+                        if self.need_flush {
+                            ready!(writer.as_mut().poll_flush(cx))?;
+                            self.need_flush = false;
+                        }
+                        return Poll::Pending;
+                    }
+                }
+            }
+
+            while self.pos < self.cap {
+                let n = ready!(writer
+                    .as_mut()
+                    .poll_write(cx, &self.buf[self.pos..self.cap]))?;
+                if n == 0 {
+                    return Poll::Ready(Err(write_zero()));
+                }
+                let n = n.min(self.cap - self.pos);
+                self.pos += n;
+                self.amt += n as u64;
+                self.need_flush = true;
+            }
+
+            if self.read_done {
+                ready!(writer.as_mut().poll_flush(cx))?;
+                self.need_flush = false;
+                return Poll::Ready(Ok(self.amt));
+            }
+        }
+    }
+}
+
+/// Copies everything from `reader` into `writer`, then flushes `writer`;
+/// returns the number of bytes copied.
+///
+/// Data moves through an 8 KiB buffer. The writer is also flushed whenever
+/// the reader has nothing ready, and it is not shut down at the end.
+///
+/// Fails with the first read or write error, or with
+/// [`ErrorKind::WriteZero`](io::ErrorKind::WriteZero) if the writer accepts
+/// no bytes.
+///
+/// # Cancel safety
+///
+/// Not cancel safe: data read but not yet written when the future is dropped
+/// is lost.
+///
+/// ```
+/// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut reader: &[u8] = b"some bytes";
+/// let mut writer: Vec<u8> = Vec::new();
+/// let n = weft::io::copy(&mut reader, &mut writer).await?;
+/// assert_eq!((n, writer.as_slice()), (10, &b"some bytes"[..]));
+/// # weft::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+pub async fn copy<R, W>(reader: &mut R, writer: &mut W) -> io::Result<u64>
+where
+    R: AsyncRead + Unpin + ?Sized,
+    W: AsyncWrite + Unpin + ?Sized,
+{
+    let mut state = CopyBuffer::new();
+    poll_fn(|cx| state.poll_copy(cx, Pin::new(&mut *reader), Pin::new(&mut *writer))).await
+}
+
+/// Copies everything from the buffered `reader` into `writer`, using the
+/// reader's own buffer instead of an intermediate one, then flushes
+/// `writer`; returns the number of bytes copied.
+///
+/// Fails like [`copy`].
+///
+/// # Cancel safety
+///
+/// Cancel safe in the sense that nothing is lost: bytes are consumed from
+/// the reader only once the writer has accepted them.
+pub async fn copy_buf<R, W>(reader: &mut R, writer: &mut W) -> io::Result<u64>
+where
+    R: AsyncBufRead + Unpin + ?Sized,
+    W: AsyncWrite + Unpin + ?Sized,
+{
+    let mut amt = 0u64;
+    poll_fn(|cx| {
+        let mut reader = Pin::new(&mut *reader);
+        let mut writer = Pin::new(&mut *writer);
+        loop {
+            let available = ready!(reader.as_mut().poll_fill_buf(cx))?;
+            if available.is_empty() {
+                ready!(writer.as_mut().poll_flush(cx))?;
+                return Poll::Ready(Ok(amt));
+            }
+            let n = ready!(writer.as_mut().poll_write(cx, available))?;
+            if n == 0 {
+                return Poll::Ready(Err(write_zero()));
+            }
+            let n = n.min(available.len());
+            reader.as_mut().consume(n);
+            amt += n as u64;
+        }
+    })
+    .await
+}

@@ -1,0 +1,327 @@
+//! `AsyncReadExt`: `async` methods for every [`AsyncRead`], and the named
+//! futures they return.
+//!
+//! Owns: `read`, `read_exact`, `read_to_end`, `read_to_string` (and the
+//! adapter constructors `take` / `chain`). Every future borrows its reader and
+//! buffer, so it is `Unpin` and keeps all progress either in the caller's
+//! buffer or in its own fields; which of those it is decides the cancel
+//! safety stated on each method.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use futures_io::AsyncRead;
+
+use super::{invalid_utf8, unexpected_eof, Chain, Take};
+
+/// `async` methods for [`AsyncRead`] types, with Tokio's names and
+/// behaviour. Implemented for every `AsyncRead`.
+///
+/// The methods borrow the reader mutably and need it to be `Unpin`; pin a
+/// `!Unpin` reader first (`Box::pin` or `std::pin::pin!`).
+pub trait AsyncReadExt: AsyncRead {
+    /// Reads some bytes into `buf`, returning how many were read.
+    ///
+    /// `Ok(0)` means end of stream (or that `buf` was empty).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped before it completes, no data
+    /// has been read.
+    ///
+    /// ```
+    /// use weft::io::AsyncReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut reader: &[u8] = b"hello";
+    /// let mut buf = [0u8; 3];
+    /// let n = reader.read(&mut buf).await?;
+    /// assert_eq!(&buf[..n], b"hel");
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn read<'a>(&'a mut self, buf: &'a mut [u8]) -> Read<'a, Self>
+    where
+        Self: Unpin,
+    {
+        Read { reader: self, buf }
+    }
+
+    /// Reads exactly `buf.len()` bytes, returning that length.
+    ///
+    /// Fails with [`ErrorKind::UnexpectedEof`](io::ErrorKind::UnexpectedEof)
+    /// if the stream ends first; the contents of `buf` are then unspecified.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: bytes already read into `buf` when the future is
+    /// dropped are lost to the caller (how many is not reported).
+    ///
+    /// ```
+    /// use weft::io::{AsyncReadExt, ErrorKind};
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut reader: &[u8] = b"abc";
+    /// let mut two = [0u8; 2];
+    /// reader.read_exact(&mut two).await?;
+    /// assert_eq!(&two, b"ab");
+    /// let err = reader.read_exact(&mut two).await.unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::UnexpectedEof);
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn read_exact<'a>(&'a mut self, buf: &'a mut [u8]) -> ReadExact<'a, Self>
+    where
+        Self: Unpin,
+    {
+        ReadExact {
+            reader: self,
+            buf,
+            filled: 0,
+        }
+    }
+
+    /// Reads until end of stream, appending to `buf`; returns how many bytes
+    /// were appended.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe in the sense that nothing is lost: every byte read so far
+    /// has already been appended to `buf` when the future is dropped, and a
+    /// new call continues from there.
+    fn read_to_end<'a>(&'a mut self, buf: &'a mut Vec<u8>) -> ReadToEnd<'a, Self>
+    where
+        Self: Unpin,
+    {
+        let start_len = buf.len();
+        ReadToEnd {
+            reader: self,
+            buf,
+            start_len,
+            window: MIN_READ,
+        }
+    }
+
+    /// Reads until end of stream and appends the bytes, which must be UTF-8,
+    /// to `buf`; returns how many bytes were appended.
+    ///
+    /// If the data is not valid UTF-8 the result is
+    /// [`ErrorKind::InvalidData`](io::ErrorKind::InvalidData) and `buf` is
+    /// left as it was: none of the bytes read are kept.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: the bytes are held inside the future until the stream
+    /// ends (they can only be checked as UTF-8 as a whole), so dropping it
+    /// loses them. `buf` itself is unchanged in that case.
+    ///
+    /// ```
+    /// use weft::io::AsyncReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut reader: &[u8] = "grüße".as_bytes();
+    /// let mut text = String::from("> ");
+    /// let n = reader.read_to_string(&mut text).await?;
+    /// assert_eq!((n, text.as_str()), (7, "> grüße"));
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn read_to_string<'a>(&'a mut self, buf: &'a mut String) -> ReadToString<'a, Self>
+    where
+        Self: Unpin,
+    {
+        ReadToString {
+            reader: self,
+            buf,
+            bytes: Vec::new(),
+            window: MIN_READ,
+        }
+    }
+
+    /// An adapter that reads at most `limit` bytes from this reader, then
+    /// reports end of stream.
+    ///
+    /// ```
+    /// use weft::io::AsyncReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let reader: &[u8] = b"hello world";
+    /// let mut out = String::new();
+    /// reader.take(5).read_to_string(&mut out).await?;
+    /// assert_eq!(out, "hello");
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn take(self, limit: u64) -> Take<Self>
+    where
+        Self: Sized,
+    {
+        Take::new(self, limit)
+    }
+
+    /// An adapter that reads this reader to its end, then `next`.
+    ///
+    /// ```
+    /// use weft::io::AsyncReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let (a, b): (&[u8], &[u8]) = (b"foo", b"bar");
+    /// let mut out = Vec::new();
+    /// a.chain(b).read_to_end(&mut out).await?;
+    /// assert_eq!(out, b"foobar");
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn chain<R: AsyncRead>(self, next: R) -> Chain<Self, R>
+    where
+        Self: Sized,
+    {
+        Chain::new(self, next)
+    }
+}
+
+impl<R: AsyncRead + ?Sized> AsyncReadExt for R {}
+
+/// Future returned by [`AsyncReadExt::read`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct Read<'a, R: ?Sized> {
+    reader: &'a mut R,
+    buf: &'a mut [u8],
+}
+
+impl<R: AsyncRead + Unpin + ?Sized> Future for Read<'_, R> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        Pin::new(&mut *this.reader).poll_read(cx, this.buf)
+    }
+}
+
+/// Future returned by [`AsyncReadExt::read_exact`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct ReadExact<'a, R: ?Sized> {
+    reader: &'a mut R,
+    buf: &'a mut [u8],
+    /// Bytes of `buf` already read.
+    filled: usize,
+}
+
+impl<R: AsyncRead + Unpin + ?Sized> Future for ReadExact<'_, R> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        while this.filled < this.buf.len() {
+            let n =
+                ready!(Pin::new(&mut *this.reader).poll_read(cx, &mut this.buf[this.filled..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(unexpected_eof()));
+            }
+            this.filled += n;
+        }
+        Poll::Ready(Ok(this.filled))
+    }
+}
+
+/// Future returned by [`AsyncReadExt::read_to_end`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct ReadToEnd<'a, R: ?Sized> {
+    reader: &'a mut R,
+    buf: &'a mut Vec<u8>,
+    start_len: usize,
+    /// Read size for [`poll_read_to_end`].
+    window: usize,
+}
+
+impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToEnd<'_, R> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        ready!(poll_read_to_end(
+            Pin::new(&mut *this.reader),
+            cx,
+            this.buf,
+            &mut this.window
+        ))?;
+        Poll::Ready(Ok(this.buf.len() - this.start_len))
+    }
+}
+
+/// Future returned by [`AsyncReadExt::read_to_string`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct ReadToString<'a, R: ?Sized> {
+    reader: &'a mut R,
+    buf: &'a mut String,
+    /// Everything read so far; checked as UTF-8 only at end of stream.
+    bytes: Vec<u8>,
+    /// Read size for [`poll_read_to_end`].
+    window: usize,
+}
+
+impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        ready!(poll_read_to_end(
+            Pin::new(&mut *this.reader),
+            cx,
+            &mut this.bytes,
+            &mut this.window,
+        ))?;
+        let bytes = std::mem::take(&mut this.bytes);
+        let text = String::from_utf8(bytes).map_err(|_| invalid_utf8())?;
+        this.buf.push_str(&text);
+        Poll::Ready(Ok(text.len()))
+    }
+}
+
+/// First read size of [`poll_read_to_end`].
+const MIN_READ: usize = 32;
+/// Largest read size of [`poll_read_to_end`].
+const MAX_READ: usize = 64 * 1024;
+
+/// Reads into `buf` until end of stream. Between polls `buf` only ever holds
+/// bytes actually read: the zeroed window handed to `poll_read` is cut back
+/// to the bytes received before returning, whatever the outcome.
+///
+/// `window` adapts the read size: it doubles (up to [`MAX_READ`]) each time
+/// a read fills it, so a fast source gets large reads, while a source that
+/// hands out small chunks does not make every read zero a large window.
+fn poll_read_to_end<R: AsyncRead + ?Sized>(
+    mut reader: Pin<&mut R>,
+    cx: &mut Context<'_>,
+    buf: &mut Vec<u8>,
+    window: &mut usize,
+) -> Poll<io::Result<()>> {
+    loop {
+        let len = buf.len();
+        // `reserve` grows the capacity at least geometrically.
+        buf.reserve(*window);
+        let window_now = *window;
+        buf.resize(len + window_now, 0);
+        let res = reader.as_mut().poll_read(cx, &mut buf[len..]);
+        let got = match &res {
+            Poll::Ready(Ok(n)) => (*n).min(window_now),
+            _ => 0,
+        };
+        buf.truncate(len + got);
+        if got == window_now {
+            *window = (window_now * 2).min(MAX_READ);
+        }
+        match res {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Ready(Ok(0)) => return Poll::Ready(Ok(())),
+            Poll::Ready(Ok(_)) => {}
+        }
+    }
+}

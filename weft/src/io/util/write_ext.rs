@@ -1,0 +1,212 @@
+//! `AsyncWriteExt`: `async` methods for every [`AsyncWrite`], and the named
+//! futures they return.
+//!
+//! Owns: `write`, `write_vectored`, `write_all`, `flush` and `shutdown`
+//! (Tokio's name for futures-io's `poll_close`). Every future borrows its
+//! writer and data, so it is `Unpin`.
+
+use std::future::Future;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use futures_io::AsyncWrite;
+
+use super::write_zero;
+
+/// `async` methods for [`AsyncWrite`] types, with Tokio's names and
+/// behaviour. Implemented for every `AsyncWrite`.
+///
+/// The methods borrow the writer mutably and need it to be `Unpin`; pin a
+/// `!Unpin` writer first (`Box::pin` or `std::pin::pin!`).
+pub trait AsyncWriteExt: AsyncWrite {
+    /// Writes some of `buf`, returning how many bytes were accepted.
+    ///
+    /// `Ok(0)` usually means the writer can no longer accept data.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped before it completes, no data
+    /// has been written.
+    fn write<'a>(&'a mut self, buf: &'a [u8]) -> Write<'a, Self>
+    where
+        Self: Unpin,
+    {
+        Write { writer: self, buf }
+    }
+
+    /// Writes some of the data in `bufs`, taken in order, returning how many
+    /// bytes were accepted. Writers without a vectored path write only the
+    /// first non-empty buffer.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, like [`write`](AsyncWriteExt::write).
+    fn write_vectored<'a, 'b>(&'a mut self, bufs: &'a [IoSlice<'b>]) -> WriteVectored<'a, 'b, Self>
+    where
+        Self: Unpin,
+    {
+        WriteVectored { writer: self, bufs }
+    }
+
+    /// Writes all of `buf`, calling `poll_write` as many times as needed.
+    ///
+    /// Fails with [`ErrorKind::WriteZero`](io::ErrorKind::WriteZero) if a
+    /// write accepts no bytes before `buf` is exhausted.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: if the future is dropped, part of `buf` may have been
+    /// written, and a new call starts again from the beginning of `buf`.
+    ///
+    /// ```
+    /// use weft::io::AsyncWriteExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut out: Vec<u8> = Vec::new();
+    /// out.write_all(b"hello ").await?;
+    /// out.write_all(b"world").await?;
+    /// assert_eq!(out, b"hello world");
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn write_all<'a>(&'a mut self, buf: &'a [u8]) -> WriteAll<'a, Self>
+    where
+        Self: Unpin,
+    {
+        WriteAll { writer: self, buf }
+    }
+
+    /// Flushes buffered data to its destination.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future loses no data: whatever was not yet flushed stays
+    /// buffered in the writer, and flushing again continues from there.
+    fn flush(&mut self) -> Flush<'_, Self>
+    where
+        Self: Unpin,
+    {
+        Flush { writer: self }
+    }
+
+    /// Shuts down the write side: flushes, then closes, so the peer sees end
+    /// of stream. This is Tokio's `shutdown`; in futures-io the underlying
+    /// method is [`AsyncWrite::poll_close`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future loses no data; calling `shutdown` again resumes
+    /// the shutdown.
+    ///
+    /// ```
+    /// use weft::io::{AsyncReadExt, AsyncWriteExt};
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let (mut client, mut server) = weft::io::duplex(64);
+    /// client.write_all(b"bye").await?;
+    /// client.shutdown().await?;
+    /// let mut got = Vec::new();
+    /// server.read_to_end(&mut got).await?; // ends: the client shut down
+    /// assert_eq!(got, b"bye");
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn shutdown(&mut self) -> Shutdown<'_, Self>
+    where
+        Self: Unpin,
+    {
+        Shutdown { writer: self }
+    }
+}
+
+impl<W: AsyncWrite + ?Sized> AsyncWriteExt for W {}
+
+/// Future returned by [`AsyncWriteExt::write`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct Write<'a, W: ?Sized> {
+    writer: &'a mut W,
+    buf: &'a [u8],
+}
+
+impl<W: AsyncWrite + Unpin + ?Sized> Future for Write<'_, W> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        Pin::new(&mut *this.writer).poll_write(cx, this.buf)
+    }
+}
+
+/// Future returned by [`AsyncWriteExt::write_vectored`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct WriteVectored<'a, 'b, W: ?Sized> {
+    writer: &'a mut W,
+    bufs: &'a [IoSlice<'b>],
+}
+
+impl<W: AsyncWrite + Unpin + ?Sized> Future for WriteVectored<'_, '_, W> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        Pin::new(&mut *this.writer).poll_write_vectored(cx, this.bufs)
+    }
+}
+
+/// Future returned by [`AsyncWriteExt::write_all`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct WriteAll<'a, W: ?Sized> {
+    writer: &'a mut W,
+    /// The part of the caller's buffer not yet written.
+    buf: &'a [u8],
+}
+
+impl<W: AsyncWrite + Unpin + ?Sized> Future for WriteAll<'_, W> {
+    type Output = io::Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        while !this.buf.is_empty() {
+            let n = ready!(Pin::new(&mut *this.writer).poll_write(cx, this.buf))?;
+            if n == 0 {
+                return Poll::Ready(Err(write_zero()));
+            }
+            this.buf = &this.buf[n.min(this.buf.len())..];
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Future returned by [`AsyncWriteExt::flush`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct Flush<'a, W: ?Sized> {
+    writer: &'a mut W,
+}
+
+impl<W: AsyncWrite + Unpin + ?Sized> Future for Flush<'_, W> {
+    type Output = io::Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut *self.get_mut().writer).poll_flush(cx)
+    }
+}
+
+/// Future returned by [`AsyncWriteExt::shutdown`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct Shutdown<'a, W: ?Sized> {
+    writer: &'a mut W,
+}
+
+impl<W: AsyncWrite + Unpin + ?Sized> Future for Shutdown<'_, W> {
+    type Output = io::Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut *self.get_mut().writer).poll_close(cx)
+    }
+}

@@ -1,0 +1,416 @@
+//! Read and write halves of a stream socket, shared by TCP and Unix streams.
+//!
+//! Owns: the borrowed halves (`split`, no allocation) and the owned halves
+//! (`into_split`, one `Arc`), generic over the stream type. `tcp` and
+//! `unix` name them with type aliases (`tcp::OwnedReadHalf` is
+//! `OwnedReadHalf<TcpStream>`).
+//!
+//! Invariant: a stream's read and write directions are independent in the
+//! kernel and in the registration (separate waker slots), so the halves need
+//! no lock. Only the owned write half shuts the write direction down on drop,
+//! and not when it is being reunited.
+
+use crate::io::{AsyncRead, AsyncWrite, Interest, Ready};
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// What a stream type provides so its halves can be built on it. Public
+/// in a private module (sealed): it appears in the halves' bounds, but no
+/// one outside the crate can name or implement it.
+pub trait SplitStream {
+    /// The stream's address type.
+    type Addr;
+    fn local_addr(&self) -> io::Result<Self::Addr>;
+    fn peer_addr(&self) -> io::Result<Self::Addr>;
+    /// Wait for `interest` (any number of waiters; cancel-safe).
+    fn ready(&self, interest: Interest) -> impl Future<Output = io::Result<Ready>> + Send + '_;
+    fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
+    fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
+    fn poll_write_vectored(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>>;
+    /// Shut down the write direction (already closed counts as success).
+    fn shutdown_write(&self) -> io::Result<()>;
+}
+
+/// The read half of a stream's `split`: borrows the stream.
+#[derive(Debug)]
+pub struct ReadHalf<'a, S>(&'a S);
+
+/// The write half of a stream's `split`: borrows the stream. `poll_close`
+/// shuts down the write direction.
+#[derive(Debug)]
+pub struct WriteHalf<'a, S>(&'a S);
+
+pub(crate) fn split<S>(stream: &mut S) -> (ReadHalf<'_, S>, WriteHalf<'_, S>) {
+    (ReadHalf(stream), WriteHalf(stream))
+}
+
+/// The owned read half of a stream's `into_split`: can move to another
+/// task.
+#[derive(Debug)]
+pub struct OwnedReadHalf<S> {
+    inner: Arc<S>,
+}
+
+/// The owned write half of a stream's `into_split`. Dropping it shuts down
+/// the write direction (the peer reads EOF), unless it was reunited or
+/// [`forget`](OwnedWriteHalf::forget)-ed.
+#[derive(Debug)]
+pub struct OwnedWriteHalf<S: SplitStream> {
+    inner: Arc<S>,
+    shutdown_on_drop: bool,
+}
+
+pub(crate) fn into_split<S: SplitStream>(stream: S) -> (OwnedReadHalf<S>, OwnedWriteHalf<S>) {
+    let inner = Arc::new(stream);
+    (
+        OwnedReadHalf {
+            inner: inner.clone(),
+        },
+        OwnedWriteHalf {
+            inner,
+            shutdown_on_drop: true,
+        },
+    )
+}
+
+/// `reunite` was given halves of two different streams; both are handed
+/// back.
+pub struct ReuniteError<S: SplitStream>(pub OwnedReadHalf<S>, pub OwnedWriteHalf<S>);
+
+impl<S: SplitStream> fmt::Debug for ReuniteError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ReuniteError(..)")
+    }
+}
+
+impl<S: SplitStream> fmt::Display for ReuniteError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("tried to reunite halves that are not from the same socket")
+    }
+}
+
+impl<S: SplitStream> Error for ReuniteError<S> {}
+
+impl<S: SplitStream> ReadHalf<'_, S> {
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<S::Addr> {
+        self.0.peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<S::Addr> {
+        self.0.local_addr()
+    }
+
+    /// Wait until readable. Cancel-safe.
+    pub async fn readable(&self) -> io::Result<()> {
+        readable(self.0).await
+    }
+
+    /// Read once without waiting: `WouldBlock` if no data is there.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.try_read(buf)
+    }
+}
+
+impl<S: SplitStream> WriteHalf<'_, S> {
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<S::Addr> {
+        self.0.peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<S::Addr> {
+        self.0.local_addr()
+    }
+
+    /// Wait until writable. Cancel-safe.
+    pub async fn writable(&self) -> io::Result<()> {
+        writable(self.0).await
+    }
+
+    /// Write once without waiting: `WouldBlock` if the send buffer is full.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.0.try_write(buf)
+    }
+}
+
+impl<S: SplitStream> OwnedReadHalf<S> {
+    /// Put the stream back together. Fails (handing both halves back) if
+    /// they come from different streams.
+    pub fn reunite(self, other: OwnedWriteHalf<S>) -> Result<S, ReuniteError<S>> {
+        if !Arc::ptr_eq(&self.inner, &other.inner) {
+            return Err(ReuniteError(self, other));
+        }
+        let mut other = other;
+        other.shutdown_on_drop = false;
+        drop(self);
+        let inner = other.inner.clone();
+        drop(other);
+        match Arc::try_unwrap(inner) {
+            Ok(stream) => Ok(stream),
+            Err(_) => unreachable!("both halves were just dropped"),
+        }
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<S::Addr> {
+        self.inner.peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<S::Addr> {
+        self.inner.local_addr()
+    }
+
+    /// Wait until readable. Cancel-safe.
+    pub async fn readable(&self) -> io::Result<()> {
+        readable(&*self.inner).await
+    }
+
+    /// Read once without waiting: `WouldBlock` if no data is there.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.try_read(buf)
+    }
+
+    pub(crate) fn stream(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: SplitStream> OwnedWriteHalf<S> {
+    /// Put the stream back together (see [`OwnedReadHalf::reunite`]).
+    pub fn reunite(self, other: OwnedReadHalf<S>) -> Result<S, ReuniteError<S>> {
+        other.reunite(self)
+    }
+
+    /// Drop this half without shutting down the write direction.
+    pub fn forget(mut self) {
+        self.shutdown_on_drop = false;
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<S::Addr> {
+        self.inner.peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<S::Addr> {
+        self.inner.local_addr()
+    }
+
+    /// Wait until writable. Cancel-safe.
+    pub async fn writable(&self) -> io::Result<()> {
+        writable(&*self.inner).await
+    }
+
+    /// Write once without waiting: `WouldBlock` if the send buffer is full.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.try_write(buf)
+    }
+}
+
+impl<S: SplitStream> Drop for OwnedWriteHalf<S> {
+    fn drop(&mut self) {
+        if self.shutdown_on_drop {
+            let _ = self.inner.shutdown_write();
+        }
+    }
+}
+
+async fn readable<S: SplitStream>(stream: &S) -> io::Result<()> {
+    stream.ready(Interest::READABLE).await.map(drop)
+}
+
+async fn writable<S: SplitStream>(stream: &S) -> io::Result<()> {
+    stream.ready(Interest::WRITABLE).await.map(drop)
+}
+
+impl<S: SplitStream> AsyncRead for ReadHalf<'_, S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.0.poll_read(cx, buf)
+    }
+}
+
+impl<S: SplitStream> AsyncRead for OwnedReadHalf<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        self.inner.poll_read(cx, buf)
+    }
+}
+
+/// `AsyncWrite` for both write halves, on the stream they reach.
+macro_rules! write_impl {
+    ($t:ty, $stream:ident => $get:expr) => {
+        impl<S: SplitStream> AsyncWrite for $t {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                let $stream = &*self;
+                $get.poll_write(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &[io::IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                let $stream = &*self;
+                $get.poll_write_vectored(cx, bufs)
+            }
+
+            fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                // Writes go straight to the kernel: nothing to flush.
+                Poll::Ready(Ok(()))
+            }
+
+            /// Shuts down the write direction (the peer reads EOF).
+            fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                let $stream = &*self;
+                Poll::Ready($get.shutdown_write())
+            }
+        }
+    };
+}
+
+write_impl!(WriteHalf<'_, S>, half => half.0);
+write_impl!(OwnedWriteHalf<S>, half => half.inner);
+
+/// The result of `shutdown(Write)`, with "not connected" (already shut down,
+/// or the peer is gone) counted as success: the write side is closed either
+/// way.
+pub(crate) fn shutdown_write(result: io::Result<()>) -> io::Result<()> {
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
+        other => other,
+    }
+}
+
+/// The impls a stream socket type with an `io: PollEvented<_>` field shares:
+/// [`SplitStream`] (so the halves work on it), `AsyncRead` and
+/// `AsyncWrite` (`poll_close` shuts down the write direction).
+macro_rules! stream_socket_impls {
+    ($stream:ty, $addr:ty) => {
+        impl $crate::net::halves::SplitStream for $stream {
+            type Addr = $addr;
+
+            fn local_addr(&self) -> ::std::io::Result<$addr> {
+                self.io.local_addr()
+            }
+
+            fn peer_addr(&self) -> ::std::io::Result<$addr> {
+                self.io.peer_addr()
+            }
+
+            fn ready(
+                &self,
+                interest: $crate::io::Interest,
+            ) -> impl ::std::future::Future<Output = ::std::io::Result<$crate::io::Ready>> + Send + '_
+            {
+                <$stream>::ready(self, interest)
+            }
+
+            fn try_read(&self, buf: &mut [u8]) -> ::std::io::Result<usize> {
+                <$stream>::try_read(self, buf)
+            }
+
+            fn try_write(&self, buf: &[u8]) -> ::std::io::Result<usize> {
+                <$stream>::try_write(self, buf)
+            }
+
+            fn poll_read(
+                &self,
+                cx: &mut ::std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_read(cx, buf)
+            }
+
+            fn poll_write(
+                &self,
+                cx: &mut ::std::task::Context<'_>,
+                buf: &[u8],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_write(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                &self,
+                cx: &mut ::std::task::Context<'_>,
+                bufs: &[::std::io::IoSlice<'_>],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_write_vectored(cx, bufs)
+            }
+
+            fn shutdown_write(&self) -> ::std::io::Result<()> {
+                $crate::net::halves::shutdown_write(self.io.shutdown(::std::net::Shutdown::Write))
+            }
+        }
+
+        impl $crate::io::AsyncRead for $stream {
+            fn poll_read(
+                self: ::std::pin::Pin<&mut Self>,
+                cx: &mut ::std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_read(cx, buf)
+            }
+        }
+
+        impl $crate::io::AsyncWrite for $stream {
+            fn poll_write(
+                self: ::std::pin::Pin<&mut Self>,
+                cx: &mut ::std::task::Context<'_>,
+                buf: &[u8],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_write(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: ::std::pin::Pin<&mut Self>,
+                cx: &mut ::std::task::Context<'_>,
+                bufs: &[::std::io::IoSlice<'_>],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_write_vectored(cx, bufs)
+            }
+
+            fn poll_flush(
+                self: ::std::pin::Pin<&mut Self>,
+                _cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<::std::io::Result<()>> {
+                // Writes go straight to the kernel: nothing to flush.
+                ::std::task::Poll::Ready(Ok(()))
+            }
+
+            /// Shuts down the write direction (the peer reads EOF).
+            fn poll_close(
+                self: ::std::pin::Pin<&mut Self>,
+                _cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<::std::io::Result<()>> {
+                ::std::task::Poll::Ready($crate::net::halves::SplitStream::shutdown_write(&*self))
+            }
+        }
+    };
+}
+
+pub(crate) use stream_socket_impls;

@@ -1,0 +1,271 @@
+//! `UnixDatagram`: datagrams over Unix-domain sockets.
+//!
+//! Owns: a datagram socket registered with the I/O driver. As for UDP, a
+//! short datagram read says nothing about the queue, so readiness is only
+//! cleared on `WouldBlock` (`Registration::poll_io` / `async_io`), never by
+//! the stream shortcut.
+
+use super::SocketAddr;
+use crate::io::poll_evented::PollEvented;
+use crate::io::{Interest, Ready};
+use crate::runtime::io::scheduled_io::Direction;
+use std::fmt;
+use std::io;
+use std::net::Shutdown;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, RawFd};
+use std::path::Path;
+use std::task::{Context, Poll};
+
+/// A Unix-domain datagram socket, bound to a path, unbound, or one of a
+/// connected [`pair`](Self::pair).
+///
+/// Every method takes `&self`, so a socket can be shared between tasks in
+/// an `Arc`.
+///
+/// ```
+/// use weft::net::UnixDatagram;
+///
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// let (a, b) = UnixDatagram::pair()?;
+/// a.send(b"one").await?;
+/// a.send(b"two").await?;
+/// let mut buf = [0u8; 8];
+/// let n = b.recv(&mut buf).await?;
+/// assert_eq!(&buf[..n], b"one");
+/// let n = b.recv(&mut buf).await?;
+/// assert_eq!(&buf[..n], b"two");
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+pub struct UnixDatagram {
+    io: PollEvented<mio::net::UnixDatagram>,
+}
+
+impl UnixDatagram {
+    /// A socket bound to `path` (a socket file is created there).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixDatagram> {
+        UnixDatagram::from_mio(mio::net::UnixDatagram::bind(path)?)
+    }
+
+    /// A socket bound to no address (it can send, and receive replies only
+    /// once connected).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn unbound() -> io::Result<UnixDatagram> {
+        UnixDatagram::from_mio(mio::net::UnixDatagram::unbound()?)
+    }
+
+    /// Two sockets connected to each other (`socketpair`).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
+        let (a, b) = mio::net::UnixDatagram::pair()?;
+        Ok((UnixDatagram::from_mio(a)?, UnixDatagram::from_mio(b)?))
+    }
+
+    fn from_mio(sys: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        Ok(UnixDatagram {
+            io: PollEvented::new(sys)?,
+        })
+    }
+
+    /// Wrap a std socket (it is switched to non-blocking mode).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn from_std(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
+        socket.set_nonblocking(true)?;
+        UnixDatagram::from_mio(mio::net::UnixDatagram::from_std(socket))
+    }
+
+    /// Deregister and return the std socket (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
+        let mio = self.io.into_inner()?;
+        // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
+        Ok(unsafe { std::os::unix::net::UnixDatagram::from_raw_fd(mio.into_raw_fd()) })
+    }
+
+    /// Set the only peer [`send`](Self::send) sends to and
+    /// [`recv`](Self::recv) receives from.
+    pub fn connect(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        self.io.connect(path)
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    /// The connected peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.peer_addr()
+    }
+
+    /// The pending socket error, if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.take_error()
+    }
+
+    /// Shut down the read, write or both directions.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.shutdown(how)
+    }
+
+    /// Wait until the socket is ready for any of `interest`. Cancel-safe;
+    /// any number of tasks may wait at once.
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        Ok(self.io.registration().readiness(interest).await?.ready)
+    }
+
+    /// Wait until a datagram may be received. Cancel-safe.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+
+    /// Wait until a datagram may be sent. Cancel-safe.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.ready(Interest::WRITABLE).await.map(drop)
+    }
+
+    /// Poll for receive readiness (only the last task to poll is woken).
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_read_ready(cx).map_ok(drop)
+    }
+
+    /// Poll for send readiness (only the last task to poll is woken).
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_write_ready(cx).map_ok(drop)
+    }
+
+    /// Send `buf` to the connected peer. Cancel-safe.
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.async_io(Interest::WRITABLE, || self.io.send(buf))
+            .await
+    }
+
+    /// Poll-style [`send`](Self::send).
+    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io
+            .registration()
+            .poll_io(cx, Direction::Write, || self.io.send(buf))
+    }
+
+    /// Send once without waiting: `WouldBlock` if the socket is not ready.
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.try_io(Interest::WRITABLE, || self.io.send(buf))
+    }
+
+    /// Receive one datagram from the connected peer (truncated to
+    /// `buf.len()`). Cancel-safe.
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.async_io(Interest::READABLE, || self.io.recv(buf))
+            .await
+    }
+
+    /// Poll-style [`recv`](Self::recv).
+    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.io
+            .registration()
+            .poll_io(cx, Direction::Read, || self.io.recv(buf))
+    }
+
+    /// Receive once without waiting: `WouldBlock` if no datagram is queued.
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.try_io(Interest::READABLE, || self.io.recv(buf))
+    }
+
+    /// Send `buf` to the socket bound at `target`. Cancel-safe.
+    pub async fn send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
+        let target = target.as_ref();
+        self.async_io(Interest::WRITABLE, || self.io.send_to(buf, target))
+            .await
+    }
+
+    /// Poll-style [`send_to`](Self::send_to).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        target: impl AsRef<Path>,
+    ) -> Poll<io::Result<usize>> {
+        let target = target.as_ref();
+        self.io
+            .registration()
+            .poll_io(cx, Direction::Write, || self.io.send_to(buf, target))
+    }
+
+    /// Send once without waiting: `WouldBlock` if the socket is not ready.
+    pub fn try_send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
+        let target = target.as_ref();
+        self.try_io(Interest::WRITABLE, || self.io.send_to(buf, target))
+    }
+
+    /// Receive one datagram and its sender's address. Cancel-safe.
+    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.async_io(Interest::READABLE, || self.io.recv_from(buf))
+            .await
+    }
+
+    /// Poll-style [`recv_from`](Self::recv_from).
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.io
+            .registration()
+            .poll_io(cx, Direction::Read, || self.io.recv_from(buf))
+    }
+
+    /// Receive once without waiting: `WouldBlock` if no datagram is queued.
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.try_io(Interest::READABLE, || self.io.recv_from(buf))
+    }
+
+    /// Run `f` once if the socket looks ready for `interest`, clearing the
+    /// readiness if `f` returns `WouldBlock` (for custom syscalls).
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.io.registration().try_io(interest, f)
+    }
+
+    /// Wait for `interest`, then run `f`, repeating while it returns
+    /// `WouldBlock`.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.io.registration().async_io(interest, f).await
+    }
+}
+
+impl fmt::Debug for UnixDatagram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnixDatagram")
+            .field("local_addr", &self.local_addr().ok())
+            .field("peer_addr", &self.peer_addr().ok())
+            .finish()
+    }
+}
+
+impl AsRawFd for UnixDatagram {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl AsFd for UnixDatagram {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the descriptor stays open as long as `self` is borrowed.
+        unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}

@@ -1,0 +1,102 @@
+//! `UnixListener`: accepting Unix-domain stream connections.
+//!
+//! Owns: a listening socket registered with the I/O driver. As with
+//! `TcpListener`, an accept error does not clear the listener's readiness,
+//! so the next `accept` retries the pending connection.
+
+use super::{SocketAddr, UnixStream};
+use crate::io::poll_evented::PollEvented;
+use crate::io::Interest;
+use crate::runtime::io::scheduled_io::Direction;
+use std::fmt;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, RawFd};
+use std::path::Path;
+use std::task::{ready, Context, Poll};
+
+/// A Unix-domain socket server, listening for connections on a path.
+///
+/// The socket file is not removed when the listener is dropped (as with
+/// std's listener): remove it yourself, or `bind` fails with `AddrInUse`
+/// next time.
+pub struct UnixListener {
+    io: PollEvented<mio::net::UnixListener>,
+}
+
+impl UnixListener {
+    /// Create a socket file at `path` and listen on it.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
+        UnixListener::from_mio(mio::net::UnixListener::bind(path)?)
+    }
+
+    fn from_mio(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
+        Ok(UnixListener {
+            io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
+        })
+    }
+
+    /// Wrap a std listener (it is switched to non-blocking mode).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
+        listener.set_nonblocking(true)?;
+        UnixListener::from_mio(mio::net::UnixListener::from_std(listener))
+    }
+
+    /// Deregister and return the std listener (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
+        let mio = self.io.into_inner()?;
+        // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
+        Ok(unsafe { std::os::unix::net::UnixListener::from_raw_fd(mio.into_raw_fd()) })
+    }
+
+    /// Accept a new connection. Cancel-safe: a dropped `accept` loses no
+    /// connection (it stays in the backlog).
+    pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
+        std::future::poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// Poll-style [`accept`](Self::accept).
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
+        let (stream, addr) = ready!(self
+            .io
+            .registration()
+            .poll_io(cx, Direction::Read, || self.io.accept()))?;
+        Poll::Ready(UnixStream::from_mio(stream).map(|s| (s, addr)))
+    }
+
+    /// The address this listener is bound to.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    /// The pending socket error, if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.take_error()
+    }
+}
+
+impl fmt::Debug for UnixListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnixListener")
+            .field("local_addr", &self.local_addr().ok())
+            .finish()
+    }
+}
+
+impl AsRawFd for UnixListener {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl AsFd for UnixListener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the descriptor stays open as long as `self` is borrowed.
+        unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}

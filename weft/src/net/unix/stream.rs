@@ -1,0 +1,217 @@
+//! `UnixStream`: a connected Unix-domain stream socket.
+//!
+//! Owns: the connected socket and its registration. Reads and writes go
+//! through `PollEvented` (readiness with ticks, coop budget); the `try_*`
+//! methods make one attempt without waiting. The `AsyncRead` /
+//! `AsyncWrite` impls and the split halves are shared with `TcpStream`
+//! (`net::halves`).
+
+use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use super::{SocketAddr, UCred};
+use crate::io::poll_evented::PollEvented;
+use crate::io::{Interest, Ready};
+use crate::net::halves;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, RawFd};
+use std::path::Path;
+use std::task::{Context, Poll};
+
+/// A connected Unix-domain stream socket.
+///
+/// Reading and writing use the [`AsyncRead`](crate::io::AsyncRead) /
+/// [`AsyncWrite`](crate::io::AsyncWrite) traits (see
+/// [`AsyncReadExt`](crate::io::AsyncReadExt)); `poll_close` (and so
+/// [`AsyncWriteExt::shutdown`](crate::io::AsyncWriteExt::shutdown)) shuts
+/// down the write direction.
+///
+/// ```
+/// use weft::io::{AsyncReadExt, AsyncWriteExt};
+/// use weft::net::UnixStream;
+///
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// let (mut a, mut b) = UnixStream::pair()?;
+/// a.write_all(b"ping").await?;
+/// a.shutdown().await?;
+///
+/// let mut got = Vec::new();
+/// b.read_to_end(&mut got).await?;
+/// assert_eq!(got, b"ping");
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+pub struct UnixStream {
+    pub(crate) io: PollEvented<mio::net::UnixStream>,
+}
+
+impl UnixStream {
+    /// Connect to the socket listening at `path`.
+    pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
+        let stream = UnixStream::from_mio(mio::net::UnixStream::connect(path)?)?;
+        // Writable means the connect finished, one way or the other.
+        std::future::poll_fn(|cx| stream.io.registration().poll_write_ready(cx)).await?;
+        if let Some(e) = stream.io.take_error()? {
+            return Err(e);
+        }
+        Ok(stream)
+    }
+
+    /// Two connected streams (`socketpair`).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = mio::net::UnixStream::pair()?;
+        Ok((UnixStream::from_mio(a)?, UnixStream::from_mio(b)?))
+    }
+
+    pub(crate) fn from_mio(sys: mio::net::UnixStream) -> io::Result<UnixStream> {
+        Ok(UnixStream {
+            io: PollEvented::new(sys)?,
+        })
+    }
+
+    /// Wrap a connected std stream (it is switched to non-blocking mode).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        stream.set_nonblocking(true)?;
+        UnixStream::from_mio(mio::net::UnixStream::from_std(stream))
+    }
+
+    /// Deregister and return the std stream (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
+        let mio = self.io.into_inner()?;
+        // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
+        Ok(unsafe { std::os::unix::net::UnixStream::from_raw_fd(mio.into_raw_fd()) })
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.peer_addr()
+    }
+
+    /// The credentials of the peer process, as of when it connected.
+    pub fn peer_cred(&self) -> io::Result<UCred> {
+        super::ucred::peer_cred(&*self.io)
+    }
+
+    /// The pending socket error, if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.take_error()
+    }
+
+    /// Wait until the stream is ready for any of `interest`. Cancel-safe.
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        Ok(self.io.registration().readiness(interest).await?.ready)
+    }
+
+    /// Wait until the stream may be readable. Cancel-safe.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+
+    /// Wait until the stream may be writable. Cancel-safe.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.ready(Interest::WRITABLE).await.map(drop)
+    }
+
+    /// Poll for read readiness (only the last task to poll is woken).
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_read_ready(cx).map_ok(drop)
+    }
+
+    /// Poll for write readiness (only the last task to poll is woken).
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration().poll_write_ready(cx).map_ok(drop)
+    }
+
+    /// Read once without waiting: `WouldBlock` if no data is there.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::READABLE, || (&*self.io).read(buf))
+    }
+
+    /// Vectored [`try_read`](Self::try_read).
+    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::READABLE, || (&*self.io).read_vectored(bufs))
+    }
+
+    /// Write once without waiting: `WouldBlock` if the send buffer is full.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::WRITABLE, || (&*self.io).write(buf))
+    }
+
+    /// Vectored [`try_write`](Self::try_write).
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.io
+            .registration()
+            .try_io(Interest::WRITABLE, || (&*self.io).write_vectored(bufs))
+    }
+
+    /// Run `f` once if the stream looks ready for `interest`, clearing the
+    /// readiness if `f` returns `WouldBlock` (for custom syscalls).
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.io.registration().try_io(interest, f)
+    }
+
+    /// Wait for `interest`, then run `f`, repeating while it returns
+    /// `WouldBlock`.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.io.registration().async_io(interest, f).await
+    }
+
+    /// Borrowed read and write halves, usable from two tasks in the same
+    /// scope (e.g. with `join`).
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        halves::split(self)
+    }
+
+    /// Owned halves that can move to different tasks;
+    /// `OwnedReadHalf::reunite` puts them back together. Dropping the
+    /// write half shuts down the write direction.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        halves::into_split(self)
+    }
+}
+
+impl fmt::Debug for UnixStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnixStream")
+            .field("local_addr", &self.local_addr().ok())
+            .field("peer_addr", &self.peer_addr().ok())
+            .finish()
+    }
+}
+
+impl AsRawFd for UnixStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl AsFd for UnixStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: the descriptor stays open as long as `self` is borrowed.
+        unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}

@@ -1,0 +1,223 @@
+//! UDP on every runtime flavour: round trips, connected sockets, the
+//! `try_` and `poll_` forms, datagram readiness, sharing, options.
+
+#[macro_use]
+mod support;
+
+rt_test! {
+    use std::future::poll_fn;
+    use std::io;
+    use std::net::{Ipv4Addr, SocketAddr};
+    use std::sync::Arc;
+    use std::time::Duration;
+    use weft::net::UdpSocket;
+    use weft::time::timeout;
+
+    const LIMIT: Duration = Duration::from_secs(30);
+
+    async fn bound() -> UdpSocket {
+        UdpSocket::bind("127.0.0.1:0").await.unwrap()
+    }
+
+    #[test]
+    fn send_to_recv_from_round_trip() {
+        rt().block_on(async {
+            let (a, b) = (bound().await, bound().await);
+            let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+            assert_eq!(a.send_to(b"ping", b_addr).await.unwrap(), 4);
+            let mut buf = [0u8; 32];
+            let (n, from) = timeout(LIMIT, b.recv_from(&mut buf)).await.unwrap().unwrap();
+            assert_eq!((&buf[..n], from), (&b"ping"[..], a_addr));
+            // Reply through a string address (resolved like `bind`'s).
+            b.send_to(b"pong!", a_addr.to_string()).await.unwrap();
+            let (n, from) = timeout(LIMIT, a.recv_from(&mut buf)).await.unwrap().unwrap();
+            assert_eq!((&buf[..n], from), (&b"pong!"[..], b_addr));
+        });
+    }
+
+    #[test]
+    fn connect_then_send_and_recv() {
+        rt().block_on(async {
+            let (a, b, stranger) = (bound().await, bound().await, bound().await);
+            let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+            assert_eq!(a.peer_addr().unwrap_err().kind(), io::ErrorKind::NotConnected);
+            a.connect(b_addr).await.unwrap();
+            b.connect(a_addr).await.unwrap();
+            assert_eq!(a.peer_addr().unwrap(), b_addr);
+            // A connected socket only receives from its peer.
+            stranger.send_to(b"noise", a_addr).await.unwrap();
+            b.send(b"hello").await.unwrap();
+            let mut buf = [0u8; 16];
+            let n = timeout(LIMIT, a.recv(&mut buf)).await.unwrap().unwrap();
+            assert_eq!(&buf[..n], b"hello");
+            a.send(b"back").await.unwrap();
+            let n = timeout(LIMIT, b.recv(&mut buf)).await.unwrap().unwrap();
+            assert_eq!(&buf[..n], b"back");
+        });
+    }
+
+    #[test]
+    fn try_recv_would_block_until_a_datagram_arrives() {
+        rt().block_on(async {
+            let (a, b) = (bound().await, bound().await);
+            let mut buf = [0u8; 16];
+            assert_eq!(b.try_recv_from(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+            b.connect(a.local_addr().unwrap()).await.unwrap();
+            assert_eq!(b.try_recv(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+            a.writable().await.unwrap();
+            assert_eq!(a.try_send_to(b"now", b.local_addr().unwrap()).unwrap(), 3);
+            let n = timeout(LIMIT, async {
+                loop {
+                    b.readable().await.unwrap();
+                    match b.try_recv(&mut buf) {
+                        Ok(n) => return n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            })
+            .await
+            .unwrap();
+            assert_eq!(&buf[..n], b"now");
+            // Drained again.
+            assert_eq!(b.try_recv(&mut buf).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        });
+    }
+
+    /// Every datagram is queued before the first read, so there is one
+    /// readiness edge for all of them: a receive that cleared readiness after
+    /// a "short" read (the stream shortcut) would hang on the second one.
+    #[test]
+    fn queued_datagrams_are_all_received() {
+        rt().block_on(async {
+            let (a, b) = (bound().await, bound().await);
+            let b_addr = b.local_addr().unwrap();
+            for i in 0..100u8 {
+                a.send_to(&[i; 10], b_addr).await.unwrap();
+            }
+            let mut buf = [0u8; 1500];
+            for i in 0..100u8 {
+                let (n, _) = timeout(LIMIT, b.recv_from(&mut buf))
+                    .await
+                    .expect("a queued datagram was missed")
+                    .unwrap();
+                assert_eq!(&buf[..n], &[i; 10]);
+            }
+        });
+    }
+
+    #[test]
+    fn poll_forms_and_peek() {
+        rt().block_on(async {
+            let (a, b) = (bound().await, bound().await);
+            let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+            let n = poll_fn(|cx| a.poll_send_to(cx, b"abc", b_addr)).await.unwrap();
+            assert_eq!(n, 3);
+            let mut buf = [0u8; 8];
+            let (n, from) = timeout(LIMIT, b.peek_from(&mut buf)).await.unwrap().unwrap();
+            assert_eq!((&buf[..n], from), (&b"abc"[..], a_addr));
+            // Peeking left it queued; a short buffer truncates the datagram.
+            let mut short = [0u8; 2];
+            let (n, from) = poll_fn(|cx| b.poll_recv_from(cx, &mut short)).await.unwrap();
+            assert_eq!((n, &short, from), (2, b"ab", a_addr));
+
+            a.connect(b_addr).await.unwrap();
+            b.connect(a_addr).await.unwrap();
+            poll_fn(|cx| b.poll_send_ready(cx)).await.unwrap();
+            assert_eq!(poll_fn(|cx| b.poll_send(cx, b"xyz")).await.unwrap(), 3);
+            poll_fn(|cx| a.poll_recv_ready(cx)).await.unwrap();
+            let n = timeout(LIMIT, poll_fn(|cx| a.poll_recv(cx, &mut buf))).await.unwrap().unwrap();
+            assert_eq!(&buf[..n], b"xyz");
+        });
+    }
+
+    #[test]
+    fn shared_socket_with_concurrent_receivers() {
+        rt().block_on(async {
+            let server = Arc::new(bound().await);
+            let addr = server.local_addr().unwrap();
+            // Two tasks wait on the same socket at once (multi-waiter
+            // readiness): both must be woken, each gets one datagram.
+            let receivers: Vec<_> = (0..2)
+                .map(|_| {
+                    let server = server.clone();
+                    weft::spawn(async move {
+                        let mut buf = [0u8; 8];
+                        let (n, _) = server.recv_from(&mut buf).await.unwrap();
+                        buf[..n].to_vec()
+                    })
+                })
+                .collect();
+            weft::time::sleep(Duration::from_millis(10)).await;
+            let client = bound().await;
+            client.send_to(b"one", addr).await.unwrap();
+            client.send_to(b"two", addr).await.unwrap();
+            let mut got = Vec::new();
+            for r in receivers {
+                got.push(timeout(LIMIT, r).await.expect("a receiver was not woken").unwrap());
+            }
+            got.sort();
+            assert_eq!(got, [b"one".to_vec(), b"two".to_vec()]);
+        });
+    }
+
+    #[test]
+    fn socket_options() {
+        rt().block_on(async {
+            let s = bound().await;
+            s.set_broadcast(true).unwrap();
+            assert!(s.broadcast().unwrap());
+            s.set_ttl(17).unwrap();
+            assert_eq!(s.ttl().unwrap(), 17);
+            s.set_multicast_ttl_v4(3).unwrap();
+            assert_eq!(s.multicast_ttl_v4().unwrap(), 3);
+            s.set_multicast_loop_v4(false).unwrap();
+            assert!(!s.multicast_loop_v4().unwrap());
+            assert!(s.take_error().unwrap().is_none());
+
+            let m = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            let group = Ipv4Addr::new(239, 255, 43, 21);
+            // Joining can fail where the sandbox has no multicast-capable
+            // interface; when it works, leaving twice must fail the second
+            // time (the membership really was recorded and removed).
+            if m.join_multicast_v4(group, Ipv4Addr::LOCALHOST).is_ok() {
+                m.leave_multicast_v4(group, Ipv4Addr::LOCALHOST).unwrap();
+                assert!(m.leave_multicast_v4(group, Ipv4Addr::LOCALHOST).is_err());
+            }
+            let v6 = UdpSocket::bind("[::1]:0").await;
+            if let Ok(v6) = v6 {
+                let group6 = "ff02::1:3".parse().unwrap();
+                if v6.join_multicast_v6(&group6, 0).is_ok() {
+                    v6.leave_multicast_v6(&group6, 0).unwrap();
+                }
+                v6.set_multicast_loop_v6(true).unwrap();
+                assert!(v6.multicast_loop_v6().unwrap());
+            }
+        });
+    }
+
+    #[test]
+    fn from_std_into_std_and_deregistration() {
+        let rt = rt();
+        let metrics = rt.metrics();
+        let (reg, dereg) = (
+            metrics.io_driver_fd_registered_count(),
+            metrics.io_driver_fd_deregistered_count(),
+        );
+        rt.block_on(async {
+            let std = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            let addr: SocketAddr = std.local_addr().unwrap();
+            let sock = UdpSocket::from_std(std).unwrap();
+            let peer = bound().await;
+            peer.send_to(b"q", addr).await.unwrap();
+            let mut buf = [0u8; 4];
+            let (n, _) = timeout(LIMIT, sock.recv_from(&mut buf)).await.unwrap().unwrap();
+            assert_eq!(&buf[..n], b"q");
+            let std = sock.into_std().unwrap();
+            assert_eq!(std.local_addr().unwrap(), addr);
+            drop(peer);
+        });
+        assert_eq!(metrics.io_driver_fd_registered_count() - reg, 2);
+        assert_eq!(metrics.io_driver_fd_deregistered_count() - dereg, 2);
+    }
+}
