@@ -2,11 +2,11 @@
 //!
 //! ```text
 //! cargo run --release -p weft-bench [-- OPTIONS]
-//!   --suite <name>      run only one suite: `scheduler` or `sync` (default:
-//!                       both); repeatable, or a comma list
+//!   --suite <name>      run only one suite: `scheduler`, `sync` or `io`
+//!                       (default: all); repeatable, or a comma list
 //!   --filter <substr>   run only workloads whose name contains it; repeatable,
-//!                       or a comma list (--filter spawn,ping). Sync workload
-//!                       names start with `sync_`
+//!                       or a comma list (--filter spawn,ping). Sync and I/O
+//!                       workload names start with `sync_` and `io_`
 //!   --quick             CI smoke run: 1 warm-up + 3 samples, short samples
 //!   --iters <N>         timed samples per side (default 21)
 //!   --no-write          print only; leave BENCHMARKS.md and ratios.svg alone
@@ -19,9 +19,10 @@
 //! marked section of `BENCHMARKS.md` at the workspace root, and to
 //! `weft-bench/ratios.svg`.
 //!
-//! There are two suites, each with its own table, geometric mean, section
-//! and chart: `scheduler` (`<!-- bench:scheduler:start -->`, `ratios.svg`)
-//! and `sync` (`<!-- bench:sync:start -->`, `sync_ratios.svg`). A run
+//! There are three suites, each with its own table, geometric mean, section
+//! and chart: `scheduler` (`<!-- bench:scheduler:start -->`, `ratios.svg`),
+//! `sync` (`<!-- bench:sync:start -->`, `sync_ratios.svg`) and `io`
+//! (`<!-- bench:io:start -->`, `io_ratios.svg`). A run
 //! rewrites only the sections of suites it ran at least one workload of.
 //!
 //! Layout: `harness` (timing and statistics), `report` (table, markdown,
@@ -49,14 +50,15 @@ struct Options {
 }
 
 const USAGE: &str = "usage: cargo run --release -p weft-bench -- \
-[--suite scheduler|sync[,...]]... [--filter SUBSTR[,SUBSTR...]]... [--quick] [--iters N] \
+[--suite scheduler|sync|io[,...]]... [--filter SUBSTR[,SUBSTR...]]... [--quick] [--iters N] \
 [--no-write] [--list]
 
   --suite NAME   run one suite: `scheduler` (Tokio's rt_* benches, oneshot, floors) or
                  `sync` (mpsc, Notify, Semaphore, Mutex, watch vs tokio::sync; names
-                 start with `sync_`). Default: both. Each suite writes only its own
-                 marked section of BENCHMARKS.md (bench:scheduler / bench:sync) and
-                 chart (weft-bench/ratios.svg / weft-bench/sync_ratios.svg)
+                 start with `sync_`) or `io` (TCP echo, timers; names start with `io_`).
+                 Default: all. Each suite writes only its own marked section of
+                 BENCHMARKS.md (bench:scheduler / bench:sync / bench:io) and chart
+                 (weft-bench/ratios.svg / sync_ratios.svg / io_ratios.svg)
   --filter SUB   only workloads whose name contains SUB (e.g. --filter sync_mpsc)
   --quick        smoke run: 1 warm-up + 3 samples of ~5 ms per side
   --iters N      timed samples per side (default 21)
@@ -259,6 +261,7 @@ fn run_suite(
     let section = match suite {
         Suite::Scheduler => &report::SCHEDULER,
         Suite::Sync => &report::SYNC,
+        Suite::Io => &report::IO,
     };
     meta.load_start = report::load_average();
     let mut rows = Vec::with_capacity(selected.len());
@@ -375,6 +378,15 @@ mod tests {
                     "{}",
                     w.name
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn io_names_carry_the_prefix() {
+        for suite in Suite::ALL {
+            for w in suite.workloads() {
+                assert_eq!(w.name.starts_with("io_"), suite == Suite::Io, "{}", w.name);
             }
         }
     }

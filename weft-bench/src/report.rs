@@ -42,6 +42,13 @@ pub const SYNC: Section = Section {
     svg: "sync_ratios.svg",
 };
 
+/// The I/O suite's section and chart.
+pub const IO: Section = Section {
+    start: "<!-- bench:io:start -->",
+    end: "<!-- bench:io:end -->",
+    svg: "io_ratios.svg",
+};
+
 /// The result of one workload.
 pub enum Outcome {
     /// weft against Tokio.

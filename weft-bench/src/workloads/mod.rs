@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 pub mod current_thread;
 pub mod floor;
+pub mod io;
 pub mod multi_thread;
 pub mod oneshot;
 pub mod sync;
@@ -83,17 +84,20 @@ pub enum Suite {
     Scheduler,
     /// `weft::sync` against `tokio::sync` (Tokio's `sync_*` benches).
     Sync,
+    /// Sockets and timers (names start with `io_`).
+    Io,
 }
 
 impl Suite {
     /// Every suite, in run order.
-    pub const ALL: [Suite; 2] = [Suite::Scheduler, Suite::Sync];
+    pub const ALL: [Suite; 3] = [Suite::Scheduler, Suite::Sync, Suite::Io];
 
     /// The name `--suite` takes.
     pub fn name(self) -> &'static str {
         match self {
             Suite::Scheduler => "scheduler",
             Suite::Sync => "sync",
+            Suite::Io => "io",
         }
     }
 
@@ -102,6 +106,7 @@ impl Suite {
         match self {
             Suite::Scheduler => scheduler(),
             Suite::Sync => sync_suite(),
+            Suite::Io => io_suite(),
         }
     }
 }
@@ -202,6 +207,34 @@ fn scheduler() -> Vec<Workload> {
 }
 
 /// The sync suite, in table order (see `sync.rs` for the exact shapes).
+/// The I/O suite, in table order.
+fn io_suite() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "io_tcp_echo_1",
+            note: "echo server on multi_thread (1 worker); one shared Tokio current_thread client \
+                   thread, 1 connection × 1,000 round trips of 100 bytes",
+            kind: compare!(io::tcp_echo_1),
+        },
+        Workload {
+            name: "io_tcp_echo_10",
+            note: "as echo_1 with 10 concurrent connections × 100 round trips",
+            kind: compare!(io::tcp_echo_10),
+        },
+        Workload {
+            name: "io_tcp_echo_100",
+            note: "as echo_1 with 100 concurrent connections × 10 round trips",
+            kind: compare!(io::tcp_echo_100),
+        },
+        Workload {
+            name: "io_timers_arm_cancel",
+            note: "current_thread, unconstrained: 100,000 `sleep(1–10 s)` boxed, polled once \
+                   (armed) and kept, then all dropped (cancelled)",
+            kind: compare!(io::timers_arm_cancel),
+        },
+    ]
+}
+
 fn sync_suite() -> Vec<Workload> {
     vec![
         Workload {

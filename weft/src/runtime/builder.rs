@@ -180,8 +180,12 @@ impl Builder {
         self
     }
 
-    /// Ticks between checks of the global queue ahead of the local one
-    /// (default 61 on multi_thread, 31 on current_thread).
+    /// Ticks between checks of the global queue ahead of the local one.
+    ///
+    /// Default: on multi_thread, tuned at run time so the global queue is
+    /// checked about every 200 µs of task polling (between 2 and 127 ticks;
+    /// 61 until the first measurement); on current_thread, 31. Setting it
+    /// fixes the interval.
     ///
     /// # Panics
     /// If `val` is 0.
@@ -279,6 +283,8 @@ impl Builder {
             Kind::MultiThread => self.resolved_worker_threads()?,
         };
         let config = Config {
+            adaptive_global_queue_interval: self.global_queue_interval.is_none()
+                && matches!(self.kind, Kind::MultiThread),
             global_queue_interval: self.global_queue_interval.unwrap_or(match self.kind {
                 Kind::CurrentThread => 31,
                 Kind::MultiThread => 61,

@@ -164,6 +164,9 @@ impl Drivers {
 #[derive(Clone)]
 pub(crate) struct Config {
     pub(crate) global_queue_interval: u32,
+    /// Tune the multi_thread interval to the measured poll time (the user
+    /// did not set one).
+    pub(crate) adaptive_global_queue_interval: bool,
     pub(crate) event_interval: u32,
     pub(crate) disable_lifo_slot: bool,
     pub(crate) before_park: Option<Arc<dyn Fn() + Send + Sync>>,

@@ -10,6 +10,7 @@ pub mod watch;
 
 mod barrier;
 mod blocking_wait;
+mod intrusive;
 mod mutex;
 mod notify;
 mod once_cell;

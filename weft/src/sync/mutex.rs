@@ -272,8 +272,7 @@ impl<T> Mutex<T> {
 
     /// Consumes the mutex, returning the value.
     pub fn into_inner(self) -> T {
-        let Mutex { s, c } = self;
-        drop(s);
+        let Mutex { s: _, c } = self;
         // SAFETY: module invariant (b): we own the mutex, so no guard
         // exists; the value is read once and the cell forgotten below, so
         // it is moved out, not duplicated.

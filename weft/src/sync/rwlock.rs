@@ -302,8 +302,7 @@ impl<T> RwLock<T> {
 
     /// Consumes the lock, returning the value.
     pub fn into_inner(self) -> T {
-        let RwLock { mr: _, s, c } = self;
-        drop(s);
+        let RwLock { mr: _, s: _, c } = self;
         // SAFETY: module invariant: we own the lock, so no guard exists; the
         // value is read once and the cell forgotten, so it is moved out.
         let value = c.with_mut(|p| unsafe { std::ptr::read(p) });

@@ -1,7 +1,8 @@
-//! The FIFO waiter queue shared by [`Notify`](super::Notify),
-//! [`Semaphore`](super::Semaphore) and the `mpsc` channels (parked senders
-//! and `closed()` waiters), and a batch of wakers to wake after a
-//! lock is released.
+//! The slab-based FIFO waiter queue of the `mpsc` channels (parked senders
+//! and `closed()` waiters) and of `WakerSet`, and a batch of wakers to wake
+//! after a lock is released (also used by [`Notify`](super::Notify) and
+//! [`Semaphore`](super::Semaphore), whose waiters live in the intrusive
+//! list of `intrusive.rs` instead).
 //!
 //! # What this file owns
 //!
@@ -18,7 +19,7 @@
 //!    by `remove`. Between the two, exactly one owner (the future that
 //!    pushed it) holds its key; no one else frees it. Being *linked* (in the
 //!    queue) is separate from being *allocated*: whoever serves a waiter
-//!    unlinks it (`pop_front`, `pop_back`, `unlink`) and records the outcome
+//!    unlinks it (`pop_front`, `unlink`) and records the outcome
 //!    in the value, and the owner later reads the outcome and `remove`s it.
 //!    Until then a served waiter's outcome may still be revised under the
 //!    same lock (mpsc's receiver drop turns `Granted` senders into `Closed`
@@ -151,16 +152,6 @@ impl<T> WaitList<T> {
         Some(key)
     }
 
-    /// Unlinks the last queued waiter and returns its key.
-    pub(crate) fn pop_back(&mut self) -> Option<usize> {
-        if self.tail == NIL {
-            return None;
-        }
-        let key = self.tail;
-        self.unlink(key);
-        Some(key)
-    }
-
     /// Unlinks `key` if needed, frees its slot and returns its value.
     pub(crate) fn remove(&mut self, key: usize) -> T {
         self.unlink(key);
@@ -200,7 +191,7 @@ impl<T> WaitList<T> {
     }
 
     /// Number of allocated slots (queued or served but not yet removed).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn allocated(&self) -> usize {
         self.allocated
     }
@@ -301,7 +292,7 @@ mod tests {
         assert_eq!(queued(&l), [3, 4]);
         // Popped but still allocated until removed.
         assert_eq!(*l.get(a), 1);
-        assert_eq!(l.pop_back(), Some(d));
+        l.unlink(d);
         assert_eq!(queued(&l), [3]);
         assert_eq!(l.remove(a), 1);
         assert_eq!(l.remove(d), 4);

@@ -41,6 +41,7 @@ pub use self::join::JoinHandle;
 pub use self::join_set::JoinSet;
 pub use self::spawn::{block_in_place, spawn, spawn_blocking};
 pub use self::yield_now::yield_now;
+pub use crate::coop::{consume_budget, unconstrained, Unconstrained};
 
 /// Cooperative scheduling: the per-task operation budget.
 pub mod coop {

@@ -12,7 +12,9 @@
 //!   event for a slot that was freed (and maybe reused) in the meantime is
 //!   dropped by the generation check, so a stale event never marks a new
 //!   resource ready.
-//! - Wakers run after the slab lock is released.
+//! - Wakers run after the slab lock is released. Lock order: slab, then a
+//!   resource's waiters (registration takes only the slab lock, waiting
+//!   only the waiters lock).
 
 pub(crate) mod ready;
 pub(crate) mod registration;
@@ -32,8 +34,8 @@ const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
 pub(crate) struct Driver {
     poll: mio::Poll,
     events: mio::Events,
-    /// Resources with a pending event, reused across turns.
-    batch: Vec<(Arc<ScheduledIo>, Ready)>,
+    /// Wakers of the resources with a pending event, reused across turns.
+    wakers: Vec<std::task::Waker>,
 }
 
 /// The part every thread shares.
@@ -85,7 +87,7 @@ impl Driver {
         let driver = Driver {
             poll,
             events: mio::Events::with_capacity(1024),
-            batch: Vec::with_capacity(64),
+            wakers: Vec::with_capacity(64),
         };
         let handle = Handle {
             registry,
@@ -109,6 +111,8 @@ impl Driver {
         if self.events.is_empty() {
             return;
         }
+        // Readiness is recorded under the slab lock (no reference count per
+        // event); the wakers are collected and called after it is released.
         {
             let slab = handle.lock();
             for event in self.events.iter() {
@@ -117,12 +121,12 @@ impl Driver {
                 }
                 let key = Key::from_token(event.token());
                 if let Some(io) = slab.get(key) {
-                    self.batch.push((io.clone(), Ready::from_mio(event)));
+                    io.set_readiness(Ready::from_mio(event), &mut self.wakers);
                 }
             }
         }
-        for (io, ready) in self.batch.drain(..) {
-            io.set_readiness(ready);
+        for waker in self.wakers.drain(..) {
+            waker.wake();
         }
     }
 }

@@ -72,8 +72,9 @@ impl ScheduledIo {
         }
     }
 
-    /// Driver side: record an event and wake whoever it concerns.
-    pub(crate) fn set_readiness(&self, ready: Ready) {
+    /// Driver side: record an event and collect the wakers it concerns
+    /// into `wakers` (the caller wakes them after releasing its locks).
+    pub(crate) fn set_readiness(&self, ready: Ready, wakers: &mut Vec<Waker>) {
         let mut current = self.readiness.load(Ordering::Acquire);
         loop {
             let tick = ((current >> TICK_SHIFT) + 1) & TICK_MASK;
@@ -90,36 +91,34 @@ impl ScheduledIo {
                 Err(actual) => current = actual,
             }
         }
-        self.wake(ready);
+        self.take_wakers(ready, wakers);
     }
 
     /// The runtime is shutting down: every wait ends with an error.
     pub(crate) fn shutdown(&self) {
         self.readiness.fetch_or(SHUTDOWN, Ordering::AcqRel);
-        self.wake(Ready::ALL);
+        let mut wakers = Vec::new();
+        self.take_wakers(Ready::ALL, &mut wakers);
+        for waker in wakers {
+            waker.wake();
+        }
     }
 
-    /// Wake the waiters interested in `ready` (outside the lock).
-    fn wake(&self, ready: Ready) {
-        let mut to_wake: Vec<Waker> = Vec::new();
-        {
-            let mut waiters = lock(&self.waiters);
-            if ready.intersects(Direction::Read.mask()) {
-                to_wake.extend(waiters.reader.take());
-            }
-            if ready.intersects(Direction::Write.mask()) {
-                to_wake.extend(waiters.writer.take());
-            }
-            for (interest, waker) in waiters.others.iter_mut().flatten() {
-                if ready.intersects(interest.mask()) {
-                    // Keep the slot (its future still owns it) but replace
-                    // the waker with a no-op until re-polled.
-                    to_wake.push(std::mem::replace(waker, Waker::noop().clone()));
-                }
-            }
+    /// Move the wakers of the waiters interested in `ready` into `out`.
+    fn take_wakers(&self, ready: Ready, out: &mut Vec<Waker>) {
+        let mut waiters = lock(&self.waiters);
+        if ready.intersects(Direction::Read.mask()) {
+            out.extend(waiters.reader.take());
         }
-        for waker in to_wake {
-            waker.wake();
+        if ready.intersects(Direction::Write.mask()) {
+            out.extend(waiters.writer.take());
+        }
+        for (interest, waker) in waiters.others.iter_mut().flatten() {
+            if ready.intersects(interest.mask()) {
+                // Keep the slot (its future still owns it) but replace the
+                // waker with a no-op until re-polled.
+                out.push(std::mem::replace(waker, Waker::noop().clone()));
+            }
         }
     }
 
@@ -255,11 +254,11 @@ mod tests {
     #[test]
     fn clear_with_stale_tick_keeps_new_readiness() {
         let io = ScheduledIo::new();
-        io.set_readiness(Ready::READABLE);
+        io.set_readiness(Ready::READABLE, &mut Vec::new());
         let seen = io.ready_now(Interest::READABLE);
         assert!(seen.ready.is_readable());
         // An edge arrives while the task is reading.
-        io.set_readiness(Ready::READABLE);
+        io.set_readiness(Ready::READABLE, &mut Vec::new());
         io.clear_readiness(seen);
         assert!(io.ready_now(Interest::READABLE).ready.is_readable());
         // With the current tick the clear takes effect.
@@ -270,7 +269,7 @@ mod tests {
     #[test]
     fn closed_bits_survive_a_clear() {
         let io = ScheduledIo::new();
-        io.set_readiness(Ready::READABLE | Ready::READ_CLOSED);
+        io.set_readiness(Ready::READABLE | Ready::READ_CLOSED, &mut Vec::new());
         io.clear_readiness(io.ready_now(Interest::READABLE));
         let ev = io.ready_now(Interest::READABLE);
         assert!(ev.ready.is_read_closed());
@@ -281,7 +280,7 @@ mod tests {
     fn tick_wraps_without_touching_shutdown_or_bits() {
         let io = ScheduledIo::new();
         for _ in 0..(TICK_MASK + 5) {
-            io.set_readiness(Ready::WRITABLE);
+            io.set_readiness(Ready::WRITABLE, &mut Vec::new());
         }
         let ev = io.ready_now(Interest::WRITABLE);
         assert!(ev.ready.is_writable());

@@ -8,8 +8,10 @@
 //! `block_in_place`.
 //!
 //! Loop, per tick: every `event_interval` ticks do maintenance (publish
-//! stats, notice shutdown); take the next task (inject queue first every
-//! `global_queue_interval` ticks, else LIFO slot, local queue, then a batch
+//! stats, notice shutdown, poll the drivers without blocking, retune the
+//! global-queue interval from the measured poll time); take the next task
+//! (inject queue first every `global_queue_interval` ticks, else LIFO
+//! slot, local queue, then a batch
 //! from the inject queue); if none, search (steal half of a random
 //! victim's queue, then the inject queue); if still none, park.
 //!
@@ -38,6 +40,17 @@ type Task = Notified<Arc<Handle>>;
 /// Slot polls allowed in a row before the slot is bypassed for this tick.
 const MAX_LIFO_POLLS_PER_TICK: usize = 3;
 
+/// The adaptive global-queue interval aims to look at the global queue
+/// about this often (in task-polling time). The idea is Tokio's: with a
+/// fixed tick count, a worker running long polls (say, a task streaming
+/// from an always-ready socket, 100+ µs per poll) would leave remotely
+/// woken tasks waiting 61 long polls.
+const TARGET_GLOBAL_QUEUE_INTERVAL_NS: f64 = 200_000.0;
+/// Weight of one poll in the moving average of poll time.
+const POLL_TIME_EWMA_ALPHA: f64 = 0.1;
+const MIN_GLOBAL_QUEUE_INTERVAL: u32 = 2;
+const MAX_GLOBAL_QUEUE_INTERVAL: u32 = 127;
+
 pub(crate) struct Worker {
     handle: Arc<Handle>,
     /// Where the core waits while no thread runs this worker (before launch,
@@ -58,6 +71,12 @@ pub(crate) struct Core {
     busy_since: Instant,
     rand: FastRand,
     global_queue_interval: u32,
+    adaptive_global_queue_interval: bool,
+    /// Start of the current batch of polls (see `end_batch`).
+    batch_start: Instant,
+    batch_start_polls: u64,
+    /// Moving average of one poll's duration, in ns.
+    poll_time_ewma_ns: f64,
     event_interval: u32,
     disable_lifo_slot: bool,
 }
@@ -103,6 +122,10 @@ impl Core {
             busy_since: Instant::now(),
             rand: FastRand::new(index as u64),
             global_queue_interval: config.global_queue_interval,
+            adaptive_global_queue_interval: config.adaptive_global_queue_interval,
+            batch_start: Instant::now(),
+            batch_start_polls: 0,
+            poll_time_ewma_ns: 0.0,
             event_interval: config.event_interval,
             disable_lifo_slot: config.disable_lifo_slot,
         });
@@ -252,6 +275,28 @@ impl Core {
         true
     }
 
+    /// Begin timing a batch of polls.
+    fn start_batch(&mut self) {
+        self.batch_start = Instant::now();
+        self.batch_start_polls = self.stats.poll_count;
+    }
+
+    /// Fold the batch's mean poll time into the moving average and retune
+    /// the global-queue interval from it.
+    fn end_batch(&mut self) {
+        let polls = self.stats.poll_count - self.batch_start_polls;
+        if polls == 0 || !self.adaptive_global_queue_interval {
+            return;
+        }
+        let mean = self.batch_start.elapsed().as_nanos() as f64 / polls as f64;
+        // As if each of the batch's polls had updated the average in turn.
+        let keep = (1.0 - POLL_TIME_EWMA_ALPHA).powi(polls.min(i32::MAX as u64) as i32);
+        self.poll_time_ewma_ns = mean * (1.0 - keep) + self.poll_time_ewma_ns * keep;
+        let interval = TARGET_GLOBAL_QUEUE_INTERVAL_NS / self.poll_time_ewma_ns.max(1.0);
+        self.global_queue_interval =
+            (interval as u32).clamp(MIN_GLOBAL_QUEUE_INTERVAL, MAX_GLOBAL_QUEUE_INTERVAL);
+    }
+
     fn maintenance(&mut self, handle: &Handle) {
         self.publish_stats(handle);
         if !self.is_shutdown && handle.inject.is_closed() {
@@ -270,11 +315,13 @@ impl Context {
         while !core.is_shutdown {
             core.tick = core.tick.wrapping_add(1);
             if core.tick.is_multiple_of(core.event_interval) {
+                core.end_batch();
                 core.maintenance(self.handle());
                 if core.is_shutdown {
                     break;
                 }
                 core = self.poll_drivers(core);
+                core.start_batch();
             }
             if let Some(task) = core.next_task(self.handle()) {
                 core = self.run_task(task, core)?;
@@ -349,6 +396,7 @@ impl Context {
         if let Some(f) = &handle.config.before_park {
             f();
         }
+        core.end_batch();
         if core.transition_to_parked(handle) {
             core.stats.busy_duration_ns += core.busy_since.elapsed().as_nanos() as u64;
             while !core.is_shutdown {
@@ -371,6 +419,7 @@ impl Context {
             }
             core.busy_since = Instant::now();
         }
+        core.start_batch();
         if let Some(f) = &handle.config.after_unpark {
             f();
         }

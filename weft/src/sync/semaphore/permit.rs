@@ -1,0 +1,149 @@
+//! The permit guards: [`SemaphorePermit`] and [`OwnedSemaphorePermit`],
+//! which give their permits back to the semaphore when dropped.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::Semaphore;
+
+/// Permits acquired from a [`Semaphore`], returned to it when dropped.
+#[must_use = "dropping the permit releases it at once"]
+pub struct SemaphorePermit<'a> {
+    pub(super) sem: &'a Semaphore,
+    pub(super) permits: u32,
+}
+
+/// Permits acquired from an `Arc<Semaphore>`, returned to it when dropped.
+/// Owning the `Arc` lets the permit move into a spawned task.
+#[must_use = "dropping the permit releases it at once"]
+pub struct OwnedSemaphorePermit {
+    pub(super) sem: Arc<Semaphore>,
+    pub(super) permits: u32,
+}
+
+impl<'a> SemaphorePermit<'a> {
+    /// Forgets the permits without releasing them: the semaphore's capacity
+    /// shrinks by [`num_permits`](SemaphorePermit::num_permits).
+    ///
+    /// ```
+    /// use weft::sync::Semaphore;
+    ///
+    /// let sem = Semaphore::new(2);
+    /// sem.try_acquire().unwrap().forget();
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    pub fn forget(mut self) {
+        self.permits = 0;
+    }
+
+    /// The number of permits this guard holds.
+    pub fn num_permits(&self) -> usize {
+        self.permits as usize
+    }
+
+    /// Moves the permits of `other` into `self`.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the two permits come from different semaphores.
+    #[track_caller]
+    pub fn merge(&mut self, mut other: Self) {
+        assert!(
+            std::ptr::eq(self.sem, other.sem),
+            "merging permits from different semaphores"
+        );
+        self.permits += other.permits;
+        other.permits = 0;
+    }
+
+    /// Splits `n` permits off into a new guard, or returns `None` if this
+    /// guard holds fewer than `n`.
+    pub fn split(&mut self, n: usize) -> Option<Self> {
+        let n = u32::try_from(n).ok()?;
+        if n > self.permits {
+            return None;
+        }
+        self.permits -= n;
+        Some(SemaphorePermit {
+            sem: self.sem,
+            permits: n,
+        })
+    }
+}
+
+impl OwnedSemaphorePermit {
+    /// Forgets the permits without releasing them: the semaphore's capacity
+    /// shrinks by [`num_permits`](OwnedSemaphorePermit::num_permits).
+    pub fn forget(mut self) {
+        self.permits = 0;
+    }
+
+    /// The number of permits this guard holds.
+    pub fn num_permits(&self) -> usize {
+        self.permits as usize
+    }
+
+    /// The semaphore the permits came from.
+    pub fn semaphore(&self) -> &Arc<Semaphore> {
+        &self.sem
+    }
+
+    /// Moves the permits of `other` into `self`.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the two permits come from different semaphores.
+    #[track_caller]
+    pub fn merge(&mut self, mut other: Self) {
+        assert!(
+            Arc::ptr_eq(&self.sem, &other.sem),
+            "merging permits from different semaphores"
+        );
+        self.permits += other.permits;
+        other.permits = 0;
+    }
+
+    /// Splits `n` permits off into a new guard, or returns `None` if this
+    /// guard holds fewer than `n`.
+    pub fn split(&mut self, n: usize) -> Option<Self> {
+        let n = u32::try_from(n).ok()?;
+        if n > self.permits {
+            return None;
+        }
+        self.permits -= n;
+        Some(OwnedSemaphorePermit {
+            sem: self.sem.clone(),
+            permits: n,
+        })
+    }
+}
+
+impl Drop for SemaphorePermit<'_> {
+    fn drop(&mut self) {
+        self.sem.release(self.permits as usize);
+    }
+}
+
+impl Drop for OwnedSemaphorePermit {
+    fn drop(&mut self) {
+        self.sem.release(self.permits as usize);
+    }
+}
+
+impl fmt::Debug for SemaphorePermit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SemaphorePermit")
+            .field("sem", &self.sem)
+            .field("permits", &self.permits)
+            .finish()
+    }
+}
+
+impl fmt::Debug for OwnedSemaphorePermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedSemaphorePermit")
+            .field("sem", &self.sem)
+            .field("permits", &self.permits)
+            .finish()
+    }
+}

@@ -1,0 +1,175 @@
+//! Unit tests of the semaphore (not under loom).
+
+use super::*;
+use crate::sync::mpsc::test_support::CountWaker;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc as StdArc;
+use std::task::{Context, Poll, Waker};
+
+fn poll(f: Pin<&mut Acquire<'_>>, w: &Waker) -> Poll<Result<(), AcquireError>> {
+    f.poll(&mut Context::from_waker(w))
+}
+
+fn queued(sem: &Semaphore) -> usize {
+    crate::loom::lock(&sem.waiters).len()
+}
+
+#[test]
+fn fast_path_and_release() {
+    let sem = Semaphore::new(2);
+    let a = sem.try_acquire_many(2).unwrap();
+    assert_eq!(sem.available_permits(), 0);
+    assert_eq!(sem.try_acquire().err(), Some(TryAcquireError::NoPermits));
+    drop(a);
+    assert_eq!(sem.available_permits(), 2);
+}
+
+#[test]
+fn big_waiter_blocks_small_later_ones() {
+    let sem = Semaphore::new(1);
+    let (c1, w1) = CountWaker::new();
+    let (c2, w2) = CountWaker::new();
+    let mut big = Box::pin(sem.acquire_raw(3));
+    assert!(poll(big.as_mut(), &w1).is_pending());
+    // The one available permit went to the big waiter.
+    assert_eq!(sem.available_permits(), 0);
+    let mut small = Box::pin(sem.acquire_raw(1));
+    assert!(poll(small.as_mut(), &w2).is_pending());
+    assert!(sem.try_acquire().is_err());
+    sem.release(1);
+    assert_eq!((c1.count(), c2.count()), (0, 0));
+    sem.release(1);
+    assert_eq!(c1.count(), 1);
+    assert_eq!(c2.count(), 0);
+    assert!(poll(big.as_mut(), &w1).is_ready());
+    sem.release(1);
+    assert_eq!(c2.count(), 1);
+    assert!(poll(small.as_mut(), &w2).is_ready());
+    sem.release(3);
+    assert_eq!(sem.available_permits(), 3);
+    assert_eq!(crate::loom::lock(&sem.waiters).len(), 0);
+}
+
+#[test]
+fn dropped_waiter_returns_partial_permits_and_waker() {
+    let sem = Semaphore::new(2);
+    let (_c1, w1) = CountWaker::new();
+    let (c2, w2) = CountWaker::new();
+    let mut big = Box::pin(sem.acquire_raw(5));
+    assert!(poll(big.as_mut(), &w1).is_pending());
+    let mut small = Box::pin(sem.acquire_raw(1));
+    assert!(poll(small.as_mut(), &w2).is_pending());
+    // The counter, `w1`, and the clone stored in the queue.
+    assert_eq!(StdArc::strong_count(&_c1), 3, "waker stored");
+    drop(big);
+    assert_eq!(StdArc::strong_count(&_c1), 2, "waker freed on drop");
+    assert_eq!(c2.count(), 1, "next waiter served");
+    assert_eq!(sem.available_permits(), 1);
+    assert!(poll(small.as_mut(), &w2).is_ready());
+    sem.release(1);
+    assert_eq!(sem.available_permits(), 2);
+}
+
+#[test]
+fn dropped_served_waiter_returns_permits() {
+    let sem = Semaphore::new(0);
+    let (c, w) = CountWaker::new();
+    let mut a = Box::pin(sem.acquire_raw(2));
+    assert!(poll(a.as_mut(), &w).is_pending());
+    sem.release(2);
+    assert_eq!(c.count(), 1);
+    assert_eq!(sem.available_permits(), 0);
+    drop(a);
+    assert_eq!(sem.available_permits(), 2);
+    assert_eq!(queued(&sem), 0);
+}
+
+#[test]
+fn close_fails_waiters_and_returns_assigned() {
+    let sem = Semaphore::new(1);
+    let (c, w) = CountWaker::new();
+    let mut a = Box::pin(sem.acquire_raw(3));
+    assert!(poll(a.as_mut(), &w).is_pending());
+    sem.close();
+    assert_eq!(c.count(), 1);
+    assert_eq!(poll(a.as_mut(), &w), Poll::Ready(Err(AcquireError(()))));
+    assert_eq!(sem.available_permits(), 1);
+    let mut b = Box::pin(sem.acquire_raw(1));
+    assert_eq!(poll(b.as_mut(), &w), Poll::Ready(Err(AcquireError(()))));
+    assert_eq!(sem.try_acquire().err(), Some(TryAcquireError::Closed));
+}
+
+#[test]
+fn waker_is_updated() {
+    let sem = Semaphore::new(0);
+    let (c1, w1) = CountWaker::new();
+    let (c2, w2) = CountWaker::new();
+    let mut a = Box::pin(sem.acquire_raw(1));
+    assert!(poll(a.as_mut(), &w1).is_pending());
+    assert!(poll(a.as_mut(), &w2).is_pending());
+    sem.release(1);
+    assert_eq!(c1.count(), 0);
+    assert_eq!(c2.count(), 1);
+    assert!(poll(a.as_mut(), &w2).is_ready());
+}
+
+#[test]
+fn many_waiters_over_a_wake_batch() {
+    let sem = Semaphore::new(0);
+    let (c, w) = CountWaker::new();
+    let mut futs: Vec<_> = (0..100).map(|_| Box::pin(sem.acquire_raw(1))).collect();
+    for f in &mut futs {
+        assert!(poll(f.as_mut(), &w).is_pending());
+    }
+    sem.add_permits(150);
+    assert_eq!(c.count(), 100);
+    assert_eq!(sem.available_permits(), 50);
+    for f in &mut futs {
+        assert!(poll(f.as_mut(), &w).is_ready());
+    }
+}
+
+#[test]
+fn permit_merge_split_forget() {
+    let sem = Semaphore::new(4);
+    let mut a = sem.try_acquire_many(2).unwrap();
+    let b = sem.try_acquire().unwrap();
+    a.merge(b);
+    assert_eq!(a.num_permits(), 3);
+    let c = a.split(2).unwrap();
+    assert!(a.split(2).is_none());
+    c.forget();
+    drop(a);
+    assert_eq!(sem.available_permits(), 2);
+}
+
+#[test]
+#[should_panic(expected = "overflow")]
+fn add_permits_overflow_panics() {
+    let sem = Semaphore::new(Semaphore::MAX_PERMITS);
+    sem.add_permits(1);
+}
+
+#[test]
+fn budget_is_spent_and_refunded() {
+    crate::coop::budget(|| {
+        let sem = Semaphore::new(0);
+        let before = crate::coop::remaining();
+        let mut a = Box::pin(sem.acquire_raw(1));
+        assert!(poll(a.as_mut(), Waker::noop()).is_pending());
+        assert_eq!(crate::coop::remaining(), before);
+        sem.release(1);
+        assert!(poll(a.as_mut(), Waker::noop()).is_ready());
+        assert_eq!(crate::coop::remaining(), before.map(|n| n - 1));
+    });
+}
+
+#[test]
+fn send_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Semaphore>();
+    assert_send_sync::<SemaphorePermit<'static>>();
+    assert_send_sync::<OwnedSemaphorePermit>();
+    assert_send_sync::<Acquire<'static>>();
+}
