@@ -28,6 +28,10 @@ mod coop;
 mod loom;
 mod scheduler;
 
+#[cfg(feature = "tokio-io")]
+pub mod compat;
+#[cfg(feature = "hyper")]
+pub mod hyper;
 pub mod io;
 pub mod net;
 pub mod runtime;
