@@ -16,6 +16,8 @@
 //!   resource's waiters (registration takes only the slab lock, waiting
 //!   only the waiters lock).
 
+#[cfg(all(test, loom))]
+mod loom_scheduled_io;
 pub(crate) mod ready;
 pub(crate) mod registration;
 pub(crate) mod scheduled_io;
