@@ -11,7 +11,7 @@
 //! methods keep one waker per direction, like the stream sockets.
 
 use crate::io::poll_evented::PollEvented;
-use crate::io::{Interest, Ready};
+use crate::io::Interest;
 use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
 use crate::runtime::io::scheduled_io::Direction;
 use std::fmt;
@@ -95,21 +95,7 @@ impl UdpSocket {
         each_addr(addr, |addr| async move { self.io.connect(addr) }).await
     }
 
-    /// Wait until the socket is ready for any of `interest`. Cancel-safe;
-    /// any number of tasks may wait at once.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        Ok(self.io.registration().readiness(interest).await?.ready)
-    }
-
-    /// Wait until a datagram may be received. Cancel-safe.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(drop)
-    }
-
-    /// Wait until a datagram may be sent. Cancel-safe.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(drop)
-    }
+    crate::net::readiness_methods!("socket");
 
     /// Poll for receive readiness (only the last task to poll is woken).
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -229,26 +215,6 @@ impl UdpSocket {
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.try_io(Interest::READABLE, || self.io.peek_from(buf))
-    }
-
-    /// Run `f` once if the socket looks ready for `interest`, clearing the
-    /// readiness if `f` returns `WouldBlock` (for custom syscalls).
-    pub fn try_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnOnce() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().try_io(interest, f)
-    }
-
-    /// Wait for `interest`, then run `f`, repeating while it returns
-    /// `WouldBlock`.
-    pub async fn async_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnMut() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().async_io(interest, f).await
     }
 
     /// `SO_BROADCAST`: allow sending to broadcast addresses.

@@ -6,7 +6,7 @@
 
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::io::poll_evented::PollEvented;
-use crate::io::{Interest, Ready};
+use crate::io::Interest;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::halves;
 use crate::runtime::io::scheduled_io::Direction;
@@ -118,20 +118,7 @@ impl TcpStream {
         socket2::SockRef::from(self).linger()
     }
 
-    /// Wait until the stream is ready for any of `interest`. Cancel-safe.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        Ok(self.io.registration().readiness(interest).await?.ready)
-    }
-
-    /// Wait until the stream may be readable. Cancel-safe.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(drop)
-    }
-
-    /// Wait until the stream may be writable. Cancel-safe.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(drop)
-    }
+    crate::net::readiness_methods!("stream");
 
     /// Poll for read readiness (only the last task to poll is woken).
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -169,26 +156,6 @@ impl TcpStream {
         self.io
             .registration()
             .try_io(Interest::WRITABLE, || (&*self.io).write_vectored(bufs))
-    }
-
-    /// Run `f` once if the stream looks ready for `interest`, clearing the
-    /// readiness if `f` returns `WouldBlock` (for custom syscalls).
-    pub fn try_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnOnce() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().try_io(interest, f)
-    }
-
-    /// Wait for `interest`, then run `f`, repeating while it returns
-    /// `WouldBlock`.
-    pub async fn async_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnMut() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().async_io(interest, f).await
     }
 
     /// Read without consuming the data. Cancel-safe.

@@ -7,7 +7,7 @@
 
 use super::SocketAddr;
 use crate::io::poll_evented::PollEvented;
-use crate::io::{Interest, Ready};
+use crate::io::Interest;
 use crate::runtime::io::scheduled_io::Direction;
 use std::fmt;
 use std::io;
@@ -116,21 +116,7 @@ impl UnixDatagram {
         self.io.shutdown(how)
     }
 
-    /// Wait until the socket is ready for any of `interest`. Cancel-safe;
-    /// any number of tasks may wait at once.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        Ok(self.io.registration().readiness(interest).await?.ready)
-    }
-
-    /// Wait until a datagram may be received. Cancel-safe.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(drop)
-    }
-
-    /// Wait until a datagram may be sent. Cancel-safe.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(drop)
-    }
+    crate::net::readiness_methods!("socket");
 
     /// Poll for receive readiness (only the last task to poll is woken).
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -225,26 +211,6 @@ impl UnixDatagram {
     /// Receive once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.try_io(Interest::READABLE, || self.io.recv_from(buf))
-    }
-
-    /// Run `f` once if the socket looks ready for `interest`, clearing the
-    /// readiness if `f` returns `WouldBlock` (for custom syscalls).
-    pub fn try_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnOnce() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().try_io(interest, f)
-    }
-
-    /// Wait for `interest`, then run `f`, repeating while it returns
-    /// `WouldBlock`.
-    pub async fn async_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnMut() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().async_io(interest, f).await
     }
 }
 

@@ -9,7 +9,7 @@
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use super::{SocketAddr, UCred};
 use crate::io::poll_evented::PollEvented;
-use crate::io::{Interest, Ready};
+use crate::io::Interest;
 use crate::net::halves;
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -107,20 +107,7 @@ impl UnixStream {
         self.io.take_error()
     }
 
-    /// Wait until the stream is ready for any of `interest`. Cancel-safe.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        Ok(self.io.registration().readiness(interest).await?.ready)
-    }
-
-    /// Wait until the stream may be readable. Cancel-safe.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.ready(Interest::READABLE).await.map(drop)
-    }
-
-    /// Wait until the stream may be writable. Cancel-safe.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.ready(Interest::WRITABLE).await.map(drop)
-    }
+    crate::net::readiness_methods!("stream");
 
     /// Poll for read readiness (only the last task to poll is woken).
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -158,26 +145,6 @@ impl UnixStream {
         self.io
             .registration()
             .try_io(Interest::WRITABLE, || (&*self.io).write_vectored(bufs))
-    }
-
-    /// Run `f` once if the stream looks ready for `interest`, clearing the
-    /// readiness if `f` returns `WouldBlock` (for custom syscalls).
-    pub fn try_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnOnce() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().try_io(interest, f)
-    }
-
-    /// Wait for `interest`, then run `f`, repeating while it returns
-    /// `WouldBlock`.
-    pub async fn async_io<R>(
-        &self,
-        interest: Interest,
-        f: impl FnMut() -> io::Result<R>,
-    ) -> io::Result<R> {
-        self.io.registration().async_io(interest, f).await
     }
 
     /// Borrowed read and write halves, usable from two tasks in the same
