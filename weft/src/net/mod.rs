@@ -52,6 +52,69 @@ macro_rules! readiness_methods {
     };
 }
 pub(crate) use readiness_methods;
+
+/// The poll-readiness and `try_*` methods of the stream types (TCP, Unix),
+/// delegating to their `io: PollEvented<_>` field.
+macro_rules! stream_methods {
+    () => {
+        /// Poll for read readiness (only the last task to poll is woken).
+        pub fn poll_read_ready(
+            &self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.registration().poll_read_ready(cx).map_ok(drop)
+        }
+
+        /// Poll for write readiness (only the last task to poll is woken).
+        pub fn poll_write_ready(
+            &self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.registration().poll_write_ready(cx).map_ok(drop)
+        }
+
+        /// Read once without waiting: `WouldBlock` if no data is there.
+        pub fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+            use std::io::Read as _;
+            self.io
+                .registration()
+                .try_io(crate::io::Interest::READABLE, || (&*self.io).read(buf))
+        }
+
+        /// Vectored [`try_read`](Self::try_read).
+        pub fn try_read_vectored(
+            &self,
+            bufs: &mut [std::io::IoSliceMut<'_>],
+        ) -> std::io::Result<usize> {
+            use std::io::Read as _;
+            self.io
+                .registration()
+                .try_io(crate::io::Interest::READABLE, || {
+                    (&*self.io).read_vectored(bufs)
+                })
+        }
+
+        /// Write once without waiting: `WouldBlock` if the send buffer is
+        /// full.
+        pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
+            use std::io::Write as _;
+            self.io
+                .registration()
+                .try_io(crate::io::Interest::WRITABLE, || (&*self.io).write(buf))
+        }
+
+        /// Vectored [`try_write`](Self::try_write).
+        pub fn try_write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+            use std::io::Write as _;
+            self.io
+                .registration()
+                .try_io(crate::io::Interest::WRITABLE, || {
+                    (&*self.io).write_vectored(bufs)
+                })
+        }
+    };
+}
+pub(crate) use stream_methods;
 mod halves;
 pub mod tcp;
 mod udp;

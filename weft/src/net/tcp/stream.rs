@@ -6,12 +6,11 @@
 
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::io::poll_evented::PollEvented;
-use crate::io::Interest;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::halves;
 use crate::runtime::io::scheduled_io::Direction;
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd as _;
 use std::task::{Context, Poll};
@@ -120,43 +119,7 @@ impl TcpStream {
 
     crate::net::readiness_methods!("stream");
 
-    /// Poll for read readiness (only the last task to poll is woken).
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Poll for write readiness (only the last task to poll is woken).
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_write_ready(cx).map_ok(drop)
-    }
-
-    /// Read once without waiting: `WouldBlock` if no data is there.
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io
-            .registration()
-            .try_io(Interest::READABLE, || (&*self.io).read(buf))
-    }
-
-    /// Vectored [`try_read`](Self::try_read).
-    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        self.io
-            .registration()
-            .try_io(Interest::READABLE, || (&*self.io).read_vectored(bufs))
-    }
-
-    /// Write once without waiting: `WouldBlock` if the send buffer is full.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io
-            .registration()
-            .try_io(Interest::WRITABLE, || (&*self.io).write(buf))
-    }
-
-    /// Vectored [`try_write`](Self::try_write).
-    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.io
-            .registration()
-            .try_io(Interest::WRITABLE, || (&*self.io).write_vectored(bufs))
-    }
+    crate::net::stream_methods!();
 
     /// Read without consuming the data. Cancel-safe.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
