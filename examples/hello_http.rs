@@ -11,7 +11,7 @@ use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use std::convert::Infallible;
-use weft::hyper::{WeftIo, WeftTimer};
+use weft::hyper::WeftTimer;
 use weft::net::TcpListener;
 
 async fn hello(_req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
@@ -43,7 +43,7 @@ async fn main() -> std::io::Result<()> {
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(WeftTimer::new())
                 .keep_alive(true)
-                .serve_connection(WeftIo::new(stream), hyper::service::service_fn(hello));
+                .serve_connection(stream, hyper::service::service_fn(hello));
             if let Err(e) = conn.await {
                 eprintln!("connection error: {e}");
             }

@@ -127,6 +127,17 @@ macro_rules! futures_to_tokio {
             }
         }
     };
+    (read_uninit: [$($g:tt)*] $t:ty) => {
+        impl<$($g)*> tokio::io::AsyncRead for $t {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> Poll<io::Result<()>> {
+                read_uninit_into_tokio_buf(&*self, cx, buf)
+            }
+        }
+    };
     (buf_read: [$($g:tt)*] $t:ty $(where $($w:tt)+)?) => {
         impl<$($g)*> tokio::io::AsyncBufRead for $t $(where $($w)+)? {
             fn poll_fill_buf(
@@ -177,24 +188,43 @@ macro_rules! futures_to_tokio {
     };
 }
 
+/// A socket read straight into the unfilled part of Tokio's buffer (no
+/// zeroing: see `PollEvented::poll_read_uninit`).
+fn read_uninit_into_tokio_buf(
+    stream: &impl crate::net::halves::ReadUninit,
+    cx: &mut Context<'_>,
+    buf: &mut tokio::io::ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    // SAFETY: `unfilled_mut` requires that no initialized byte is
+    // de-initialized through it; the reader only writes bytes read from the
+    // socket.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    let n = ready!(stream.poll_read_uninit(cx, unfilled))?;
+    // SAFETY: the reader initialized the first `n` bytes of `unfilled`.
+    unsafe { buf.assume_init(n) };
+    buf.advance(n);
+    Poll::Ready(Ok(()))
+}
+
 use crate::io::{BufReader, BufWriter, DuplexStream};
 use crate::net::tcp::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::net::TcpStream;
 
-// TCP: a real `writev` underneath.
-futures_to_tokio!(read: [] TcpStream);
+// TCP: reads go straight into the unfilled buffer; a real `writev`
+// underneath.
+futures_to_tokio!(read_uninit: [] TcpStream);
 futures_to_tokio!(write(true): [] TcpStream);
-futures_to_tokio!(read: ['a] ReadHalf<'a>);
+futures_to_tokio!(read_uninit: ['a] ReadHalf<'a>);
 futures_to_tokio!(write(true): ['a] WriteHalf<'a>);
-futures_to_tokio!(read: [] OwnedReadHalf);
+futures_to_tokio!(read_uninit: [] OwnedReadHalf);
 futures_to_tokio!(write(true): [] OwnedWriteHalf);
 
 // Unix streams: the same shape.
-futures_to_tokio!(read: [] crate::net::UnixStream);
+futures_to_tokio!(read_uninit: [] crate::net::UnixStream);
 futures_to_tokio!(write(true): [] crate::net::UnixStream);
-futures_to_tokio!(read: ['a] crate::net::unix::ReadHalf<'a>);
+futures_to_tokio!(read_uninit: ['a] crate::net::unix::ReadHalf<'a>);
 futures_to_tokio!(write(true): ['a] crate::net::unix::WriteHalf<'a>);
-futures_to_tokio!(read: [] crate::net::unix::OwnedReadHalf);
+futures_to_tokio!(read_uninit: [] crate::net::unix::OwnedReadHalf);
 futures_to_tokio!(write(true): [] crate::net::unix::OwnedWriteHalf);
 
 futures_to_tokio!(read: [] DuplexStream);

@@ -48,7 +48,10 @@ async fn start_server(proto: Proto) -> Result<(std::net::SocketAddr, Arc<AtomicU
         while let Ok((stream, _)) = listener.accept().await {
             counter.fetch_add(1, Ordering::SeqCst);
             stream.set_nodelay(true).unwrap();
-            let io = WeftIo::new(stream);
+            // The server hands the stream to hyper as it is (TcpStream
+            // implements hyper's traits, reading into hyper's uninitialized
+            // buffer); the clients below go through `WeftIo`.
+            let io = stream;
             let service = hyper::service::service_fn(handle);
             weft::spawn(async move {
                 let res = match proto {

@@ -8,7 +8,7 @@
 #[path = "../http_hello.rs"]
 mod http_hello;
 
-use weft::hyper::{WeftIo, WeftTimer};
+use weft::hyper::WeftTimer;
 
 fn main() -> std::io::Result<()> {
     let rt = weft::runtime::Builder::new_multi_thread()
@@ -33,7 +33,7 @@ fn main() -> std::io::Result<()> {
                 weft::spawn(async move {
                     let service = hyper::service::service_fn(http_hello::hello);
                     let conn = http_hello::http1_builder(WeftTimer::new())
-                        .serve_connection(WeftIo::new(stream), service);
+                        .serve_connection(stream, service);
                     if let Err(e) = conn.await {
                         eprintln!("connection error: {e}");
                     }

@@ -5,9 +5,13 @@
 //! through a [`hyper::rt::Executor`], and sleeps through a
 //! [`hyper::rt::Timer`]. This module provides the three weft pieces:
 //!
-//! - [`WeftIo`] wraps a weft stream (anything with weft's
+//! - [`TcpStream`](crate::net::TcpStream) and
+//!   [`UnixStream`](crate::net::UnixStream) implement hyper's traits
+//!   themselves (reading straight into hyper's uninitialized buffer), so an
+//!   accepted stream goes to hyper as it is;
+//! - [`WeftIo`] wraps any other weft stream (anything with weft's
 //!   [`AsyncRead`](crate::io::AsyncRead) / [`AsyncWrite`](crate::io::AsyncWrite),
-//!   such as a [`TcpStream`](crate::net::TcpStream)) for hyper, and the
+//!   such as a [`DuplexStream`](crate::io::DuplexStream)) for hyper, and the
 //!   other way round;
 //! - [`WeftExecutor`] spawns hyper's tasks with [`crate::spawn`] (needed for
 //!   HTTP/2);
@@ -41,7 +45,7 @@
 //!             weft::spawn(async move {
 //!                 let conn = hyper::server::conn::http1::Builder::new()
 //!                     .timer(WeftTimer::new())
-//!                     .serve_connection(WeftIo::new(stream), hyper::service::service_fn(hello));
+//!                     .serve_connection(stream, hyper::service::service_fn(hello));
 //!                 if let Err(e) = conn.await {
 //!                     eprintln!("connection error: {e}");
 //!                 }
@@ -70,6 +74,7 @@
 
 mod io;
 mod rt;
+mod socket;
 
 pub use io::WeftIo;
 pub use rt::{WeftExecutor, WeftSleep, WeftTimer};

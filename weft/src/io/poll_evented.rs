@@ -16,7 +16,9 @@ use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
 use std::io::{self, Read, Write};
+use std::mem::MaybeUninit;
 use std::ops::Deref;
+use std::os::fd::AsRawFd;
 use std::task::{ready, Context, Poll};
 
 pub(crate) struct PollEvented<E: mio::event::Source> {
@@ -61,11 +63,51 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Read,
     {
+        let len = buf.len();
+        self.poll_stream_read(cx, len, || (&mut self.io()).read(buf))
+    }
+
+    /// Read into uninitialized memory (stream semantics, as `poll_read`),
+    /// with `read(2)` writing through a raw pointer: no `&mut [u8]` over
+    /// uninitialized bytes is ever made, so callers with uninitialized
+    /// buffers (hyper's, Tokio's `ReadBuf`) need not zero them first.
+    pub(crate) fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>>
+    where
+        E: AsRawFd,
+    {
+        let fd = self.io().as_raw_fd();
+        let len = buf.len();
+        let ptr = buf.as_mut_ptr().cast::<libc::c_void>();
+        self.poll_stream_read(cx, len, || {
+            // SAFETY: `ptr` points to `len` writable bytes that we borrow
+            // exclusively for this call; read(2) writes at most `len` bytes
+            // there and reports how many, and `fd` stays open while `self`
+            // is borrowed.
+            let n = unsafe { libc::read(fd, ptr, len) };
+            if n < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(n as usize)
+            }
+        })
+    }
+
+    /// The read loop of `poll_read` and `poll_read_uninit`.
+    fn poll_stream_read(
+        &self,
+        cx: &mut Context<'_>,
+        len: usize,
+        mut read: impl FnMut() -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
         loop {
             let ev = ready!(self.registration.poll_ready(cx, Direction::Read))?;
-            match (&mut self.io()).read(buf) {
+            match read() {
                 Ok(n) => {
-                    if n > 0 && n < buf.len() {
+                    if n > 0 && n < len {
                         self.registration.clear_readiness(ev);
                     }
                     return Poll::Ready(Ok(n));
@@ -73,6 +115,7 @@ impl<E: mio::event::Source> PollEvented<E> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.registration.clear_readiness(ev);
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Poll::Ready(Err(e)),
             }
         }

@@ -32,6 +32,12 @@ pub trait SplitStream {
     fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
     fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
+    /// `poll_read` into uninitialized memory (see `PollEvented::poll_read_uninit`).
+    fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>>;
     fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
     fn poll_write_vectored(
         &self,
@@ -257,6 +263,38 @@ impl<S: SplitStream> AsyncRead for OwnedReadHalf<S> {
     }
 }
 
+/// Streams and read halves that can read into uninitialized memory, for
+/// the adapters to hyper's and Tokio's read buffers (`hyper` and `tokio-io`
+/// features).
+#[cfg_attr(not(any(feature = "hyper", feature = "tokio-io")), allow(dead_code))]
+pub(crate) trait ReadUninit {
+    fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>>;
+}
+
+impl<S: SplitStream> ReadUninit for ReadHalf<'_, S> {
+    fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        self.0.poll_read_uninit(cx, buf)
+    }
+}
+
+impl<S: SplitStream> ReadUninit for OwnedReadHalf<S> {
+    fn poll_read_uninit(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        self.inner.poll_read_uninit(cx, buf)
+    }
+}
+
 /// `AsyncWrite` for both write halves, on the stream they reach.
 macro_rules! write_impl {
     ($t:ty, $stream:ident => $get:expr) => {
@@ -311,6 +349,16 @@ pub(crate) fn shutdown_write(result: io::Result<()>) -> io::Result<()> {
 /// `AsyncWrite` (`poll_close` shuts down the write direction).
 macro_rules! stream_socket_impls {
     ($stream:ty, $addr:ty) => {
+        impl $crate::net::halves::ReadUninit for $stream {
+            fn poll_read_uninit(
+                &self,
+                cx: &mut ::std::task::Context<'_>,
+                buf: &mut [::std::mem::MaybeUninit<u8>],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_read_uninit(cx, buf)
+            }
+        }
+
         impl $crate::net::halves::SplitStream for $stream {
             type Addr = $addr;
 
@@ -344,6 +392,14 @@ macro_rules! stream_socket_impls {
                 buf: &mut [u8],
             ) -> ::std::task::Poll<::std::io::Result<usize>> {
                 self.io.poll_read(cx, buf)
+            }
+
+            fn poll_read_uninit(
+                &self,
+                cx: &mut ::std::task::Context<'_>,
+                buf: &mut [::std::mem::MaybeUninit<u8>],
+            ) -> ::std::task::Poll<::std::io::Result<usize>> {
+                self.io.poll_read_uninit(cx, buf)
             }
 
             fn poll_write(

@@ -115,7 +115,7 @@ macro_rules! stream_methods {
     };
 }
 pub(crate) use stream_methods;
-mod halves;
+pub(crate) mod halves;
 pub mod tcp;
 mod udp;
 pub mod unix;
