@@ -497,4 +497,37 @@ rt_test! {
             assert!(n >= 7, "only {n} polls");
         });
     }
+
+    #[test]
+    fn send_timeout_waits_times_out_and_reports_close() {
+        use std::time::Duration;
+        use weft::sync::mpsc::error::SendTimeoutError;
+        rt().block_on(async {
+            let (tx, mut rx) = mpsc::channel::<u32>(1);
+            tx.send_timeout(1, Duration::from_millis(50)).await.unwrap();
+            // Full: times out and hands the value back.
+            let err = tx.send_timeout(2, Duration::from_millis(10)).await.unwrap_err();
+            assert_eq!(err, SendTimeoutError::Timeout(2));
+            assert_eq!(err.to_string(), "timed out waiting on send operation");
+            // The timed-out send took no capacity: after one receive there is
+            // exactly one free slot again.
+            assert_eq!(rx.recv().await, Some(1));
+            assert_eq!(tx.capacity(), 1);
+            // Capacity freed while waiting: the send completes.
+            tx.try_send(3).unwrap();
+            let receiver = weft::spawn(async move {
+                weft::time::sleep(Duration::from_millis(5)).await;
+                let got = rx.recv().await;
+                (got, rx)
+            });
+            tx.send_timeout(4, Duration::from_secs(30)).await.unwrap();
+            let (got, mut rx) = receiver.await.unwrap();
+            assert_eq!(got, Some(3));
+            assert_eq!(rx.recv().await, Some(4));
+            drop(rx);
+            let err = tx.send_timeout(5, Duration::from_secs(30)).await.unwrap_err();
+            assert_eq!(err, SendTimeoutError::Closed(5));
+            assert_eq!(err.into_inner(), 5);
+        });
+    }
 }

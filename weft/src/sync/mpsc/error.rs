@@ -127,3 +127,41 @@ mod tests {
         is_error::<TryRecvError>();
     }
 }
+
+/// Error returned by [`Sender::send_timeout`](super::Sender::send_timeout).
+#[derive(PartialEq, Eq, Clone, Copy)]
+pub enum SendTimeoutError<T> {
+    /// No capacity became free before the timeout. Holds the value.
+    Timeout(T),
+    /// The receiver was closed or dropped. Holds the value.
+    Closed(T),
+}
+
+impl<T> SendTimeoutError<T> {
+    /// Returns the value that could not be sent.
+    pub fn into_inner(self) -> T {
+        match self {
+            SendTimeoutError::Timeout(v) | SendTimeoutError::Closed(v) => v,
+        }
+    }
+}
+
+impl<T> fmt::Debug for SendTimeoutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendTimeoutError::Timeout(..) => f.write_str("Timeout(..)"),
+            SendTimeoutError::Closed(..) => f.write_str("Closed(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Display for SendTimeoutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SendTimeoutError::Timeout(..) => "timed out waiting on send operation",
+            SendTimeoutError::Closed(..) => "channel closed",
+        })
+    }
+}
+
+impl<T> std::error::Error for SendTimeoutError<T> {}

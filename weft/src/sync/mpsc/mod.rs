@@ -103,6 +103,7 @@ mod bounded;
 mod chan;
 pub mod error;
 mod receiver;
+mod send_timeout;
 mod unbounded;
 
 pub use self::bounded::{channel, OwnedPermit, Permit, Sender, WeakSender};
