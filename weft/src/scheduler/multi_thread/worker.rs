@@ -66,6 +66,8 @@ pub(crate) struct Core {
     run_queue: Local<Task>,
     is_searching: bool,
     is_shutdown: bool,
+    /// The last task yielded: look at the inject queue before local work.
+    task_yielded: bool,
     park: Parker,
     stats: WorkerStats,
     busy_since: Instant,
@@ -117,6 +119,7 @@ impl Core {
             run_queue,
             is_searching: false,
             is_shutdown: false,
+            task_yielded: false,
             park,
             stats: WorkerStats::default(),
             busy_since: Instant::now(),
@@ -146,12 +149,19 @@ impl Core {
     }
 
     fn next_task(&mut self, handle: &Handle) -> Option<Task> {
-        if self.tick.is_multiple_of(self.global_queue_interval) {
+        let yielded = std::mem::take(&mut self.task_yielded);
+        if yielded || self.tick.is_multiple_of(self.global_queue_interval) {
             // Fairness: the inject queue must not starve behind local work.
             // Take a fair share, not one task: under load this tick is the
             // only time remote work is served, and one task per interval
             // left 10,000 remote spawns waiting seconds behind a few busy
             // tasks (spawn_many_remote_busy1 in BENCHMARKS.md).
+            // A task that just yielded (explicitly or out of budget) says
+            // "let others run": remote work goes first then too, or a
+            // remotely woken task waits behind a task that is always ready
+            // (Tokio gets the same effect by deferring yielded tasks until
+            // the worker next looks at its queues; tail_latency measures
+            // it).
             return self
                 .next_inject_batch(handle)
                 .or_else(|| self.next_local_task());
@@ -353,6 +363,7 @@ impl Context {
                 };
                 if !coop::has_remaining() {
                     // Out of budget: the slot task waits its turn instead.
+                    core.task_yielded = true;
                     let overflowed = core
                         .run_queue
                         .push_back_or_overflow(task, &self.handle().inject);
@@ -449,6 +460,7 @@ impl Handle {
 
     fn schedule_local(&self, core: &mut Core, task: Task, is_yield: bool) {
         core.stats.local_schedule_count += 1;
+        core.task_yielded |= is_yield;
         let pushed_to_queue = if is_yield || !core.lifo_enabled {
             let overflowed = core.run_queue.push_back_or_overflow(task, &self.inject);
             core.stats.overflow_count += u64::from(overflowed);
