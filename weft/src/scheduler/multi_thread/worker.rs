@@ -68,6 +68,8 @@ pub(crate) struct Core {
     is_shutdown: bool,
     /// The last task yielded: look at the inject queue before local work.
     task_yielded: bool,
+    /// The drivers are dispatching on this thread (parked or polling).
+    in_driver: bool,
     park: Parker,
     stats: WorkerStats,
     busy_since: Instant,
@@ -120,6 +122,7 @@ impl Core {
             is_searching: false,
             is_shutdown: false,
             task_yielded: false,
+            in_driver: false,
             park,
             stats: WorkerStats::default(),
             busy_since: Instant::now(),
@@ -388,13 +391,16 @@ impl Context {
         if self.handle().drivers.shared.is_none() {
             return core;
         }
+        let mut core = core;
+        core.in_driver = true;
         *self.core.borrow_mut() = Some(core);
         self.handle().drivers.poll_now();
-        let core = self
+        let mut core = self
             .core
             .borrow_mut()
             .take()
             .expect("core gone while polling drivers");
+        core.in_driver = false;
         if core.run_queue.has_tasks() {
             // Spread what the drivers woke.
             self.handle().notify_parked();
@@ -416,6 +422,7 @@ impl Context {
                 // Park with the core in the context: tasks the drivers wake
                 // on this thread go to our own queue.
                 let park = core.park.clone();
+                core.in_driver = true;
                 *self.core.borrow_mut() = Some(core);
                 park.park();
                 core = self
@@ -423,12 +430,18 @@ impl Context {
                     .borrow_mut()
                     .take()
                     .expect("core gone while parked");
+                core.in_driver = false;
                 core.maintenance(handle);
                 if core.transition_from_parked(handle) {
                     break;
                 }
             }
             core.busy_since = Instant::now();
+            if core.run_queue.has_tasks() {
+                // The drivers woke more than the LIFO slot holds: now that
+                // we are off the sleepers list, hand some to a sleeper.
+                handle.notify_parked();
+            }
         }
         core.start_batch();
         if let Some(f) = &handle.config.after_unpark {
@@ -477,7 +490,12 @@ impl Handle {
                 None => false,
             }
         };
-        if pushed_to_queue {
+        // Wakes from the drivers come in batches while this worker is in
+        // them (and still counted as parked, so a notification could pick
+        // this very worker and cost a poller wake-up): notify once after
+        // the batch instead (the end of `park` / `poll_drivers`). Tokio
+        // defers the same way.
+        if pushed_to_queue && !core.in_driver {
             self.notify_parked();
         }
     }
