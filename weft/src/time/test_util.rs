@@ -4,6 +4,10 @@
 //! itself is in `clock.rs`. Like Tokio, only the `current_thread` runtime
 //! may pause: a frozen clock jumps to the next timer when the runtime is
 //! idle, and only a single driving thread knows that for sure.
+//!
+//! Unlike Tokio, the jump does not wait for `spawn_blocking` work in
+//! flight: a test that sleeps while a blocking task runs sees time jump
+//! past it. Await the blocking task first.
 
 use super::sleep::time_driver;
 use std::time::Duration;
