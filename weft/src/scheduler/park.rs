@@ -11,6 +11,17 @@
 //! interrupts it through the driver's own waker. Otherwise it sleeps on its
 //! condvar. So one idle worker waits for I/O and timers while the others
 //! sleep, and no thread ever waits for the driver lock.
+//!
+//! Why a wake cannot be lost on the driver path (not loom-modelled: the
+//! driver is mio): `unpark` swaps in NOTIFIED first, and only a thread that
+//! saw PARKED_DRIVER calls the driver's unpark. The driver's wake-up is
+//! sticky (an eventfd, or a flag under the condvar's mutex without I/O), so
+//! if it lands before the parker blocks, the block returns at once. After
+//! the driver returns, the parker swaps the state back to EMPTY whatever it
+//! was: an unpark that came before that swap has nothing more to do (the
+//! parker is awake and goes looking for work); one that comes after leaves
+//! NOTIFIED for the next `park`. A stale driver wake-up only costs one
+//! spurious return.
 
 use crate::loom::{lock, Arc, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::runtime::driver::{self, Driver};
