@@ -9,8 +9,9 @@
 //! Edge-triggered epoll reports an edge once. A read that returns fewer
 //! bytes than asked drained the socket, so the readiness is cleared right
 //! there, saving the `WouldBlock` syscall the next read would make (the same
-//! holds for a short write). That is only done for stream sockets, where a
-//! short read really means "drained".
+//! holds for a short write, plain or vectored). That is only done for stream
+//! sockets, where a short read really means "drained"; one loop
+//! (`poll_stream`) does it for every stream operation.
 
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
@@ -64,7 +65,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         &'a E: Read,
     {
         let len = buf.len();
-        self.poll_stream_read(cx, len, || (&mut self.io()).read(buf))
+        self.poll_stream(cx, Direction::Read, len, || (&mut self.io()).read(buf))
     }
 
     /// Read into uninitialized memory (stream semantics, as `poll_read`),
@@ -82,7 +83,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         let fd = self.io().as_raw_fd();
         let len = buf.len();
         let ptr = buf.as_mut_ptr().cast::<libc::c_void>();
-        self.poll_stream_read(cx, len, || {
+        self.poll_stream(cx, Direction::Read, len, || {
             // SAFETY: `ptr` points to `len` writable bytes that we borrow
             // exclusively for this call; read(2) writes at most `len` bytes
             // there and reports how many, and `fd` stays open while `self`
@@ -96,16 +97,19 @@ impl<E: mio::event::Source> PollEvented<E> {
         })
     }
 
-    /// The read loop of `poll_read` and `poll_read_uninit`.
-    fn poll_stream_read(
+    /// The loop every stream read and write shares: wait for readiness in
+    /// `direction`, run `op` over `len` bytes; a short transfer drained the
+    /// socket (or filled its buffer), so clear the readiness right away.
+    fn poll_stream(
         &self,
         cx: &mut Context<'_>,
+        direction: Direction,
         len: usize,
-        mut read: impl FnMut() -> io::Result<usize>,
+        mut op: impl FnMut() -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
         loop {
-            let ev = ready!(self.registration.poll_ready(cx, Direction::Read))?;
-            match read() {
+            let ev = ready!(self.registration.poll_ready(cx, direction))?;
+            match op() {
                 Ok(n) => {
                     if n > 0 && n < len {
                         self.registration.clear_readiness(ev);
@@ -129,21 +133,8 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Write,
     {
-        loop {
-            let ev = ready!(self.registration.poll_ready(cx, Direction::Write))?;
-            match (&mut self.io()).write(buf) {
-                Ok(n) => {
-                    if n > 0 && n < buf.len() {
-                        self.registration.clear_readiness(ev);
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.registration.clear_readiness(ev);
-                }
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
+        let len = buf.len();
+        self.poll_stream(cx, Direction::Write, len, || (&mut self.io()).write(buf))
     }
 
     pub(crate) fn poll_write_vectored<'a>(
@@ -154,7 +145,8 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Write,
     {
-        self.registration.poll_io(cx, Direction::Write, || {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        self.poll_stream(cx, Direction::Write, len, || {
             (&mut self.io()).write_vectored(bufs)
         })
     }

@@ -115,6 +115,83 @@ macro_rules! stream_methods {
     };
 }
 pub(crate) use stream_methods;
+
+/// The send/recv methods of a connected datagram socket (UDP, Unix),
+/// delegating to its `io: PollEvented<_>` field. Datagram reads clear
+/// readiness only on `WouldBlock` (`poll_io`), never on a short read: a
+/// short datagram says nothing about the next one.
+macro_rules! connected_datagram_methods {
+    () => {
+        /// Poll for receive readiness (only the last task to poll is woken).
+        pub fn poll_recv_ready(
+            &self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.registration().poll_read_ready(cx).map_ok(drop)
+        }
+
+        /// Poll for send readiness (only the last task to poll is woken).
+        pub fn poll_send_ready(
+            &self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.registration().poll_write_ready(cx).map_ok(drop)
+        }
+
+        /// Send `buf` to the connected peer; returns the bytes sent.
+        /// Cancel-safe.
+        pub async fn send(&self, buf: &[u8]) -> std::io::Result<usize> {
+            self.async_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
+                .await
+        }
+
+        /// Poll-style [`send`](Self::send).
+        pub fn poll_send(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.io.registration().poll_io(
+                cx,
+                crate::runtime::io::scheduled_io::Direction::Write,
+                || self.io.send(buf),
+            )
+        }
+
+        /// Send once without waiting: `WouldBlock` if the socket is not ready.
+        pub fn try_send(&self, buf: &[u8]) -> std::io::Result<usize> {
+            self.try_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
+        }
+
+        /// Receive one datagram from the connected peer into `buf`; a
+        /// datagram longer than `buf` is truncated. Cancel-safe.
+        pub async fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.async_io(crate::io::Interest::READABLE, || self.io.recv(buf))
+                .await
+        }
+
+        /// Poll-style [`recv`](Self::recv): the datagram's length (at most
+        /// `buf.len()`).
+        pub fn poll_recv(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut [u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.io.registration().poll_io(
+                cx,
+                crate::runtime::io::scheduled_io::Direction::Read,
+                || self.io.recv(buf),
+            )
+        }
+
+        /// Receive once without waiting: `WouldBlock` if no datagram is
+        /// queued.
+        pub fn try_recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.try_io(crate::io::Interest::READABLE, || self.io.recv(buf))
+        }
+    };
+}
+pub(crate) use connected_datagram_methods;
 pub(crate) mod halves;
 pub mod tcp;
 mod udp;

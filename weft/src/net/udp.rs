@@ -97,54 +97,7 @@ impl UdpSocket {
 
     crate::net::readiness_methods!("socket");
 
-    /// Poll for receive readiness (only the last task to poll is woken).
-    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Poll for send readiness (only the last task to poll is woken).
-    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration().poll_write_ready(cx).map_ok(drop)
-    }
-
-    /// Send `buf` to the connected peer; returns the bytes sent.
-    /// Cancel-safe.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.async_io(Interest::WRITABLE, || self.io.send(buf))
-            .await
-    }
-
-    /// Poll-style [`send`](Self::send).
-    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io
-            .registration()
-            .poll_io(cx, Direction::Write, || self.io.send(buf))
-    }
-
-    /// Send once without waiting: `WouldBlock` if the socket is not ready.
-    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.try_io(Interest::WRITABLE, || self.io.send(buf))
-    }
-
-    /// Receive one datagram from the connected peer into `buf`; a datagram
-    /// longer than `buf` is truncated. Cancel-safe.
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.async_io(Interest::READABLE, || self.io.recv(buf))
-            .await
-    }
-
-    /// Poll-style [`recv`](Self::recv): the datagram's length (at most
-    /// `buf.len()`).
-    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io
-            .registration()
-            .poll_io(cx, Direction::Read, || self.io.recv(buf))
-    }
-
-    /// Receive once without waiting: `WouldBlock` if no datagram is queued.
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.try_io(Interest::READABLE, || self.io.recv(buf))
-    }
+    crate::net::connected_datagram_methods!();
 
     /// Send `buf` to `target` (its first resolved address). Cancel-safe
     /// once the address is resolved.

@@ -108,6 +108,15 @@ impl Unparker {
     }
 }
 
+/// The outcome of [`Inner::announce_park`].
+#[derive(PartialEq, Eq)]
+enum Announced {
+    /// The state says we sleep: go and block.
+    Parked,
+    /// An unpark came first; its token is consumed: return at once.
+    Notified,
+}
+
 impl Inner {
     fn park(&self) {
         // Fast path: consume a pending token without locking.
@@ -127,19 +136,25 @@ impl Inner {
         self.park_condvar();
     }
 
-    fn park_driver(&self, driver: &mut Driver, handle: &driver::Handle) {
-        match self.state.compare_exchange(
-            EMPTY,
-            PARKED_DRIVER,
-            Ordering::Acquire,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => {}
+    /// EMPTY → `parked`, or consume a token that arrived meanwhile.
+    #[must_use]
+    fn announce_park(&self, parked: usize) -> Announced {
+        match self
+            .state
+            .compare_exchange(EMPTY, parked, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => Announced::Parked,
             Err(NOTIFIED) => {
                 self.state.store(EMPTY, Ordering::Release);
-                return;
+                Announced::Notified
             }
             Err(actual) => panic!("inconsistent park state {actual}: parked twice"),
+        }
+    }
+
+    fn park_driver(&self, driver: &mut Driver, handle: &driver::Handle) {
+        if self.announce_park(PARKED_DRIVER) == Announced::Notified {
+            return;
         }
         driver.park(handle, None);
         // Either an unpark (NOTIFIED) or an event/timer woke us: both mean
@@ -152,18 +167,8 @@ impl Inner {
 
     fn park_condvar(&self) {
         let mut guard = lock(&self.mutex);
-        match self.state.compare_exchange(
-            EMPTY,
-            PARKED_CONDVAR,
-            Ordering::Acquire,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => {}
-            Err(NOTIFIED) => {
-                self.state.store(EMPTY, Ordering::Release);
-                return;
-            }
-            Err(actual) => panic!("inconsistent park state {actual}: parked twice"),
+        if self.announce_park(PARKED_CONDVAR) == Announced::Notified {
+            return;
         }
         loop {
             guard = self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner());

@@ -150,25 +150,28 @@ impl Handle {
 
     /// After a park: fire every timer that is due.
     pub(crate) fn process(&self) {
-        let mut wakers = Vec::new();
-        {
-            let mut state = self.lock();
+        self.fire_until(|state| {
             state.parked_until = None;
-            let now = self.now_tick();
-            state.wheel.advance(now, |w| wakers.push(w));
-        }
-        for w in wakers {
-            w.wake();
-        }
+            self.now_tick()
+        });
     }
 
     /// Fire every timer (the runtime is going away); later polls panic.
     pub(crate) fn shutdown(&self) {
+        self.fire_until(|state| {
+            state.is_shutdown = true;
+            u64::MAX
+        });
+    }
+
+    /// Under the lock, let `prepare` update the state and say up to which
+    /// tick to fire; wake the fired timers after the lock is released.
+    fn fire_until(&self, prepare: impl FnOnce(&mut State) -> u64) {
         let mut wakers = Vec::new();
         {
             let mut state = self.lock();
-            state.is_shutdown = true;
-            state.wheel.advance(u64::MAX, |w| wakers.push(w));
+            let until = prepare(&mut state);
+            state.wheel.advance(until, |w| wakers.push(w));
         }
         for w in wakers {
             w.wake();
