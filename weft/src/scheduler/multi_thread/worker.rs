@@ -288,20 +288,20 @@ impl Core {
         true
     }
 
-    /// Begin timing a batch of polls.
-    fn start_batch(&mut self) {
-        self.batch_start = Instant::now();
+    /// Begin timing a batch of polls at `now`.
+    fn start_batch(&mut self, now: Instant) {
+        self.batch_start = now;
         self.batch_start_polls = self.stats.poll_count;
     }
 
-    /// Fold the batch's mean poll time into the moving average and retune
-    /// the global-queue interval from it.
-    fn end_batch(&mut self) {
+    /// The batch ended at `now`: fold its mean poll time into the moving
+    /// average and retune the global-queue interval from it.
+    fn end_batch(&mut self, now: Instant) {
         let polls = self.stats.poll_count - self.batch_start_polls;
         if polls == 0 || !self.adaptive_global_queue_interval {
             return;
         }
-        let mean = self.batch_start.elapsed().as_nanos() as f64 / polls as f64;
+        let mean = (now - self.batch_start).as_nanos() as f64 / polls as f64;
         // As if each of the batch's polls had updated the average in turn.
         let keep = (1.0 - POLL_TIME_EWMA_ALPHA).powi(polls.min(i32::MAX as u64) as i32);
         self.poll_time_ewma_ns = mean * (1.0 - keep) + self.poll_time_ewma_ns * keep;
@@ -328,13 +328,14 @@ impl Context {
         while !core.is_shutdown {
             core.tick = core.tick.wrapping_add(1);
             if core.tick.is_multiple_of(core.event_interval) {
-                core.end_batch();
+                let now = Instant::now();
+                core.end_batch(now);
                 core.maintenance(self.handle());
                 if core.is_shutdown {
                     break;
                 }
                 core = self.poll_drivers(core);
-                core.start_batch();
+                core.start_batch(now);
             }
             if let Some(task) = core.next_task(self.handle()) {
                 core = self.run_task(task, core)?;
@@ -365,8 +366,8 @@ impl Context {
                     return Ok(core);
                 };
                 if !coop::has_remaining() {
-                    // Out of budget: the slot task waits its turn instead.
-                    core.task_yielded = true;
+                    // Out of budget: the slot task waits its turn instead
+                    // (its wake already set `task_yielded`).
                     let overflowed = core
                         .run_queue
                         .push_back_or_overflow(task, &self.handle().inject);
@@ -413,9 +414,13 @@ impl Context {
         if let Some(f) = &handle.config.before_park {
             f();
         }
-        core.end_batch();
+        // One clock read ends both the poll batch and the busy period (and
+        // one starts both again below).
+        let now = Instant::now();
+        core.end_batch(now);
+        let mut resumed_at = now;
         if core.transition_to_parked(handle) {
-            core.stats.busy_duration_ns += core.busy_since.elapsed().as_nanos() as u64;
+            core.stats.busy_duration_ns += (now - core.busy_since).as_nanos() as u64;
             while !core.is_shutdown {
                 core.stats.park_count += 1;
                 core.publish_stats(handle);
@@ -436,14 +441,15 @@ impl Context {
                     break;
                 }
             }
-            core.busy_since = Instant::now();
+            resumed_at = Instant::now();
+            core.busy_since = resumed_at;
             if core.run_queue.has_tasks() {
                 // The drivers woke more than the LIFO slot holds: now that
                 // we are off the sleepers list, hand some to a sleeper.
                 handle.notify_parked();
             }
         }
-        core.start_batch();
+        core.start_batch(resumed_at);
         if let Some(f) = &handle.config.after_unpark {
             f();
         }
@@ -473,7 +479,9 @@ impl Handle {
 
     fn schedule_local(&self, core: &mut Core, task: Task, is_yield: bool) {
         core.stats.local_schedule_count += 1;
-        core.task_yielded |= is_yield;
+        // A yield, or a wake while the running task is out of budget (its
+        // forced yield): let remote work go first on the next tick.
+        core.task_yielded |= is_yield || !coop::has_remaining();
         let pushed_to_queue = if is_yield || !core.lifo_enabled {
             let overflowed = core.run_queue.push_back_or_overflow(task, &self.inject);
             core.stats.overflow_count += u64::from(overflowed);
