@@ -197,9 +197,11 @@ fn worker_threads_env_var() {
     let rt = Builder::new_multi_thread().build().unwrap();
     assert_eq!(rt.metrics().num_workers(), 3);
     drop(rt);
+    // SAFETY (std): as above.
     unsafe { std::env::set_var(weft::runtime::WORKER_THREADS_ENV, "lots") };
     let err = Builder::new_multi_thread().build().unwrap_err();
     assert!(err.to_string().contains("WEFT_WORKER_THREADS"), "{err}");
+    // SAFETY (std): as above.
     unsafe { std::env::remove_var(weft::runtime::WORKER_THREADS_ENV) };
 }
 

@@ -232,6 +232,8 @@ mod tests {
         let c = pin!(Node::new(3u32, 0));
         let (a, b, c) = (NonNull::from(&*a), NonNull::from(&*b), NonNull::from(&*c));
         let mut l = List::new();
+        // SAFETY (test): every node handed to `value` is one of the three
+        // pinned above, alive for the whole test.
         let value = |n: NonNull<Node<u32>>| unsafe { n.as_ref().with_data(|d| *d) };
         // SAFETY (test): the nodes are pinned above and outlive the list.
         unsafe {
