@@ -42,3 +42,50 @@ pub fn workers() -> usize {
         .filter(|&w| w > 0)
         .unwrap_or(1)
 }
+
+/// The whole server, written once over the runtime crate `$rt` (as the
+/// workloads are), so the two binaries cannot drift apart: `$timer` is the
+/// runtime's hyper timer, `$io` wraps an accepted stream for hyper.
+macro_rules! hello_server_main {
+    ($rt:ident, $timer:expr, $io:expr) => {
+        fn main() -> std::io::Result<()> {
+            let rt = $rt::runtime::Builder::new_multi_thread()
+                .worker_threads(http_hello::workers())
+                .enable_all()
+                .build()?;
+            rt.block_on(async {
+                let listener =
+                    $rt::net::TcpListener::bind(("127.0.0.1", http_hello::port())).await?;
+                println!(
+                    "{}: listening on http://{}",
+                    stringify!($rt),
+                    listener.local_addr()?
+                );
+                // Accept on a worker too, so with WORKERS=1 all the work is
+                // on one thread (block_on's thread only waits).
+                $rt::spawn(async move {
+                    loop {
+                        let (stream, _) = match listener.accept().await {
+                            Ok(conn) => conn,
+                            Err(e) => {
+                                eprintln!("accept failed: {e}");
+                                continue;
+                            }
+                        };
+                        stream.set_nodelay(true)?;
+                        $rt::spawn(async move {
+                            let service = hyper::service::service_fn(http_hello::hello);
+                            let conn = http_hello::http1_builder($timer)
+                                .serve_connection($io(stream), service);
+                            if let Err(e) = conn.await {
+                                eprintln!("connection error: {e}");
+                            }
+                        });
+                    }
+                })
+                .await
+                .expect("the accept loop panicked")
+            })
+        }
+    };
+}

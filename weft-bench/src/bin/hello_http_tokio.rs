@@ -6,41 +6,11 @@
 //! `curl http://127.0.0.1:3000/`.
 
 #[path = "../http_hello.rs"]
+#[macro_use]
 mod http_hello;
 
-use hyper_util::rt::{TokioIo, TokioTimer};
-
-fn main() -> std::io::Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(http_hello::workers())
-        .enable_all()
-        .build()?;
-    rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", http_hello::port())).await?;
-        println!("tokio: listening on http://{}", listener.local_addr()?);
-        // Accept on a worker too, so with WORKERS=1 all the work is on one
-        // thread (block_on's thread only waits).
-        tokio::spawn(async move {
-            loop {
-                let (stream, _) = match listener.accept().await {
-                    Ok(conn) => conn,
-                    Err(e) => {
-                        eprintln!("accept failed: {e}");
-                        continue;
-                    }
-                };
-                stream.set_nodelay(true)?;
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(http_hello::hello);
-                    let conn = http_hello::http1_builder(TokioTimer::new())
-                        .serve_connection(TokioIo::new(stream), service);
-                    if let Err(e) = conn.await {
-                        eprintln!("connection error: {e}");
-                    }
-                });
-            }
-        })
-        .await
-        .expect("the accept loop panicked")
-    })
-}
+hello_server_main!(
+    tokio,
+    hyper_util::rt::TokioTimer::new(),
+    hyper_util::rt::TokioIo::new
+);

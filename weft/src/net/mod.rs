@@ -116,12 +116,13 @@ macro_rules! stream_methods {
 }
 pub(crate) use stream_methods;
 
-/// The send/recv methods of a connected datagram socket (UDP, Unix),
-/// delegating to its `io: PollEvented<_>` field. Datagram reads clear
+/// The send/recv and `recv_from` methods of the datagram sockets (UDP,
+/// Unix; `$addr` is the sender's address type), delegating to their
+/// `io: PollEvented<_>` field. Datagram reads clear
 /// readiness only on `WouldBlock` (`poll_io`), never on a short read: a
 /// short datagram says nothing about the next one.
-macro_rules! connected_datagram_methods {
-    () => {
+macro_rules! datagram_methods {
+    ($addr:ty) => {
         /// Poll for receive readiness (only the last task to poll is woken).
         pub fn poll_recv_ready(
             &self,
@@ -189,9 +190,34 @@ macro_rules! connected_datagram_methods {
         pub fn try_recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
             self.try_io(crate::io::Interest::READABLE, || self.io.recv(buf))
         }
+
+        /// Receive one datagram and its sender's address. Cancel-safe.
+        pub async fn recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
+            self.async_io(crate::io::Interest::READABLE, || self.io.recv_from(buf))
+                .await
+        }
+
+        /// Poll-style [`recv_from`](Self::recv_from).
+        pub fn poll_recv_from(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut [u8],
+        ) -> std::task::Poll<std::io::Result<(usize, $addr)>> {
+            self.io.registration().poll_io(
+                cx,
+                crate::runtime::io::scheduled_io::Direction::Read,
+                || self.io.recv_from(buf),
+            )
+        }
+
+        /// Receive once without waiting: `WouldBlock` if no datagram is
+        /// queued.
+        pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
+            self.try_io(crate::io::Interest::READABLE, || self.io.recv_from(buf))
+        }
     };
 }
-pub(crate) use connected_datagram_methods;
+pub(crate) use datagram_methods;
 pub(crate) mod halves;
 pub mod tcp;
 mod udp;

@@ -97,7 +97,7 @@ impl UdpSocket {
 
     crate::net::readiness_methods!("socket");
 
-    crate::net::connected_datagram_methods!();
+    crate::net::datagram_methods!(std::net::SocketAddr);
 
     /// Send `buf` to `target` (its first resolved address). Cancel-safe
     /// once the address is resolved.
@@ -123,28 +123,6 @@ impl UdpSocket {
     /// Send once without waiting: `WouldBlock` if the socket is not ready.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
         self.try_io(Interest::WRITABLE, || self.io.send_to(buf, target))
-    }
-
-    /// Receive one datagram and its sender. Cancel-safe.
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.async_io(Interest::READABLE, || self.io.recv_from(buf))
-            .await
-    }
-
-    /// Poll-style [`recv_from`](Self::recv_from).
-    pub fn poll_recv_from(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.io
-            .registration()
-            .poll_io(cx, Direction::Read, || self.io.recv_from(buf))
-    }
-
-    /// Receive once without waiting: `WouldBlock` if no datagram is queued.
-    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.try_io(Interest::READABLE, || self.io.recv_from(buf))
     }
 
     /// Like [`recv_from`](Self::recv_from), but the datagram stays queued.

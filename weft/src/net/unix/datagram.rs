@@ -118,7 +118,7 @@ impl UnixDatagram {
 
     crate::net::readiness_methods!("socket");
 
-    crate::net::connected_datagram_methods!();
+    crate::net::datagram_methods!(std::os::unix::net::SocketAddr);
 
     /// Send `buf` to the socket bound at `target`. Cancel-safe.
     pub async fn send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
@@ -144,28 +144,6 @@ impl UnixDatagram {
     pub fn try_send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
         self.try_io(Interest::WRITABLE, || self.io.send_to(buf, target))
-    }
-
-    /// Receive one datagram and its sender's address. Cancel-safe.
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.async_io(Interest::READABLE, || self.io.recv_from(buf))
-            .await
-    }
-
-    /// Poll-style [`recv_from`](Self::recv_from).
-    pub fn poll_recv_from(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.io
-            .registration()
-            .poll_io(cx, Direction::Read, || self.io.recv_from(buf))
-    }
-
-    /// Receive once without waiting: `WouldBlock` if no datagram is queued.
-    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.try_io(Interest::READABLE, || self.io.recv_from(buf))
     }
 }
 
