@@ -1,5 +1,5 @@
-//! The slab-based FIFO waiter queue of the `mpsc` channels (parked senders
-//! and `closed()` waiters) and of `WakerSet`, and a batch of wakers to wake
+//! The slab-based FIFO waiter queue of the `mpsc` channels' `closed()`
+//! waiters and of `WakerSet`, and a batch of wakers to wake
 //! after a lock is released (also used by [`Notify`](super::Notify) and
 //! [`Semaphore`](super::Semaphore), whose waiters live in the intrusive
 //! list of `intrusive.rs` instead).
@@ -19,11 +19,8 @@
 //!    by `remove`. Between the two, exactly one owner (the future that
 //!    pushed it) holds its key; no one else frees it. Being *linked* (in the
 //!    queue) is separate from being *allocated*: whoever serves a waiter
-//!    unlinks it (`pop_front`, `unlink`) and records the outcome
-//!    in the value, and the owner later reads the outcome and `remove`s it.
-//!    Until then a served waiter's outcome may still be revised under the
-//!    same lock (mpsc's receiver drop turns `Granted` senders into `Closed`
-//!    ones through `for_each_allocated`); that never frees the slot.
+//!    unlinks it (`pop_front`, `unlink`) and records the outcome in the
+//!    value, and the owner later reads the outcome and `remove`s it.
 //! 2. **Links.** `head`/`tail` and each linked slot's `prev`/`next` form one
 //!    chain in queue order; unlinked slots have `linked == false`, and free
 //!    slots are chained through `next` from `free`.
@@ -67,6 +64,7 @@ impl<T> WaitList<T> {
     }
 
     /// Whether no waiter is queued (allocated but unlinked slots may remain).
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn is_empty(&self) -> bool {
         self.head == NIL
     }
@@ -107,6 +105,7 @@ impl<T> WaitList<T> {
     }
 
     /// The value of an allocated slot.
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn get(&self, key: usize) -> &T {
         self.slots[key]
             .value
@@ -167,16 +166,6 @@ impl<T> WaitList<T> {
             self.free = NIL;
         }
         value
-    }
-
-    /// Calls `f` on the value of every allocated slot, queued or not, in
-    /// slot order (O(slots)).
-    pub(crate) fn for_each_allocated(&mut self, mut f: impl FnMut(&mut T)) {
-        for slot in &mut self.slots {
-            if let Some(value) = slot.value.as_mut() {
-                f(value);
-            }
-        }
     }
 
     /// Number of queued waiters (O(n); for tests and `Debug`).

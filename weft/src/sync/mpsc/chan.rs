@@ -10,12 +10,19 @@ use std::task::{ready, Context, Poll, Waker};
 
 use super::error::TrySendError;
 use crate::loom::{lock, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::semaphore::{Acquire as SemaphoreAcquire, Semaphore};
 use crate::sync::wait_list::WaitList;
+use crate::sync::TryAcquireError;
 
 /// The allocation shared by all handles (behind one `Arc`).
 pub(super) struct Chan<T> {
-    /// Everything mutable (invariant 1).
+    /// The message queue and everything else mutable (invariant 1).
     state: Mutex<State<T>>,
+    /// The free slots of a bounded channel, as permits (invariant 2);
+    /// `None` for an unbounded channel. On cache lines of its own: senders
+    /// and the receiver update it once per message, and sharing a line with
+    /// the queue's lock would make every lock operation disturb it too.
+    slots: Option<Padded<Semaphore>>,
     /// Live `Sender`s / `UnboundedSender`s (strong handles, permits hold one).
     tx_count: AtomicUsize,
     /// Mirror of `State::rx_closed`, written under the lock, read without it.
@@ -25,15 +32,11 @@ pub(super) struct Chan<T> {
 }
 
 struct State<T> {
+    /// Messages sent and not yet taken by the receiver, which moves them all
+    /// at once into its own batch (invariant 3).
     queue: VecDeque<T>,
     /// The receiver's waker, taken by whoever wakes it.
     rx_waker: Option<Waker>,
-    /// Free slots not assigned to anyone (bounded only; invariant 2).
-    permits: usize,
-    /// Slots held by permits or granted to waiting senders (invariant 2).
-    reserved: usize,
-    /// Senders waiting for capacity (invariant 3).
-    senders: WaitList<Waiter>,
     /// Tasks in `Sender::closed()`.
     closed_waiters: WaitList<Waiter>,
     /// The receiver closed or dropped (invariant 4).
@@ -44,22 +47,24 @@ struct State<T> {
     tx_closed: bool,
 }
 
-/// A parked task's entry in `State::senders` or `State::closed_waiters`, two
-/// crate-level [`WaitList`]s. An entry is queued (linked) exactly while it is
-/// `Waiting`: whoever serves it unlinks it and records the outcome here, and
-/// the future holding its key reads the outcome and `remove`s it.
+/// A value alone on its cache line (128 bytes: adjacent-line prefetching
+/// pairs 64-byte lines on common x86 parts).
+#[repr(align(128))]
+struct Padded<T>(T);
+
+/// A task's entry in `State::closed_waiters`, a crate-level [`WaitList`].
+/// An entry is queued (linked) exactly while it is `Waiting`: the receiver's
+/// close unlinks it and records the outcome here, and the future holding its
+/// key reads the outcome and `remove`s it.
 #[derive(Debug)]
 enum Waiter {
-    /// Parked, with the waker to wake when its turn comes.
+    /// Parked, with the waker to wake when the receiver closes.
     Waiting(Waker),
-    /// Its turn came (a sender was handed a slot of capacity); it has not yet
-    /// observed this.
-    Granted,
-    /// The channel closed while it waited; it has not yet observed this.
+    /// The receiver closed; the waiter has not yet observed this.
     Closed,
 }
 
-/// The transitions of [`Waiter`] entries, for the lists in `State`.
+/// The transitions of [`Waiter`] entries.
 impl WaitList<Waiter> {
     /// Parks a new waiter at the back of the queue and returns its key.
     fn push_waiting(&mut self, waker: Waker) -> usize {
@@ -75,84 +80,42 @@ impl WaitList<Waiter> {
         }
     }
 
-    /// Moves the oldest waiting waiter to `Granted` and returns its waker.
-    fn grant_front(&mut self) -> Option<Waker> {
-        let key = self.pop_front()?;
-        match std::mem::replace(self.get_mut(key), Waiter::Granted) {
-            Waiter::Waiting(waker) => Some(waker),
-            _ => unreachable!("a queued waiter is always waiting"),
-        }
-    }
-
-    /// Moves every `Waiting` waiter, and also every `Granted` one if
-    /// `granted_too`, to `Closed`. Pushes the wakers of the waiting ones onto
-    /// `wakers` and returns how many granted ones were closed.
-    fn close_all(&mut self, granted_too: bool, wakers: &mut Vec<Waker>) -> usize {
+    /// Moves every waiter to `Closed`, pushing their wakers onto `wakers`.
+    fn close_all(&mut self, wakers: &mut Vec<Waker>) {
         while let Some(key) = self.pop_front() {
             match std::mem::replace(self.get_mut(key), Waiter::Closed) {
                 Waiter::Waiting(waker) => wakers.push(waker),
-                _ => unreachable!("a queued waiter is always waiting"),
+                Waiter::Closed => unreachable!("a queued waiter is always waiting"),
             }
-        }
-        let mut granted = 0;
-        if granted_too {
-            self.for_each_allocated(|w| {
-                if let Waiter::Granted = w {
-                    *w = Waiter::Closed;
-                    granted += 1;
-                }
-            });
-        }
-        granted
-    }
-}
-
-/// Wakers collected under the lock, woken after it is released (invariant 5).
-#[derive(Default)]
-struct Wake {
-    one: Option<Waker>,
-    many: Vec<Waker>,
-}
-
-impl Wake {
-    fn push(&mut self, waker: Option<Waker>) {
-        if let Some(w) = waker {
-            if self.one.is_none() {
-                self.one = Some(w);
-            } else {
-                self.many.push(w);
-            }
-        }
-    }
-
-    fn wake(self) {
-        if let Some(w) = self.one {
-            w.wake();
-        }
-        for w in self.many {
-            w.wake();
         }
     }
 }
 
 impl<T> Chan<T> {
+    #[track_caller]
     pub(super) fn new(bound: Option<usize>) -> Chan<T> {
         let queue = match bound {
             Some(cap) => VecDeque::with_capacity(cap.min(256)),
             None => VecDeque::with_capacity(32),
         };
+        let slots = bound.map(|cap| {
+            assert!(
+                cap <= Semaphore::MAX_PERMITS,
+                "mpsc bounded channel requires buffer <= Semaphore::MAX_PERMITS ({}), got {cap}",
+                Semaphore::MAX_PERMITS
+            );
+            Padded(Semaphore::new(cap))
+        });
         Chan {
             state: Mutex::new(State {
                 queue,
                 rx_waker: None,
-                permits: bound.unwrap_or(0),
-                reserved: 0,
-                senders: WaitList::new(),
                 closed_waiters: WaitList::new(),
                 rx_closed: false,
                 rx_dropped: false,
                 tx_closed: false,
             }),
+            slots,
             tx_count: AtomicUsize::new(1),
             rx_closed: AtomicBool::new(false),
             bound,
@@ -161,6 +124,11 @@ impl<T> Chan<T> {
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         lock(&self.state)
+    }
+
+    /// The slot semaphore of a bounded channel.
+    fn slots(&self) -> &Semaphore {
+        &self.slots.as_ref().expect("bounded channel").0
     }
 
     // ----- Sender handles --------------------------------------------------
@@ -224,11 +192,11 @@ impl<T> Chan<T> {
 
     /// Free slots of a bounded channel.
     pub(super) fn capacity(&self) -> usize {
-        self.lock().permits
+        self.slots().available_permits()
     }
 
-    /// Messages waiting in the queue.
-    pub(super) fn len(&self) -> usize {
+    /// Messages in the shared queue (the receiver adds its own batch).
+    pub(super) fn queued(&self) -> usize {
         self.lock().queue.len()
     }
 
@@ -253,19 +221,43 @@ impl<T> Chan<T> {
 
     /// Bounded: send if a slot is free right now.
     pub(super) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        match self.try_reserve() {
+            Ok(()) => self.send_reserved(value).map_err(TrySendError::Closed),
+            Err(true) => Err(TrySendError::Closed(value)),
+            Err(false) => Err(TrySendError::Full(value)),
+        }
+    }
+
+    /// Bounded: take a free slot for a permit if one is free right now.
+    /// `Err(true)` means closed, `Err(false)` full. A waiting sender is never
+    /// overtaken: the semaphore keeps no free permit while anyone waits.
+    pub(super) fn try_reserve(&self) -> Result<(), bool> {
+        match self.slots().try_acquire_raw(1) {
+            Ok(()) => Ok(()),
+            Err(TryAcquireError::Closed) => Err(true),
+            Err(TryAcquireError::NoPermits) => Err(false),
+        }
+    }
+
+    /// Bounded: a future for one slot, served in FIFO order, failing once
+    /// the receiver closes. It spends the budget when it completes and is
+    /// cancel-safe: a slot granted to a dropped future goes to the next
+    /// waiter.
+    pub(super) fn reserve(&self) -> SemaphoreAcquire<'_> {
+        self.slots().acquire_raw(1)
+    }
+
+    /// Bounded: a permit's slot receives `value`. If the receiver is gone
+    /// (invariant 6) the slot is freed and `value` handed back, for the
+    /// caller to return or drop (after the lock is released).
+    pub(super) fn send_reserved(&self, value: T) -> Result<(), T> {
         let waker = {
             let mut st = self.lock();
-            if st.rx_closed {
+            if st.rx_dropped {
                 drop(st);
-                return Err(TrySendError::Closed(value));
+                self.slots().release(1);
+                return Err(value);
             }
-            if st.permits == 0 {
-                drop(st);
-                return Err(TrySendError::Full(value));
-            }
-            // Invariant 3: free permits mean nobody is queued ahead of us.
-            debug_assert!(st.senders.is_empty());
-            st.permits -= 1;
             st.queue.push_back(value);
             st.rx_waker.take()
         };
@@ -275,184 +267,23 @@ impl<T> Chan<T> {
         Ok(())
     }
 
-    /// Bounded: take a free slot for a permit if one is free right now.
-    /// `Err(true)` means closed, `Err(false)` full.
-    pub(super) fn try_reserve(&self) -> Result<(), bool> {
-        let mut st = self.lock();
-        if st.rx_closed {
-            return Err(true);
-        }
-        if st.permits == 0 {
-            return Err(false);
-        }
-        st.permits -= 1;
-        st.reserved += 1;
-        Ok(())
-    }
-
-    /// Bounded, lock held: make progress on acquiring one slot for the waiter
-    /// whose key is in `key` (`None` before its first attempt). On `Ready(Ok)`
-    /// the slot is counted in `reserved` and belongs to the caller. A waker
-    /// displaced by a newer one is put in `old` to be dropped after unlocking.
-    fn poll_acquire_locked(
-        st: &mut State<T>,
-        key: &mut Option<usize>,
-        waker: &Waker,
-        old: &mut Option<Waker>,
-    ) -> Poll<Result<(), ()>> {
-        if let Some(k) = *key {
-            return match st.senders.get(k) {
-                Waiter::Waiting(_) => {
-                    *old = st.senders.update_waker(k, waker);
-                    Poll::Pending
-                }
-                Waiter::Granted => {
-                    // The slot was counted in `reserved` when granted.
-                    st.senders.remove(k);
-                    *key = None;
-                    Poll::Ready(Ok(()))
-                }
-                Waiter::Closed => {
-                    st.senders.remove(k);
-                    *key = None;
-                    Poll::Ready(Err(()))
-                }
-            };
-        }
-        if st.rx_closed {
-            return Poll::Ready(Err(()));
-        }
-        if st.permits > 0 {
-            // Invariant 3: free permits mean nobody is queued ahead of us.
-            debug_assert!(st.senders.is_empty());
-            st.permits -= 1;
-            st.reserved += 1;
-            return Poll::Ready(Ok(()));
-        }
-        *key = Some(st.senders.push_waiting(waker.clone()));
-        Poll::Pending
-    }
-
-    /// Bounded: acquire one slot for a permit.
-    pub(super) fn poll_reserve(
-        &self,
-        cx: &mut Context<'_>,
-        key: &mut Option<usize>,
-    ) -> Poll<Result<(), ()>> {
-        let mut old = None;
-        let res = {
-            let mut st = self.lock();
-            Self::poll_acquire_locked(&mut st, key, cx.waker(), &mut old)
-        };
-        drop(old);
-        res
-    }
-
-    /// Bounded: acquire one slot and push `value` into it, in one lock.
-    /// `value` is taken on success; on `Err` it is left for the caller.
-    pub(super) fn poll_send(
-        &self,
-        cx: &mut Context<'_>,
-        key: &mut Option<usize>,
-        value: &mut Option<T>,
-    ) -> Poll<Result<(), ()>> {
-        let mut old = None;
-        let mut rejected = None;
-        let (res, waker) = {
-            let mut st = self.lock();
-            match Self::poll_acquire_locked(&mut st, key, cx.waker(), &mut old) {
-                Poll::Ready(Ok(())) => {
-                    let v = value.take().expect("send polled after completion");
-                    rejected = Self::push_reserved_locked(&mut st, v);
-                    (Poll::Ready(Ok(())), st.rx_waker.take())
-                }
-                other => (other, None),
-            }
-        };
-        drop(old);
-        if let Some(w) = waker {
-            w.wake();
-        }
-        // A granted slot used after the receiver dropped: the message is
-        // dropped, as it would have been with the receiver (invariant 6).
-        drop(rejected);
-        res
-    }
-
-    /// Lock held: move a reserved slot into the queue holding `value`. Returns
-    /// the value back, to be dropped after unlocking, if the receiver is gone.
-    fn push_reserved_locked(st: &mut State<T>, value: T) -> Option<T> {
-        st.reserved -= 1;
-        if st.rx_dropped {
-            st.permits += 1;
-            return Some(value);
-        }
-        st.queue.push_back(value);
-        None
-    }
-
-    /// Bounded: a permit sends `value` into its reserved slot.
-    pub(super) fn send_reserved(&self, value: T) {
-        let (rejected, waker) = {
-            let mut st = self.lock();
-            let rejected = Self::push_reserved_locked(&mut st, value);
-            (rejected, st.rx_waker.take())
-        };
-        if let Some(w) = waker {
-            w.wake();
-        }
-        drop(rejected);
-    }
-
-    /// Lock held: a slot became free; hand it to the oldest waiting sender
-    /// (invariant 3) or make it a free permit.
-    fn release_locked(st: &mut State<T>) -> Option<Waker> {
-        match st.senders.grant_front() {
-            Some(waker) => {
-                st.reserved += 1;
-                Some(waker)
-            }
-            None => {
-                st.permits += 1;
-                None
-            }
-        }
-    }
-
     /// Bounded: a permit was dropped unused; return its slot.
     pub(super) fn release_reserved(&self) {
-        let mut wake = Wake::default();
-        {
+        self.slots().release(1);
+        // A closed receiver waits for outstanding permits before it reports
+        // the end of the channel. Taking its waker under the lock orders
+        // this after the release and after the receiver's check (invariant 7).
+        let waker = {
             let mut st = self.lock();
-            st.reserved -= 1;
-            wake.push(Self::release_locked(&mut st));
-            if st.rx_closed && st.reserved == 0 {
-                // A closed receiver waits for outstanding permits before it
-                // reports the end of the channel.
-                wake.push(st.rx_waker.take());
+            if st.rx_closed {
+                st.rx_waker.take()
+            } else {
+                None
             }
-        }
-        wake.wake();
-    }
-
-    /// Bounded: an acquire (send or reserve future) was dropped before it
-    /// completed. A slot already granted to it goes to the next waiter.
-    pub(super) fn cancel_acquire(&self, key: usize) {
-        let mut wake = Wake::default();
-        let removed = {
-            let mut st = self.lock();
-            let removed = st.senders.remove(key);
-            if let Waiter::Granted = removed {
-                st.reserved -= 1;
-                wake.push(Self::release_locked(&mut st));
-                if st.rx_closed && st.reserved == 0 {
-                    wake.push(st.rx_waker.take());
-                }
-            }
-            removed
         };
-        drop(removed);
-        wake.wake();
+        if let Some(w) = waker {
+            w.wake();
+        }
     }
 
     // ----- Sender::closed --------------------------------------------------
@@ -521,35 +352,30 @@ impl<T> Chan<T> {
     // ----- Receiving -------------------------------------------------------
 
     /// Lock held: whether the channel has ended for the receiver, given that
-    /// the queue is empty.
-    fn is_finished_locked(st: &State<T>) -> bool {
+    /// the queue and the receiver's batch are empty.
+    fn is_finished_locked(&self, st: &State<T>) -> bool {
         // With outstanding permits a closed channel may still get messages.
-        st.tx_closed || (st.rx_closed && st.reserved == 0)
+        st.tx_closed
+            || (st.rx_closed
+                && self
+                    .slots
+                    .as_ref()
+                    .is_none_or(|s| s.0.available_permits() == self.max_capacity()))
     }
 
-    /// Pops up to `limit` (at least 1) messages with `take`, or registers the
-    /// receiver's waker. `Ready(0)` means the channel has ended.
-    fn poll_take(
-        &self,
-        cx: &mut Context<'_>,
-        limit: usize,
-        mut take: impl FnMut(T),
-    ) -> Poll<usize> {
-        let mut wake = Wake::default();
+    /// The receiver's batch is empty: move the whole shared queue into it
+    /// (one lock for many messages, invariant 3), or register the receiver's
+    /// waker. `Ready(false)` means the channel has ended.
+    pub(super) fn poll_refill(&self, cx: &mut Context<'_>, batch: &mut VecDeque<T>) -> Poll<bool> {
+        debug_assert!(batch.is_empty());
         let mut old = None;
         let res = {
             let mut st = self.lock();
-            let n = st.queue.len().min(limit);
-            if n > 0 {
-                for _ in 0..n {
-                    take(st.queue.pop_front().expect("n <= len"));
-                    if self.bound.is_some() {
-                        wake.push(Self::release_locked(&mut st));
-                    }
-                }
-                Poll::Ready(n)
-            } else if Self::is_finished_locked(&st) {
-                Poll::Ready(0)
+            if !st.queue.is_empty() {
+                std::mem::swap(&mut st.queue, batch);
+                Poll::Ready(true)
+            } else if self.is_finished_locked(&st) {
+                Poll::Ready(false)
             } else {
                 match &st.rx_waker {
                     Some(w) if w.will_wake(cx.waker()) => {}
@@ -559,45 +385,30 @@ impl<T> Chan<T> {
             }
         };
         drop(old);
-        wake.wake();
         res
     }
 
-    pub(super) fn poll_recv(&self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let mut out = None;
-        match self.poll_take(cx, 1, |v| out = Some(v)) {
-            Poll::Ready(_) => Poll::Ready(out),
-            Poll::Pending => Poll::Pending,
+    /// `try_recv`'s refill: `Ok(true)` refilled, `Ok(false)` nothing yet,
+    /// `Err(())` the channel has ended.
+    pub(super) fn try_refill(&self, batch: &mut VecDeque<T>) -> Result<bool, ()> {
+        debug_assert!(batch.is_empty());
+        let mut st = self.lock();
+        if !st.queue.is_empty() {
+            std::mem::swap(&mut st.queue, batch);
+            Ok(true)
+        } else if self.is_finished_locked(&st) {
+            Err(())
+        } else {
+            Ok(false)
         }
     }
 
-    pub(super) fn poll_recv_many(
-        &self,
-        cx: &mut Context<'_>,
-        buffer: &mut Vec<T>,
-        limit: usize,
-    ) -> Poll<usize> {
-        self.poll_take(cx, limit, |v| buffer.push(v))
-    }
-
-    /// `Ok(Some)`: a message; `Ok(None)`: empty; `Err(())`: ended.
-    pub(super) fn try_recv(&self) -> Result<Option<T>, ()> {
-        let mut wake = Wake::default();
-        let res = {
-            let mut st = self.lock();
-            match st.queue.pop_front() {
-                Some(v) => {
-                    if self.bound.is_some() {
-                        wake.push(Self::release_locked(&mut st));
-                    }
-                    Ok(Some(v))
-                }
-                None if Self::is_finished_locked(&st) => Err(()),
-                None => Ok(None),
-            }
-        };
-        wake.wake();
-        res
+    /// `n` messages left the receiver's batch: their slots are free again
+    /// (invariant 2), for the oldest waiting sender first.
+    pub(super) fn release_received(&self, n: usize) {
+        if let Some(Padded(slots)) = &self.slots {
+            slots.release(n);
+        }
     }
 
     /// `Receiver::close`: no new sends; waiting senders fail (invariant 4).
@@ -610,38 +421,40 @@ impl<T> Chan<T> {
             }
             st.rx_closed = true;
             self.rx_closed.store(true, Ordering::Release);
-            // Granted senders keep their slot, like permits (Tokio's rule).
-            st.senders.close_all(false, &mut wakers);
-            st.closed_waiters.close_all(false, &mut wakers);
+            st.closed_waiters.close_all(&mut wakers);
+        }
+        // Senders already granted a slot keep it, like permits (Tokio's
+        // rule): closing the semaphore fails only those still waiting.
+        if let Some(Padded(slots)) = &self.slots {
+            slots.close();
         }
         for w in wakers {
             w.wake();
         }
     }
 
-    /// The receiver is dropped: close, fail every waiter, and drop the
-    /// buffered messages (invariant 6).
-    pub(super) fn drop_rx(&self) {
+    /// The receiver is dropped with `batch` unreceived: close, fail every
+    /// waiter, and drop the buffered messages (invariant 6).
+    pub(super) fn drop_rx(&self, batch: VecDeque<T>) {
+        if let Some(Padded(slots)) = &self.slots {
+            slots.close();
+        }
         let mut wakers = Vec::new();
         let (queue, rx_waker) = {
             let mut st = self.lock();
             st.rx_closed = true;
             st.rx_dropped = true;
             self.rx_closed.store(true, Ordering::Release);
-            let granted = st.senders.close_all(true, &mut wakers);
-            st.closed_waiters.close_all(false, &mut wakers);
-            st.reserved -= granted;
-            let queue = std::mem::take(&mut st.queue);
-            if self.bound.is_some() {
-                st.permits += granted + queue.len();
-            }
-            (queue, st.rx_waker.take())
+            st.closed_waiters.close_all(&mut wakers);
+            (std::mem::take(&mut st.queue), st.rx_waker.take())
         };
+        self.release_received(queue.len() + batch.len());
         for w in wakers {
             w.wake();
         }
         drop(rx_waker);
         drop(queue);
+        drop(batch);
     }
 }
 
@@ -660,39 +473,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn waiter_fifo_order_and_key_reuse() {
+    fn waiter_close_all_in_order_and_key_reuse() {
+        let (a_count, wa) = super::super::test_support::CountWaker::new();
         let mut list = WaitList::new();
-        let a = list.push_waiting(Waker::noop().clone());
+        let a = list.push_waiting(wa);
         let b = list.push_waiting(Waker::noop().clone());
-        let c = list.push_waiting(Waker::noop().clone());
         assert!(matches!(list.remove(b), Waiter::Waiting(_)));
-        assert!(list.grant_front().is_some());
-        assert!(matches!(list.get(a), Waiter::Granted));
-        assert!(list.grant_front().is_some());
-        assert!(matches!(list.get(c), Waiter::Granted));
-        assert!(list.grant_front().is_none());
-        assert!(list.is_empty());
         // The freed slot is reused.
-        let d = list.push_waiting(Waker::noop().clone());
-        assert_eq!(d, b);
+        let c = list.push_waiting(Waker::noop().clone());
+        assert_eq!(c, b);
         let mut wakers = Vec::new();
-        assert_eq!(list.close_all(true, &mut wakers), 2);
-        assert_eq!(wakers.len(), 1);
+        list.close_all(&mut wakers);
+        assert_eq!(wakers.len(), 2);
+        wakers.remove(0).wake();
+        assert_eq!(a_count.count(), 1);
+        assert!(list.is_empty());
         assert!(matches!(list.remove(a), Waiter::Closed));
         assert!(matches!(list.remove(c), Waiter::Closed));
-        assert!(matches!(list.remove(d), Waiter::Closed));
-    }
-
-    #[test]
-    fn waiter_close_keeps_granted_when_asked() {
-        let mut list = WaitList::new();
-        let a = list.push_waiting(Waker::noop().clone());
-        let b = list.push_waiting(Waker::noop().clone());
-        list.grant_front();
-        let mut wakers = Vec::new();
-        assert_eq!(list.close_all(false, &mut wakers), 0);
-        assert!(matches!(list.get(a), Waiter::Granted));
-        assert!(matches!(list.get(b), Waiter::Closed));
     }
 
     #[test]

@@ -20,9 +20,6 @@
 //! cooperative budget when it completes, so a task that always finds the
 //! channel ready still yields to the other tasks on its worker.
 //!
-//! `Sender::send_timeout` (Tokio's) is not provided yet: it arrives with
-//! `weft::time`.
-//!
 //! # Examples
 //!
 //! ```
@@ -51,53 +48,67 @@
 //! # What this folder owns
 //!
 //! - `chan.rs`: the shared state (`Chan`) and every operation on it, with
-//!   the parked senders and `closed()` waiters kept in the crate-level
-//!   `WaitList` (`sync/wait_list.rs`);
+//!   the `closed()` waiters kept in the crate-level `WaitList`
+//!   (`sync/wait_list.rs`) and a bounded channel's free slots counted by a
+//!   crate [`Semaphore`](crate::sync::Semaphore);
 //! - `bounded.rs`: `channel` and its sending handles (`Sender`, `Permit`,
-//!   `OwnedPermit`, `WeakSender`);
+//!   `OwnedPermit`, `WeakSender`), with its unit tests and loom models in
+//!   `bounded_tests.rs` and `bounded_loom_tests.rs`;
 //! - `receiver.rs`: `RxCore`, the receiving logic shared by both channels'
-//!   receivers, and `channel`'s `Receiver`, which wraps it;
+//!   receivers (with the receiver's private batch), and `channel`'s
+//!   `Receiver`, which wraps it;
 //! - `unbounded.rs`: `unbounded_channel`'s handles (its `UnboundedReceiver`
 //!   wraps `RxCore` too);
 //! - `error.rs`: the error types.
 //!
 //! # Invariants
 //!
-//! There is no `unsafe` code here: the design is one mutex around the whole
-//! state, held for a few instructions per operation.
+//! There is no `unsafe` code here: the queue is behind one mutex, held for a
+//! few instructions per operation, and a bounded channel's capacity is a
+//! semaphore (as in Tokio, whose bounded channel is its semaphore plus a
+//! lock-free list).
 //!
-//! 1. **One lock.** Everything mutable (the message queue, the receiver's
-//!    waker, the capacity counters, the waiter lists, the closed flags) lives
-//!    in `Chan::state` behind one `Mutex`. The only atomics are the strong
-//!    sender count and a mirror of `rx_closed`, read without the lock by
-//!    `is_closed`.
-//! 2. **Capacity accounting** (bounded). While the receiver lives,
-//!    `permits + reserved + queue.len() == cap`: each slot is free, held by a
-//!    permit (or granted to a waiting sender), or holds a message. A message
-//!    is received → its slot is released; a permit is used → its slot holds a
-//!    message; a permit is dropped → its slot is released.
-//! 3. **FIFO hand-off.** A released slot goes to the oldest waiting sender
-//!    (marked granted, counted in `reserved`) before it becomes a free
-//!    permit, so `permits > 0` implies no sender is waiting, and a `try_send`
-//!    cannot overtake a waiting `send`.
+//! 1. **One lock for the queue.** The message queue, the receiver's waker,
+//!    the `closed()` waiters and the closed flags live in `Chan::state`
+//!    behind one `Mutex`. The atomics outside it are the strong sender
+//!    count, a mirror of `rx_closed` read without the lock by `is_closed`,
+//!    and the slot semaphore.
+//! 2. **Capacity accounting** (bounded). While the receiver lives, the
+//!    semaphore's permits plus the permits held (by `Permit`s, by senders
+//!    between acquiring and pushing, or granted to waiting senders) plus the
+//!    messages in the queue and in the receiver's batch equal `cap`. A slot
+//!    is freed when its message is *received* (leaves the batch), not when
+//!    it moves into the batch, so the bound holds for everything the
+//!    channel buffers. Waiting senders are served in FIFO order and a free
+//!    permit exists only while nobody waits (the semaphore's invariants),
+//!    so a `try_send` cannot overtake a waiting `send`.
+//! 3. **The receiver's batch.** When its batch is empty, the receiver moves
+//!    the whole queue into it in one lock (a swap of two `VecDeque`s, which
+//!    keeps both allocations), then receives from the batch without
+//!    locking. Senders therefore contend with the receiver once per batch,
+//!    not once per message; this is what makes a full channel with several
+//!    producers fast (`sync_mpsc_bounded_full` in BENCHMARKS.md). The batch
+//!    is older than the queue, so order is kept.
 //! 4. **Terminal flags.** `rx_closed` (set by `close` or the receiver's drop)
 //!    and `tx_closed` (set by the last strong sender's drop, after the count
 //!    reached zero, which is final: `upgrade` only increments a non-zero
-//!    count) are never cleared. Closing fails every waiting sender and
-//!    admits no new one; senders already granted a slot keep it unless the
-//!    receiver is dropped.
+//!    count) are never cleared. Closing closes the semaphore, which fails
+//!    every waiting sender and admits no new one; senders already granted a
+//!    slot keep it.
 //! 5. **Nothing runs under the lock.** No waker is woken or dropped and no
 //!    message is dropped while the lock is held: they are moved out and
 //!    handled after unlocking, since either can run arbitrary code (a
 //!    message's destructor may drop a `Sender` of this very channel).
-//! 6. **Receiver drop.** Dropping the receiver empties the queue (dropping
-//!    the messages) and from then on a message sent into an already-granted
-//!    slot is dropped at once instead of being queued.
+//! 6. **Receiver drop.** Dropping the receiver drops its batch and the queue.
+//!    From then on a message sent into an already-granted slot is never
+//!    queued: `send` hands it back in its `SendError`, and a `Permit`'s
+//!    `send` drops it at once.
 //! 7. **No lost wakeup.** The receiver registers its waker under the lock
 //!    after finding the queue empty and the channel not finished; every
-//!    change that could make it ready (a push, the last sender's drop, the
-//!    last permit's drop after `close`) happens under the lock and takes
-//!    that waker. Likewise for senders and their slots in the wait list.
+//!    change that could make it ready (a push, the last sender's drop, an
+//!    unused permit's drop after `close`) takes that waker under the lock
+//!    after making the change. The semaphore gives the same guarantee to
+//!    waiting senders.
 
 mod bounded;
 mod chan;

@@ -5,6 +5,7 @@
 //! two public types differ only in their docs and in `Receiver`'s capacity
 //! getters.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::poll_fn;
 use std::task::{ready, Context, Poll};
@@ -17,11 +18,35 @@ use crate::loom::Arc;
 /// (budgeting, error mapping, closing on drop) is written here once.
 pub(super) struct RxCore<T> {
     chan: Arc<Chan<T>>,
+    /// Messages moved out of the shared queue in one lock and not yet
+    /// received; their slots stay taken until each is received (`mpsc`
+    /// invariant 3).
+    batch: Batch<T>,
+}
+
+/// The receiver's batch. It is only ever reached through `&mut` (receiving
+/// takes `&mut self`), except for its length, so a shared `&RxCore` never
+/// touches a `T`: the receivers stay `Sync` for every `T: Send`, as
+/// Tokio's are, without requiring `T: Sync`.
+struct Batch<T>(VecDeque<T>);
+
+// SAFETY: `&Batch<T>` exposes only `len`, which reads no `T`; every access
+// to the messages goes through `&mut Batch<T>` (see the type's doc), so
+// sharing a `&Batch<T>` between threads never shares a `T`.
+unsafe impl<T: Send> Sync for Batch<T> {}
+
+impl<T> Batch<T> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 impl<T> RxCore<T> {
     pub(super) fn new(chan: Arc<Chan<T>>) -> RxCore<T> {
-        RxCore { chan }
+        RxCore {
+            chan,
+            batch: Batch(VecDeque::new()),
+        }
     }
 
     pub(super) fn chan(&self) -> &Chan<T> {
@@ -36,12 +61,28 @@ impl<T> RxCore<T> {
         poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
     }
 
-    pub(super) fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        match self.chan.try_recv() {
-            Ok(Some(v)) => Ok(v),
-            Ok(None) => Err(TryRecvError::Empty),
-            Err(()) => Err(TryRecvError::Disconnected),
+    /// Takes up to `limit` (at least 1) messages from the batch with
+    /// `take`, freeing their slots.
+    fn take_batch(&mut self, limit: usize, mut take: impl FnMut(T)) -> usize {
+        let n = self.batch.len().min(limit);
+        for v in self.batch.0.drain(..n) {
+            take(v);
         }
+        self.chan.release_received(n);
+        n
+    }
+
+    pub(super) fn try_recv(&mut self) -> Result<T, TryRecvError> {
+        if self.batch.0.is_empty() {
+            match self.chan.try_refill(&mut self.batch.0) {
+                Ok(true) => {}
+                Ok(false) => return Err(TryRecvError::Empty),
+                Err(()) => return Err(TryRecvError::Disconnected),
+            }
+        }
+        let mut out = None;
+        self.take_batch(1, |v| out = Some(v));
+        Ok(out.expect("the batch is not empty"))
     }
 
     pub(super) fn close(&mut self) {
@@ -53,18 +94,31 @@ impl<T> RxCore<T> {
     }
 
     pub(super) fn len(&self) -> usize {
-        self.chan.len()
+        self.batch.len() + self.chan.queued()
     }
 
-    /// Budgeted: spends one unit of cooperative budget on `Ready`.
+    /// Takes up to `limit` (at least 1) messages, refilling the batch first
+    /// if it is empty. `Ready(0)` means the channel has ended.
+    fn poll_take(
+        &mut self,
+        cx: &mut Context<'_>,
+        limit: usize,
+        take: impl FnMut(T),
+    ) -> Poll<usize> {
+        if self.batch.0.is_empty() && !ready!(self.chan.poll_refill(cx, &mut self.batch.0)) {
+            return Poll::Ready(0);
+        }
+        Poll::Ready(self.take_batch(limit, take))
+    }
+
     pub(super) fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let coop = ready!(crate::coop::poll_proceed(cx));
-        let res = ready!(self.chan.poll_recv(cx));
+        let mut out = None;
+        ready!(self.poll_take(cx, 1, |v| out = Some(v)));
         coop.made_progress();
-        Poll::Ready(res)
+        Poll::Ready(out)
     }
 
-    /// Budgeted like `poll_recv`; `limit == 0` is `Ready(0)` at once.
     pub(super) fn poll_recv_many(
         &mut self,
         cx: &mut Context<'_>,
@@ -75,7 +129,7 @@ impl<T> RxCore<T> {
             return Poll::Ready(0);
         }
         let coop = ready!(crate::coop::poll_proceed(cx));
-        let res = ready!(self.chan.poll_recv_many(cx, buffer, limit));
+        let res = ready!(self.poll_take(cx, limit, |v| buffer.push(v)));
         coop.made_progress();
         Poll::Ready(res)
     }
@@ -83,7 +137,7 @@ impl<T> RxCore<T> {
 
 impl<T> Drop for RxCore<T> {
     fn drop(&mut self) {
-        self.chan.drop_rx();
+        self.chan.drop_rx(std::mem::take(&mut self.batch.0));
     }
 }
 

@@ -37,7 +37,7 @@ pub(crate) struct TimerKey {
     generation: u32,
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 impl TimerKey {
     pub(super) fn index(self) -> u32 {
         self.index
