@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # HTTP hello-world throughput: hyper on weft vs hyper on Tokio (same handler,
-# same hyper settings: weft-bench/src/http_hello.rs), with Go's net/http as a
-# reference when `go` is on PATH. Measured with wrk.
+# same hyper settings: weft-bench/src/http_hello.rs), with two references:
+# Go's net/http when `go` is on PATH, and `hello_http_raw`, a runtime-free
+# mio loop writing a canned response (the most wrk can measure here: no real
+# server reaches it). Measured with wrk.
 #
 # Each server is pinned to one core (taskset -c $SERVER_CPU) and runs
 # $WORKERS worker thread(s); wrk runs on another core (taskset -c
@@ -13,7 +15,7 @@
 #
 # Knobs (environment): DURATION (s, 10), ROUNDS (3), CONNS (50), WORKERS (1),
 # WARMUP (s before each measured run, 1), SERVER_CPU (0), CLIENT_CPU (1),
-# PORT (first port, 3001; the servers use PORT, PORT+1, PORT+2).
+# PORT (first port, 3001; the servers use PORT, PORT+1, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,11 +48,13 @@ done
 
 # ---- build -----------------------------------------------------------------
 step "building the servers (release)"
-cargo build --release -p weft-bench --bin hello_http_weft --bin hello_http_tokio >&2
+cargo build --release -p weft-bench --bin hello_http_weft --bin hello_http_tokio \
+  --bin hello_http_raw >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-names=(weft tokio)
-bins=("$target_dir/release/hello_http_weft" "$target_dir/release/hello_http_tokio")
+names=(weft tokio raw)
+bins=("$target_dir/release/hello_http_weft" "$target_dir/release/hello_http_tokio"
+  "$target_dir/release/hello_http_raw")
 if command -v go >/dev/null 2>&1; then
   step "building the Go reference ($(go version))"
   go build -o "$target_dir/release/hello_http_go" weft-bench/go/hello.go
@@ -144,6 +148,7 @@ for name in "${names[@]}"; do
     weft) label="weft + hyper" ;;
     tokio) label="Tokio + hyper" ;;
     go) label="Go net/http (reference)" ;;
+    raw) label="raw mio loop, canned response (ceiling)" ;;
   esac
   printf '| %s | %.0f | %s | %s | %s | %.2f |\n' "$label" "$rps" \
     "$(fmt_us "$(col "$name" 3)")" "$(fmt_us "$(col "$name" 4)")" \

@@ -28,6 +28,8 @@
 //! Layout: `harness` (timing and statistics), `report` (table, markdown,
 //! SVG), `workloads` (one module per family).
 
+#[macro_use]
+mod echo;
 mod harness;
 mod report;
 mod workloads;

@@ -15,97 +15,19 @@
 //!   then all are dropped (which cancels each). Creation, arming and
 //!   cancelling are timed.
 
-use std::sync::mpsc as std_mpsc;
-use std::thread;
+pub use crate::echo::EchoClient;
 
-/// Round trips per iteration, over all connections.
-pub const ECHO_ROUND_TRIPS: usize = 1_000;
-/// Bytes per echo message.
-pub const ECHO_MSG: usize = 100;
 /// Sleeps per `io_timers_arm_cancel` iteration.
 pub const TIMERS: u64 = 100_000;
 
-/// The load generator shared by both sides: a Tokio current_thread
-/// runtime on its own thread, holding `conns` connections to `addr`.
-pub struct EchoClient {
-    go: Option<std_mpsc::Sender<()>>,
-    done: std_mpsc::Receiver<()>,
-    thread: Option<thread::JoinHandle<()>>,
-}
-
-impl EchoClient {
-    pub fn connect(addr: std::net::SocketAddr, conns: usize) -> EchoClient {
-        let (go_tx, go_rx) = std_mpsc::channel::<()>();
-        let (done_tx, done_rx) = std_mpsc::channel::<()>();
-        let (ready_tx, ready_rx) = std_mpsc::channel::<()>();
-        let thread = thread::spawn(move || {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let mut streams = Vec::with_capacity(conns);
-                for _ in 0..conns {
-                    let s = tokio::net::TcpStream::connect(addr).await.unwrap();
-                    s.set_nodelay(true).unwrap();
-                    streams.push(s);
-                }
-                ready_tx.send(()).unwrap();
-                let per_conn = ECHO_ROUND_TRIPS / conns;
-                // Each `go` runs one iteration; the sender's drop ends us.
-                while go_rx.recv().is_ok() {
-                    let mut tasks = Vec::with_capacity(conns);
-                    for mut s in streams.drain(..) {
-                        tasks.push(tokio::spawn(async move {
-                            let msg = [7u8; ECHO_MSG];
-                            let mut buf = [0u8; ECHO_MSG];
-                            for _ in 0..per_conn {
-                                s.write_all(&msg).await.unwrap();
-                                s.read_exact(&mut buf).await.unwrap();
-                            }
-                            s
-                        }));
-                    }
-                    for t in tasks {
-                        streams.push(t.await.unwrap());
-                    }
-                    done_tx.send(()).unwrap();
-                }
-            });
-        });
-        ready_rx.recv().expect("echo client failed to connect");
-        EchoClient {
-            go: Some(go_tx),
-            done: done_rx,
-            thread: Some(thread),
-        }
-    }
-
-    pub fn round(&self) {
-        self.go.as_ref().unwrap().send(()).unwrap();
-        self.done.recv().unwrap();
-    }
-}
-
-impl Drop for EchoClient {
-    fn drop(&mut self) {
-        drop(self.go.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 macro_rules! io_family {
     ($rt:ident) => {
-        use super::{EchoClient, ECHO_MSG, TIMERS};
+        use super::{EchoClient, TIMERS};
         use crate::harness::Side;
         use std::future::Future;
         use std::pin::Pin;
         use std::task::Poll;
         use std::time::Duration;
-        use $rt::io::{AsyncReadExt, AsyncWriteExt};
         use $rt::runtime::{Builder, Runtime};
 
         pub struct Echo {
@@ -121,35 +43,7 @@ macro_rules! io_family {
         }
 
         fn echo(conns: usize) -> Box<dyn Side> {
-            let rt = Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap();
-            let listener =
-                rt.block_on(async { $rt::net::TcpListener::bind("127.0.0.1:0").await.unwrap() });
-            let addr = listener.local_addr().unwrap();
-            rt.spawn(async move {
-                loop {
-                    let Ok((mut s, _)) = listener.accept().await else {
-                        return;
-                    };
-                    s.set_nodelay(true).unwrap();
-                    $rt::spawn(async move {
-                        let mut buf = [0u8; 4 * ECHO_MSG];
-                        loop {
-                            match s.read(&mut buf).await {
-                                Ok(0) | Err(_) => return,
-                                Ok(n) => {
-                                    if s.write_all(&buf[..n]).await.is_err() {
-                                        return;
-                                    }
-                                }
-                            }
-                        }
-                    });
-                }
-            });
+            let (addr, rt) = echo_server!($rt);
             let client = EchoClient::connect(addr, conns);
             Box::new(Echo { client, _rt: rt })
         }

@@ -1,0 +1,95 @@
+//! The ceiling reference of `http_bench.sh`: a "hello world" HTTP/1 server
+//! with no runtime and no HTTP library, one thread straight on mio (epoll).
+//! It only finds the end of each request head (`\r\n\r\n`) and writes a
+//! canned keep-alive response of the same shape as hyper's (status line,
+//! `content-length`, `date`, body). Whatever wrk measures against it is the
+//! most this machine's load generator can show; no real server reaches it.
+//!
+//! `PORT` (default 3000): `cargo run --release -p weft-bench --bin
+//! hello_http_raw`, then `curl http://127.0.0.1:3000/`.
+
+#[path = "../http_hello.rs"]
+#[allow(dead_code, unused_macros)] // only `port` is used here
+mod http_hello;
+
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token};
+use std::io::{ErrorKind, Read, Write};
+
+const LISTENER: Token = Token(usize::MAX);
+/// hyper's response to the hello handler, byte for byte apart from the date.
+const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 13\r\ndate: Sun, 22 Nov 2026 00:00:00 GMT\r\n\r\nHello, World!";
+
+/// One connection: its socket and the bytes of an unfinished request head.
+struct Conn {
+    stream: mio::net::TcpStream,
+    pending: Vec<u8>,
+}
+
+impl Conn {
+    /// Reads what is there and answers every complete request head.
+    /// Returns false once the connection is closed or failed.
+    fn serve(&mut self, buf: &mut [u8]) -> bool {
+        loop {
+            let n = match self.stream.read(buf) {
+                Ok(0) => return false,
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+                Err(_) => return false,
+            };
+            self.pending.extend_from_slice(&buf[..n]);
+            let mut answers = Vec::new();
+            while let Some(end) = self.pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                self.pending.drain(..end + 4);
+                answers.extend_from_slice(RESPONSE);
+            }
+            if self.stream.write_all(&answers).is_err() {
+                return false;
+            }
+            // Edge-triggered: a short read drained the socket.
+            if n < buf.len() {
+                return true;
+            }
+        }
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let addr = ([127, 0, 0, 1], http_hello::port()).into();
+    let mut listener = TcpListener::bind(addr)?;
+    println!("raw: listening on http://{}", listener.local_addr()?);
+    let mut poll = Poll::new()?;
+    poll.registry()
+        .register(&mut listener, LISTENER, Interest::READABLE)?;
+    let mut conns: Vec<Option<Conn>> = Vec::new();
+    let mut events = Events::with_capacity(1024);
+    let mut buf = vec![0u8; 8192];
+    loop {
+        poll.poll(&mut events, None)?;
+        for ev in events.iter() {
+            if ev.token() == LISTENER {
+                while let Ok((mut stream, _)) = listener.accept() {
+                    stream.set_nodelay(true)?;
+                    let slot = conns.iter().position(Option::is_none).unwrap_or_else(|| {
+                        conns.push(None);
+                        conns.len() - 1
+                    });
+                    poll.registry()
+                        .register(&mut stream, Token(slot), Interest::READABLE)?;
+                    conns[slot] = Some(Conn {
+                        stream,
+                        pending: Vec::new(),
+                    });
+                }
+                continue;
+            }
+            let slot = &mut conns[ev.token().0];
+            if let Some(conn) = slot {
+                if !conn.serve(&mut buf) {
+                    // Dropping the stream closes it and deregisters it.
+                    *slot = None;
+                }
+            }
+        }
+    }
+}
