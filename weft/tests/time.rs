@@ -325,6 +325,60 @@ mod paused {
         time::sleep(Duration::from_secs(86_400)).await;
         assert!(real.elapsed() < Duration::from_secs(30));
     }
+
+    #[test]
+    fn auto_advance_waits_for_blocking_work() {
+        // Tokio's rule: an idle runtime with a frozen clock does not jump
+        // over a `spawn_blocking` closure in flight, so the timeout sees the
+        // closure finish instead of expiring at once.
+        paused_rt().block_on(async {
+            let start = Instant::now();
+            let work = weft::task::spawn_blocking(|| {
+                std::thread::sleep(Duration::from_millis(50));
+                7
+            });
+            let got = time::timeout(Duration::from_secs(1), work).await;
+            assert_eq!(got.expect("timed out over blocking work").unwrap(), 7);
+            // The clock did not move while waiting.
+            assert_eq!(start.elapsed(), Duration::ZERO);
+        });
+    }
+
+    #[test]
+    fn auto_advance_resumes_once_blocking_work_ends() {
+        // Nobody awaits the closure: its end alone must let the parked
+        // runtime move time again (without it, the park would last the
+        // sleep's 10 s of real time).
+        let real = std::time::Instant::now();
+        paused_rt().block_on(async {
+            let start = Instant::now();
+            drop(weft::task::spawn_blocking(|| {
+                std::thread::sleep(Duration::from_millis(30))
+            }));
+            time::sleep(Duration::from_secs(10)).await;
+            assert_eq!(start.elapsed(), Duration::from_secs(10));
+        });
+        let real = real.elapsed();
+        assert!(
+            real >= Duration::from_millis(30),
+            "time jumped over the closure"
+        );
+        assert!(
+            real < Duration::from_secs(5),
+            "the closure's end did not wake the runtime"
+        );
+    }
+
+    #[test]
+    fn a_panicking_blocking_closure_releases_auto_advance() {
+        paused_rt().block_on(async {
+            let failed = weft::task::spawn_blocking(|| panic!("boom")).await;
+            assert!(failed.unwrap_err().is_panic());
+            let start = Instant::now();
+            time::sleep(Duration::from_secs(60)).await;
+            assert_eq!(start.elapsed(), Duration::from_secs(60));
+        });
+    }
 }
 
 mod misuse {

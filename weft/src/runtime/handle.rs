@@ -2,7 +2,6 @@
 
 use super::context;
 use super::metrics::RuntimeMetrics;
-use crate::blocking;
 use crate::scheduler;
 use crate::task::{Id, JoinHandle};
 use std::fmt;
@@ -117,7 +116,7 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        blocking::spawn_blocking_on(self.inner.blocking_spawner(), f)
+        self.inner.spawn_blocking(f)
     }
 
     /// Block this thread on `future` with this runtime current.

@@ -57,6 +57,24 @@ impl Handle {
         }
     }
 
+    /// The users' `spawn_blocking` (the runtime's own threads use the pool
+    /// directly): while the closure is in flight, a frozen clock does not
+    /// jump ahead (`time/test_util.rs`).
+    #[track_caller]
+    pub(crate) fn spawn_blocking<F, R>(&self, f: F) -> crate::task::JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        match crate::time::BlockingInFlight::new(self.driver()) {
+            Some(in_flight) => blocking::spawn_blocking_on(self.blocking_spawner(), move || {
+                let _in_flight = in_flight;
+                f()
+            }),
+            None => blocking::spawn_blocking_on(self.blocking_spawner(), f),
+        }
+    }
+
     pub(crate) fn blocking_spawner(&self) -> &blocking::Spawner {
         match self {
             Handle::CurrentThread(h) => &h.blocking,

@@ -2,7 +2,6 @@
 //! `spawn_blocking`, `block_in_place`.
 
 use super::{Id, JoinHandle};
-use crate::blocking;
 use crate::runtime::context;
 use std::future::Future;
 
@@ -70,9 +69,8 @@ where
     R: Send + 'static,
 {
     let mut f = Some(f);
-    let spawned = context::with_current(|handle| {
-        blocking::spawn_blocking_on(handle.blocking_spawner(), f.take().expect("spawned once"))
-    });
+    let spawned =
+        context::with_current(|handle| handle.spawn_blocking(f.take().expect("spawned once")));
     match spawned {
         Some(join) => join,
         None => panic!("weft::task::spawn_blocking failed: {NO_RUNTIME}"),

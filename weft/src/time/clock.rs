@@ -8,8 +8,12 @@
 //! current value, `advance` moves the frozen value forward, and `resume`
 //! recomputes the offset so time carries on from where it was frozen.
 //! The running path reads one atomic and never locks.
+//!
+//! Also owns the count of `spawn_blocking` closures in flight: while it is
+//! above zero a frozen clock does not jump to the next timer on its own
+//! (Tokio's rule), since a blocking closure is work the runtime cannot see.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -18,6 +22,8 @@ pub(crate) struct Clock {
     offset_ns: AtomicI64,
     paused: AtomicBool,
     frozen: Mutex<Option<Instant>>,
+    /// `spawn_blocking` closures not yet finished (or dropped).
+    blocking_in_flight: AtomicUsize,
 }
 
 impl Clock {
@@ -26,6 +32,7 @@ impl Clock {
             offset_ns: AtomicI64::new(0),
             paused: AtomicBool::new(false),
             frozen: Mutex::new(None),
+            blocking_in_flight: AtomicUsize::new(0),
         };
         if start_paused {
             clock.pause();
@@ -98,6 +105,23 @@ impl Clock {
                 *at = to;
             }
         }
+    }
+
+    /// A `spawn_blocking` closure was queued: hold off auto-advance.
+    pub(crate) fn inhibit_auto_advance(&self) {
+        self.blocking_in_flight.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// A `spawn_blocking` closure finished or was dropped. Returns true if
+    /// it was the last one in flight.
+    #[must_use]
+    pub(crate) fn allow_auto_advance(&self) -> bool {
+        self.blocking_in_flight.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
+    /// Whether an idle runtime may jump a frozen clock to its next timer.
+    pub(crate) fn can_auto_advance(&self) -> bool {
+        self.blocking_in_flight.load(Ordering::Acquire) == 0
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Instant>> {

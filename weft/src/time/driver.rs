@@ -120,13 +120,15 @@ impl Handle {
     }
 
     /// How long a park may block, given the caller's own `timeout`. With a
-    /// paused clock, a blocking park moves time to the next timer instead
-    /// and does not block.
+    /// paused clock and no `spawn_blocking` work in flight, a blocking park
+    /// moves time to the next timer instead and does not block.
     pub(crate) fn park_timeout(&self, timeout: Option<Duration>) -> Option<Duration> {
         let mut state = self.lock();
         let next = state.wheel.next_deadline();
         let blocking = timeout != Some(Duration::ZERO);
-        if self.clock.is_paused() && blocking {
+        // With `spawn_blocking` work in flight, wait for it (its completion
+        // unparks us) rather than jump over it.
+        if self.clock.is_paused() && blocking && self.clock.can_auto_advance() {
             if let Some(tick) = next {
                 self.clock.advance_to(self.tick_instant(tick));
                 state.parked_until = None;

@@ -36,5 +36,6 @@ pub use instant::Instant;
 pub use interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use std::time::Duration;
+pub(crate) use test_util::BlockingInFlight;
 pub use test_util::{advance, pause, resume};
 pub use timeout::{timeout, timeout_at, Timeout};

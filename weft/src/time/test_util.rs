@@ -5,12 +5,41 @@
 //! may pause: a frozen clock jumps to the next timer when the runtime is
 //! idle, and only a single driving thread knows that for sure.
 //!
-//! Unlike Tokio, the jump does not wait for `spawn_blocking` work in
-//! flight: a test that sleeps while a blocking task runs sees time jump
-//! past it. Await the blocking task first.
+//! As in Tokio, the jump waits for `spawn_blocking` work in flight: while a
+//! blocking closure runs, the idle runtime parks (its completion wakes it)
+//! instead of moving time, so `timeout(d, spawn_blocking(..))` does not
+//! time out just because the clock is frozen. [`BlockingInFlight`] counts
+//! them.
 
 use super::sleep::time_driver;
+use crate::runtime::driver;
 use std::time::Duration;
+
+/// Held by a `spawn_blocking` closure from spawn until it finishes or is
+/// dropped: while any is alive, a frozen clock does not auto-advance.
+pub(crate) struct BlockingInFlight {
+    driver: driver::Handle,
+}
+
+impl BlockingInFlight {
+    /// `None` on a runtime without the time driver.
+    pub(crate) fn new(driver: &driver::Handle) -> Option<BlockingInFlight> {
+        driver.time()?.clock().inhibit_auto_advance();
+        Some(BlockingInFlight {
+            driver: driver.clone(),
+        })
+    }
+}
+
+impl Drop for BlockingInFlight {
+    fn drop(&mut self) {
+        let clock = self.driver.time().expect("checked in new").clock();
+        if clock.allow_auto_advance() && clock.is_paused() {
+            // A parked runtime may be waiting for us to let time move.
+            self.driver.unpark();
+        }
+    }
+}
 
 /// Freeze the runtime's clock.
 ///
