@@ -15,9 +15,10 @@
 //! time, so the test runs without real sleeping.
 
 use super::io;
+use crate::loom::{lock, Condvar, Mutex};
 use crate::time::driver as time;
 use std::io as stdio;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What the parking thread owns.
@@ -115,16 +116,26 @@ impl Handle {
 }
 
 /// A condvar wait with a timeout and a sticky notification (a `notify`
-/// before `wait` makes the wait return at once).
-#[derive(Default)]
+/// before `wait` makes the wait return at once). Built on `crate::loom`'s
+/// types, so the parker's driver path can be loom-modelled with it
+/// (`scheduler/loom_park.rs`).
 struct ThreadWait {
     notified: Mutex<bool>,
     condvar: Condvar,
 }
 
+impl Default for ThreadWait {
+    fn default() -> Self {
+        ThreadWait {
+            notified: Mutex::new(false),
+            condvar: Condvar::new(),
+        }
+    }
+}
+
 impl ThreadWait {
     fn wait(&self, timeout: Option<Duration>) {
-        let mut notified = self.notified.lock().unwrap_or_else(|e| e.into_inner());
+        let mut notified = lock(&self.notified);
         if !*notified {
             match timeout {
                 Some(t) if t.is_zero() => {}
@@ -149,7 +160,7 @@ impl ThreadWait {
     }
 
     fn notify(&self) {
-        *self.notified.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        *lock(&self.notified) = true;
         self.condvar.notify_one();
     }
 }

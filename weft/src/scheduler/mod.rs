@@ -6,6 +6,8 @@
 
 pub(crate) mod current_thread;
 pub(crate) mod inject;
+#[cfg(all(test, loom))]
+mod loom_park;
 pub(crate) mod multi_thread;
 pub(crate) mod park;
 

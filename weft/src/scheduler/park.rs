@@ -12,8 +12,9 @@
 //! condvar. So one idle worker waits for I/O and timers while the others
 //! sleep, and no thread ever waits for the driver lock.
 //!
-//! Why a wake cannot be lost on the driver path (not loom-modelled: the
-//! driver is mio): `unpark` swaps in NOTIFIED first, and only a thread that
+//! Why a wake cannot be lost on the driver path (loom-modelled in
+//! `loom_park.rs` with the condvar driver, the one used without I/O; mio's
+//! poller cannot run under loom): `unpark` swaps in NOTIFIED first, and only a thread that
 //! saw PARKED_DRIVER calls the driver's unpark. The driver's wake-up is
 //! sticky (an eventfd, or a flag under the condvar's mutex without I/O), so
 //! if it lands before the parker blocks, the block returns at once. After
@@ -51,16 +52,15 @@ struct Inner {
 
 /// The driver of one runtime, taken by whichever parker gets it first.
 pub(crate) struct SharedDriver {
-    // std's mutex even under loom: only `try_lock` is used, never waited on,
-    // and the loom models run without drivers.
-    driver: std::sync::Mutex<Driver>,
+    /// Only ever `try_lock`ed: no thread waits for the driver.
+    driver: Mutex<Driver>,
     handle: driver::Handle,
 }
 
 impl SharedDriver {
     pub(crate) fn new(driver: Driver, handle: driver::Handle) -> std::sync::Arc<SharedDriver> {
         std::sync::Arc::new(SharedDriver {
-            driver: std::sync::Mutex::new(driver),
+            driver: Mutex::new(driver),
             handle,
         })
     }
