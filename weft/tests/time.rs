@@ -20,6 +20,51 @@ rt_test! {
         });
     }
 
+    /// A waker whose drop arms a timer of the same runtime.
+    struct ArmsOnDrop(weft::runtime::Handle);
+
+    impl std::task::Wake for ArmsOnDrop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    impl Drop for ArmsOnDrop {
+        fn drop(&mut self) {
+            use std::future::Future;
+            let _enter = self.0.enter();
+            let mut sleep = Box::pin(time::sleep(Duration::from_secs(60)));
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(sleep.as_mut().poll(&mut cx).is_pending());
+        }
+    }
+
+    #[test]
+    fn a_timer_waker_is_dropped_outside_the_wheel_lock() {
+        // A waker's drop may run any code, including timer code: if the
+        // wheel dropped it under its own lock, this would deadlock.
+        use std::future::Future;
+        let rt = rt();
+        rt.block_on(async {
+            let handle = weft::runtime::Handle::current();
+            for displace in [false, true] {
+                let mut sleep = Box::pin(time::sleep(Duration::from_secs(60)));
+                let waker = std::task::Waker::from(Arc::new(ArmsOnDrop(handle.clone())));
+                let mut cx = std::task::Context::from_waker(&waker);
+                assert!(sleep.as_mut().poll(&mut cx).is_pending());
+                // The wheel now holds the only other clone.
+                drop(waker);
+                if displace {
+                    // Re-polled with another waker: the wheel hands the old
+                    // one back, and it is dropped after unlocking.
+                    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    assert!(sleep.as_mut().poll(&mut cx).is_pending());
+                } else {
+                    // Cancelled: the same, through `cancel`.
+                    drop(sleep);
+                }
+            }
+        });
+    }
+
     #[test]
     fn each_timer_fires_no_earlier_than_its_deadline() {
         rt().block_on(async {

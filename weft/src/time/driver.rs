@@ -106,12 +106,22 @@ impl Handle {
             drop(state);
             panic!("{}", SHUTDOWN_MSG);
         }
-        !state.wheel.update_waker(key, waker)
+        let update = state.wheel.update_waker(key, waker);
+        drop(state);
+        // Any displaced waker is dropped here, after unlocking.
+        update.is_none()
     }
 
-    /// Free a timer's entry (cancelled or done).
+    /// Free a timer's entry (cancelled or done). Its waker, if it still has
+    /// one, is dropped after the lock is released.
     pub(crate) fn cancel(&self, key: TimerKey) {
-        self.lock().wheel.remove(key);
+        let waker = {
+            let mut state = self.lock();
+            let waker = state.wheel.take_waker(key);
+            state.wheel.remove(key);
+            waker
+        };
+        drop(waker);
     }
 
     /// Live timer entries (armed, or fired and not yet freed).

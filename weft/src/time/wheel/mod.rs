@@ -133,10 +133,12 @@ fn level_for(elapsed: u64, deadline: u64) -> usize {
 
 /// Stores a clone of `waker` in `stored`, unless it already wakes the same
 /// task.
-fn store_waker(stored: &mut Option<Waker>, waker: &Waker) {
+/// Stores `waker` unless the stored one wakes the same task; returns the
+/// displaced waker, for the caller to drop after unlocking.
+fn store_waker(stored: &mut Option<Waker>, waker: &Waker) -> Option<Waker> {
     match stored {
-        Some(current) if current.will_wake(waker) => {}
-        _ => *stored = Some(waker.clone()),
+        Some(current) if current.will_wake(waker) => None,
+        _ => stored.replace(waker.clone()),
     }
 }
 
@@ -187,19 +189,25 @@ impl Wheel {
     }
 
     /// Replaces the stored waker if the timer is still pending (no clone if
-    /// the stored one `will_wake` the same task). Returns false if the timer
-    /// already fired, or if `key` is stale. The old waker is dropped here,
-    /// under the caller's lock.
-    pub(crate) fn update_waker(&mut self, key: TimerKey, waker: &Waker) -> bool {
-        let Some(index) = self.slab.resolve(key) else {
-            return false;
-        };
+    /// the stored one `will_wake` the same task). Returns `None` if the timer
+    /// already fired, or if `key` is stale; otherwise `Some` of the displaced
+    /// waker, which the caller drops after releasing its lock (a waker's drop
+    /// may run arbitrary code).
+    pub(crate) fn update_waker(&mut self, key: TimerKey, waker: &Waker) -> Option<Option<Waker>> {
+        let index = self.slab.resolve(key)?;
         let entry = self.slab.entry_mut(index);
         if entry.state == State::Fired {
-            return false;
+            return None;
         }
-        store_waker(&mut entry.waker, waker);
-        true
+        Some(store_waker(&mut entry.waker, waker))
+    }
+
+    /// Takes a pending timer's waker out, so that `remove` does not drop it
+    /// under the caller's lock. `None` if fired (its waker was handed out),
+    /// stale, or already taken.
+    pub(crate) fn take_waker(&mut self, key: TimerKey) -> Option<Waker> {
+        let index = self.slab.resolve(key)?;
+        self.slab.entry_mut(index).waker.take()
     }
 
     #[cfg(all(test, not(loom)))] // the driver re-arms by remove + insert; tests inspect
@@ -214,14 +222,14 @@ impl Wheel {
         }
         let entry = self.slab.entry_mut(index);
         entry.deadline = deadline.min(MAX_TICK);
-        store_waker(&mut entry.waker, waker);
+        drop(store_waker(&mut entry.waker, waker));
         self.link(index);
     }
 
     /// Frees the timer's entry (O(1)); its key and every copy become stale.
     /// Returns true if the timer had fired. A stale key is a no-op returning
-    /// false. A pending timer's waker is dropped here, under the caller's
-    /// lock.
+    /// false. A pending timer's waker is dropped here, so callers holding a
+    /// lock take it out first (`take_waker`).
     pub(crate) fn remove(&mut self, key: TimerKey) -> bool {
         let Some(index) = self.slab.resolve(key) else {
             return false;

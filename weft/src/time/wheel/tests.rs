@@ -280,7 +280,7 @@ fn cancel_frees_the_entry_and_stales_the_key() {
     assert!(!h.wheel.remove(b));
     assert!(!h.wheel.is_fired(b));
     let w = h.waker(2);
-    assert!(!h.wheel.update_waker(b, &w));
+    assert!(h.wheel.update_waker(b, &w).is_none());
     h.wheel.reset(b, 50, &w);
     assert_eq!((h.wheel.len(), h.wheel.pending()), (2, 2));
     assert_eq!(h.wheel.next_deadline(), Some(100));
@@ -348,16 +348,17 @@ fn update_waker_swaps_until_fired() {
     let mut h = Harness::new();
     let k = h.insert(1, 100);
     let second = h.waker(2);
-    assert!(h.wheel.update_waker(k, &second));
+    // The first waker is handed back, for the caller to drop unlocked.
+    assert!(matches!(h.wheel.update_waker(k, &second), Some(Some(_))));
 
     // The same waker again: no clone is stored.
     let strong = Arc::strong_count(&h.counters[&2]);
-    assert!(h.wheel.update_waker(k, &second));
+    assert!(h.wheel.update_waker(k, &second).is_some());
     assert_eq!(Arc::strong_count(&h.counters[&2]), strong);
 
     assert_eq!(h.advance(100), [2]);
     assert_eq!(h.hits(1), 0);
-    assert!(!h.wheel.update_waker(k, &second));
+    assert!(h.wheel.update_waker(k, &second).is_none());
     assert!(h.wheel.is_fired(k));
 }
 
@@ -529,7 +530,10 @@ fn run_model(seed: u64, far: bool) {
             let i = rng.below(live.len() as u64) as usize;
             let (id, key, deadline) = live[i];
             let waker = h.waker(id);
-            assert_eq!(h.wheel.update_waker(key, &waker), deadline.is_some());
+            assert_eq!(
+                h.wheel.update_waker(key, &waker).is_some(),
+                deadline.is_some()
+            );
             assert_eq!(h.wheel.is_fired(key), deadline.is_none());
         } else {
             let now = match rng.below(10) {
@@ -618,4 +622,21 @@ fn bench_insert_remove_100k() {
         );
         assert_eq!(wheel.len(), 0);
     }
+}
+
+#[test]
+fn take_waker_then_remove_hands_the_waker_out() {
+    let mut h = Harness::new();
+    let k = h.insert(1, 100);
+    let strong = Arc::strong_count(&h.counters[&1]);
+    let waker = h
+        .wheel
+        .take_waker(k)
+        .expect("a pending timer has its waker");
+    assert!(h.wheel.take_waker(k).is_none());
+    assert!(!h.wheel.remove(k));
+    // Still alive: removing did not drop it; we do.
+    assert_eq!(Arc::strong_count(&h.counters[&1]), strong);
+    drop(waker);
+    assert_eq!(Arc::strong_count(&h.counters[&1]), strong - 1);
 }
