@@ -11,7 +11,8 @@
 //!   must unpark the driver, which then recomputes its timeout; the check
 //!   and the driver's computation happen under the same lock, so a new
 //!   earliest timer cannot be missed.
-//! - Wakers are called after the lock is released.
+//! - Wakers are called, and dropped, after the lock is released: a waker's
+//!   wake or drop may run any code, timer code included.
 
 use super::clock::Clock;
 use super::wheel::{TimerKey, Wheel};
