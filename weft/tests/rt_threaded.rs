@@ -71,6 +71,76 @@ fn idle_workers_steal_from_a_busy_one() {
 }
 
 #[test]
+fn tasks_spawned_before_a_long_poll_run_elsewhere_meanwhile() {
+    // A task spawns work and then blocks its worker (badly, but it happens):
+    // the queued tasks must not wait for the end of that poll.
+    let rt = mt(4);
+    rt.block_on(async {
+        weft::spawn(async {
+            // Let every other worker go to sleep first.
+            thread::sleep(Duration::from_millis(50));
+            let done = Arc::new(AtomicUsize::new(0));
+            for _ in 0..10 {
+                let done = done.clone();
+                drop(weft::spawn(async move {
+                    done.fetch_add(1, Ordering::SeqCst);
+                }));
+            }
+            // The last spawn sits in this worker's LIFO slot; the other 9 are
+            // in its queue, for the other workers to take.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while done.load(Ordering::SeqCst) < 9 && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+            }
+            assert!(
+                done.load(Ordering::SeqCst) >= 9,
+                "queued tasks waited for the blocking poll"
+            );
+        })
+        .await
+        .unwrap();
+    });
+}
+
+#[test]
+fn a_ping_pong_pair_does_not_wake_sleeping_workers() {
+    // Two tasks waking each other run on one worker through the LIFO slot;
+    // every fourth wake goes to the queue (the slot's cap), and the worker
+    // runs it next: waking a sleeper for it would only make that sleeper
+    // find nothing and park again.
+    let rt = mt(4);
+    let parks = || -> u64 {
+        let m = Handle::current().metrics();
+        (0..4).map(|w| m.worker_park_count(w)).sum()
+    };
+    rt.block_on(async {
+        let ping = Arc::new(weft::sync::Notify::new());
+        let pong = Arc::new(weft::sync::Notify::new());
+        let (ping2, pong2) = (ping.clone(), pong.clone());
+        weft::spawn(async move {
+            let ponger = weft::spawn(async move {
+                for _ in 0..2_000 {
+                    ping2.notified().await;
+                    pong2.notify_one();
+                }
+            });
+            // Let every other worker go to sleep first.
+            thread::sleep(Duration::from_millis(50));
+            let before = parks();
+            for _ in 0..2_000 {
+                ping.notify_one();
+                pong.notified().await;
+            }
+            ponger.await.unwrap();
+            let woken = parks() - before;
+            assert!(woken < 20, "{woken} parks during 2,000 rounds");
+        })
+        .await
+        .unwrap();
+    });
+}
+
+#[test]
 fn local_queue_overflows_into_the_global_queue() {
     let rt = mt(1);
     rt.block_on(async {
