@@ -12,7 +12,9 @@
 //!
 //! If the runtime-free servers are no faster than Tokio, the benchmark is
 //! bounded by the client and the kernel, not by the server (BENCHMARKS.md,
-//! "End-to-end: TCP echo").
+//! "End-to-end: TCP echo"). Each table is run twice: with the io suite's
+//! client (a Tokio current_thread runtime) and with a runtime-free mio
+//! client, whose lower cost leaves more of each round trip to the server.
 //!
 //! `cargo run --release -p weft-bench --bin echo_ceiling -- [ROUNDS] [SAMPLES]`
 //! (defaults 5 and 30): each round starts every server afresh, warms up 5
@@ -29,6 +31,137 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 const WARMUP: usize = 5;
+
+/// The two load clients: the io suite's (a Tokio current_thread runtime,
+/// `echo::EchoClient`), and a runtime-free one on mio, whose lower cost per
+/// round trip leaves more of the time to the server.
+enum Client {
+    Tokio(EchoClient),
+    Raw(RawClient),
+}
+
+impl Client {
+    fn connect(kind: &str, addr: SocketAddr, conns: usize) -> Client {
+        match kind {
+            "tokio" => Client::Tokio(EchoClient::connect(addr, conns)),
+            _ => Client::Raw(RawClient::connect(addr, conns)),
+        }
+    }
+
+    fn round(&self) {
+        match self {
+            Client::Tokio(c) => c.round(),
+            Client::Raw(c) => c.round(),
+        }
+    }
+}
+
+/// A runtime-free echo client on one thread: every connection sends its
+/// message, and sends the next as soon as the echo is back, until each has
+/// done its share of `ECHO_ROUND_TRIPS`.
+struct RawClient {
+    go: Option<std::sync::mpsc::Sender<()>>,
+    done: std::sync::mpsc::Receiver<()>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl RawClient {
+    fn connect(addr: SocketAddr, conns: usize) -> RawClient {
+        use mio::net::TcpStream;
+        use mio::{Events, Interest, Poll, Token};
+        use std::io::{ErrorKind, Read, Write};
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+        let thread = thread::spawn(move || {
+            let mut poll = Poll::new().unwrap();
+            let mut streams: Vec<TcpStream> = (0..conns)
+                .map(|i| {
+                    let std = std::net::TcpStream::connect(addr).unwrap();
+                    std.set_nodelay(true).unwrap();
+                    std.set_nonblocking(true).unwrap();
+                    let mut s = TcpStream::from_std(std);
+                    poll.registry()
+                        .register(&mut s, Token(i), Interest::READABLE)
+                        .unwrap();
+                    s
+                })
+                .collect();
+            ready_tx.send(()).unwrap();
+            let per_conn = ECHO_ROUND_TRIPS / conns;
+            let msg = [7u8; ECHO_MSG];
+            let mut buf = [0u8; 4 * ECHO_MSG];
+            let mut events = Events::with_capacity(1024);
+            let send = |s: &mut TcpStream| {
+                // 100 bytes into an empty send buffer: never short in
+                // practice, but loop rather than assume.
+                let mut sent = 0;
+                while sent < ECHO_MSG {
+                    match s.write(&msg[sent..]) {
+                        Ok(n) => sent += n,
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => thread::yield_now(),
+                        Err(e) => panic!("echo client write: {e}"),
+                    }
+                }
+            };
+            while go_rx.recv().is_ok() {
+                // Bytes still expected back, and trips left, per connection.
+                let mut pending = vec![ECHO_MSG; conns];
+                let mut left = vec![per_conn; conns];
+                let mut running = conns;
+                for s in streams.iter_mut() {
+                    send(s);
+                }
+                while running > 0 {
+                    poll.poll(&mut events, None).unwrap();
+                    for ev in events.iter() {
+                        let i = ev.token().0;
+                        loop {
+                            match streams[i].read(&mut buf) {
+                                Ok(0) => panic!("echo server closed the connection"),
+                                Ok(n) => {
+                                    pending[i] -= n;
+                                    if pending[i] == 0 {
+                                        left[i] -= 1;
+                                        if left[i] == 0 {
+                                            running -= 1;
+                                        } else {
+                                            pending[i] = ECHO_MSG;
+                                            send(&mut streams[i]);
+                                        }
+                                    }
+                                }
+                                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                                Err(e) => panic!("echo client read: {e}"),
+                            }
+                        }
+                    }
+                }
+                done_tx.send(()).unwrap();
+            }
+        });
+        ready_rx.recv().expect("raw echo client failed to connect");
+        RawClient {
+            go: Some(go_tx),
+            done: done_rx,
+            thread: Some(thread),
+        }
+    }
+
+    fn round(&self) {
+        self.go.as_ref().unwrap().send(()).unwrap();
+        self.done.recv().unwrap();
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        drop(self.go.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
 
 /// A running server: whatever keeps it alive (a runtime), or nothing for the
 /// runtime-free loops, which exit once their connections close.
@@ -207,39 +340,48 @@ fn main() {
         servers.push("uring");
     }
     println!("TCP echo, {ECHO_MSG}-byte messages, time per {ECHO_ROUND_TRIPS} round trips");
-    println!("(median of {rounds} rounds × median of {samples} samples; ratio = Tokio / server)\n");
-    println!("| connections | {} |", servers.join(" | "));
-    println!("|---:|{}", "---:|".repeat(servers.len()));
-    for conns in [1, 10, 100] {
-        let mut per_server = vec![Vec::new(); servers.len()];
-        for _ in 0..rounds {
-            for (i, server) in servers.iter().enumerate() {
-                let (addr, keep) = start(server, conns);
-                let client = EchoClient::connect(addr, conns);
-                let mut times: Vec<Duration> = (0..WARMUP + samples)
-                    .map(|_| {
-                        let t = Instant::now();
-                        client.round();
-                        t.elapsed()
-                    })
-                    .skip(WARMUP)
-                    .collect();
-                per_server[i].push(median(&mut times));
-                drop(client);
-                drop(keep);
+    println!("(median of {rounds} rounds × median of {samples} samples; ratio = Tokio / server)");
+    for client in ["tokio", "raw"] {
+        println!(
+            "\nclient: {}\n",
+            match client {
+                "tokio" => "the io suite's (a Tokio current_thread runtime)",
+                _ => "runtime-free (mio, one thread)",
             }
+        );
+        println!("| connections | {} |", servers.join(" | "));
+        println!("|---:|{}", "---:|".repeat(servers.len()));
+        for conns in [1, 10, 100] {
+            let mut per_server = vec![Vec::new(); servers.len()];
+            for _ in 0..rounds {
+                for (i, server) in servers.iter().enumerate() {
+                    let (addr, keep) = start(server, conns);
+                    let load = Client::connect(client, addr, conns);
+                    let mut times: Vec<Duration> = (0..WARMUP + samples)
+                        .map(|_| {
+                            let t = Instant::now();
+                            load.round();
+                            t.elapsed()
+                        })
+                        .skip(WARMUP)
+                        .collect();
+                    per_server[i].push(median(&mut times));
+                    drop(load);
+                    drop(keep);
+                }
+            }
+            let medians: Vec<Duration> = per_server.iter_mut().map(|v| median(v)).collect();
+            let cells: Vec<String> = medians
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{:.2} ms ({:.2})",
+                        m.as_secs_f64() * 1e3,
+                        medians[0].as_secs_f64() / m.as_secs_f64()
+                    )
+                })
+                .collect();
+            println!("| {conns} | {} |", cells.join(" | "));
         }
-        let medians: Vec<Duration> = per_server.iter_mut().map(|v| median(v)).collect();
-        let cells: Vec<String> = medians
-            .iter()
-            .map(|m| {
-                format!(
-                    "{:.2} ms ({:.2})",
-                    m.as_secs_f64() * 1e3,
-                    medians[0].as_secs_f64() / m.as_secs_f64()
-                )
-            })
-            .collect();
-        println!("| {conns} | {} |", cells.join(" | "));
     }
 }
