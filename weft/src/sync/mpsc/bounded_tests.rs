@@ -416,3 +416,28 @@ fn closed_receiver_drains_batch_then_ends() {
     assert_eq!(rx.try_recv(), Ok(2));
     assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
 }
+
+#[test]
+fn recv_many_takes_from_the_batch_and_the_queue_behind_it() {
+    let (tx, mut rx) = channel::<u32>(8);
+    tx.try_send(0).unwrap();
+    tx.try_send(1).unwrap();
+    assert_eq!(rx.try_recv(), Ok(0)); // 1 stays in the receiver's batch
+    for i in 2..5 {
+        tx.try_send(i).unwrap();
+    }
+    let mut got = Vec::new();
+    let n = futures::executor::block_on(rx.recv_many(&mut got, 10));
+    assert_eq!(n, 4);
+    assert_eq!(got, [1, 2, 3, 4]);
+    assert_eq!(tx.capacity(), 8);
+    // The limit still holds across the two.
+    for i in 0..5 {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(rx.try_recv(), Ok(0));
+    tx.try_send(5).unwrap();
+    got.clear();
+    assert_eq!(futures::executor::block_on(rx.recv_many(&mut got, 5)), 5);
+    assert_eq!(got, [1, 2, 3, 4, 5]);
+}

@@ -103,12 +103,18 @@ impl<T> RxCore<T> {
         &mut self,
         cx: &mut Context<'_>,
         limit: usize,
-        take: impl FnMut(T),
+        mut take: impl FnMut(T),
     ) -> Poll<usize> {
         if self.batch.0.is_empty() && !ready!(self.chan.poll_refill(cx, &mut self.batch.0)) {
             return Poll::Ready(0);
         }
-        Poll::Ready(self.take_batch(limit, take))
+        let mut n = self.take_batch(limit, &mut take);
+        // The batch ran out before `limit` (only `recv_many` asks for more
+        // than one): take what was sent since, too.
+        if n < limit && matches!(self.chan.try_refill(&mut self.batch.0), Ok(true)) {
+            n += self.take_batch(limit - n, &mut take);
+        }
+        Poll::Ready(n)
     }
 
     pub(super) fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
