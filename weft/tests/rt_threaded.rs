@@ -103,6 +103,79 @@ fn tasks_spawned_before_a_long_poll_run_elsewhere_meanwhile() {
 }
 
 #[test]
+fn without_the_lifo_slot_a_single_wake_is_stealable_at_once() {
+    // With the slot disabled, a task spawned before a blocking poll must be
+    // taken by another worker meanwhile, even when it is the only one.
+    let rt = Builder::new_multi_thread()
+        .worker_threads(4)
+        .disable_lifo_slot()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        weft::spawn(async {
+            // Let every other worker go to sleep first.
+            thread::sleep(Duration::from_millis(50));
+            let done = Arc::new(AtomicBool::new(false));
+            let flag = done.clone();
+            drop(weft::spawn(
+                async move { flag.store(true, Ordering::SeqCst) },
+            ));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !done.load(Ordering::SeqCst) && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+            }
+            assert!(
+                done.load(Ordering::SeqCst),
+                "the spawned task waited for the blocking poll"
+            );
+        })
+        .await
+        .unwrap();
+    });
+}
+
+#[test]
+fn block_in_place_hands_queued_work_to_a_sleeper() {
+    // The thread that takes over the core cannot start while the blocking
+    // pool is full; the queued task must not wait for it.
+    for disable_lifo in [false, true] {
+        let mut builder = Builder::new_multi_thread();
+        builder.worker_threads(2).max_blocking_threads(1);
+        if disable_lifo {
+            builder.disable_lifo_slot();
+        }
+        let rt = builder.build().unwrap();
+        rt.block_on(async {
+            // Occupy the pool's only spare thread for 1 s.
+            drop(task::spawn_blocking(|| {
+                thread::sleep(Duration::from_secs(1))
+            }));
+            weft::spawn(async move {
+                thread::sleep(Duration::from_millis(50));
+                let done = Arc::new(AtomicBool::new(false));
+                let flag = done.clone();
+                drop(weft::spawn(
+                    async move { flag.store(true, Ordering::SeqCst) },
+                ));
+                let ran = task::block_in_place(|| {
+                    let deadline = Instant::now() + Duration::from_millis(800);
+                    while !done.load(Ordering::SeqCst) && Instant::now() < deadline {
+                        thread::sleep(Duration::from_millis(1));
+                    }
+                    done.load(Ordering::SeqCst)
+                });
+                assert!(
+                    ran,
+                    "queued task stranded during block_in_place (lifo off: {disable_lifo})"
+                );
+            })
+            .await
+            .unwrap();
+        });
+    }
+}
+
+#[test]
 fn a_ping_pong_pair_does_not_wake_sleeping_workers() {
     // Two tasks waking each other run on one worker through the LIFO slot;
     // every fourth wake goes to the queue (the slot's cap), and the worker

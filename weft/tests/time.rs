@@ -415,6 +415,45 @@ mod paused {
     }
 
     #[test]
+    fn finished_blocking_work_is_seen_before_time_moves() {
+        // The closure's end must not let the frozen clock jump before the
+        // task awaiting it has been woken: that window let a timeout over
+        // finished work elapse (8–83 times in 3,000 before it was closed).
+        // Two spinning threads widen the window, as a loaded machine does.
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let stop = Arc::new(AtomicBool::new(false));
+        let spinners: Vec<_> = (0..2)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        let mut elapsed = 0;
+        paused_rt().block_on(async {
+            for _ in 0..2_000 {
+                let work = weft::task::spawn_blocking(|| {
+                    std::thread::sleep(Duration::from_micros(100));
+                    7
+                });
+                match time::timeout(Duration::from_secs(3600), work).await {
+                    Ok(got) => assert_eq!(got.unwrap(), 7),
+                    Err(_) => elapsed += 1,
+                }
+            }
+        });
+        stop.store(true, Ordering::Relaxed);
+        for s in spinners {
+            s.join().unwrap();
+        }
+        assert_eq!(elapsed, 0, "a timeout over finished blocking work elapsed");
+    }
+
+    #[test]
     fn a_panicking_blocking_closure_releases_auto_advance() {
         paused_rt().block_on(async {
             let failed = weft::task::spawn_blocking(|| panic!("boom")).await;

@@ -10,6 +10,7 @@ pub(crate) mod pool;
 
 use crate::coop;
 use crate::task::{self, Id, JoinHandle, Notified, RawTask, Schedule, Task, UnownedTask};
+use crate::time::BlockingInFlight;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -21,10 +22,18 @@ pub(crate) type BlockingTask = UnownedTask<BlockingSchedule>;
 pub(crate) type Spawner = pool::Spawner<BlockingTask>;
 
 /// The "scheduler" of blocking tasks: they complete on their first poll.
-pub(crate) struct BlockingSchedule;
+/// It also holds a user closure's [`BlockingInFlight`] mark, so that a
+/// frozen clock stays put until the task's completion has woken whoever
+/// awaits it (`release` runs after that wake).
+pub(crate) struct BlockingSchedule {
+    in_flight: Option<BlockingInFlight>,
+}
 
 impl Schedule for BlockingSchedule {
     fn release(&self, task: RawTask) -> Option<Task<Self>> {
+        if let Some(in_flight) = &self.in_flight {
+            in_flight.finish();
+        }
         // UnownedTask::run gave its owner reference to the running poll;
         // hand it back so completion releases it.
         // SAFETY: that reference is ours to transfer, exactly once.
@@ -67,13 +76,19 @@ impl<F: FnOnce() -> R, R> Future for BlockingFn<F> {
 }
 
 /// Queue `f` on the pool. After shutdown the returned handle resolves to a
-/// cancelled `JoinError`.
-pub(crate) fn spawn_blocking_on<F, R>(spawner: &Spawner, f: F) -> JoinHandle<R>
+/// cancelled `JoinError`. `in_flight` (users' closures on a runtime with
+/// timers) is released once the task has completed and woken its handle.
+pub(crate) fn spawn_blocking_on<F, R>(
+    spawner: &Spawner,
+    f: F,
+    in_flight: Option<BlockingInFlight>,
+) -> JoinHandle<R>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let (task, join) = task::new_unowned(BlockingFn(Some(f)), BlockingSchedule, Id::next());
+    let schedule = BlockingSchedule { in_flight };
+    let (task, join) = task::new_unowned(BlockingFn(Some(f)), schedule, Id::next());
     match spawner.spawn(task) {
         Ok(()) => join,
         Err(SpawnError::Shutdown(task)) => {

@@ -15,7 +15,7 @@
 //! time, so the test runs without real sleeping.
 
 use super::io;
-use crate::loom::{lock, Condvar, Mutex};
+use crate::loom::{lock, AtomicBool, Condvar, Mutex, Ordering};
 use crate::time::driver as time;
 use std::io as stdio;
 use std::sync::Arc;
@@ -37,6 +37,11 @@ struct Inner {
     time: Option<time::Handle>,
     /// Used instead of the poller when I/O is off.
     thread: ThreadWait,
+    /// Set by every `unpark`, cleared when a paused clock's auto-advance
+    /// asks (`time::Handle::park_timeout`): an unpark since the last such
+    /// decision means the runtime may have work it has not seen, so it looks
+    /// again before time moves (a stale flag costs one extra look).
+    woken: AtomicBool,
 }
 
 /// Which drivers to build.
@@ -63,6 +68,7 @@ impl Driver {
                 io: io_handle,
                 time,
                 thread: ThreadWait::default(),
+                woken: AtomicBool::new(false),
             }),
         };
         Ok((Driver { io }, handle))
@@ -73,7 +79,7 @@ impl Driver {
     pub(crate) fn park(&mut self, handle: &Handle, timeout: Option<Duration>) {
         let inner = &handle.inner;
         let timeout = match &inner.time {
-            Some(time) => time.park_timeout(timeout),
+            Some(time) => time.park_timeout(timeout, || inner.woken.swap(false, Ordering::AcqRel)),
             None => timeout,
         };
         match (&mut self.io, &inner.io) {
@@ -89,6 +95,9 @@ impl Driver {
 impl Handle {
     /// Interrupt a thread blocked in [`Driver::park`].
     pub(crate) fn unpark(&self) {
+        // Before the wake-up itself, so a park that sees the wake-up (or
+        // anything published before this call) also sees the flag.
+        self.inner.woken.store(true, Ordering::Release);
         match &self.inner.io {
             Some(io) => io.unpark(),
             None => self.inner.thread.notify(),

@@ -54,21 +54,28 @@ fn two_parkers_share_one_driver() {
 }
 
 #[test]
-fn a_stale_driver_wake_costs_one_spurious_return() {
+fn a_stray_driver_wake_costs_at_most_a_spurious_return() {
     loom::model(|| {
-        let parker = Parker::with_driver(Some(shared_driver()));
+        let shared = shared_driver();
+        let parker = Parker::with_driver(Some(shared.clone()));
         let unparker = parker.unparker();
+        let sent = std::sync::Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let sent2 = sent.clone();
+        // Something else wakes the driver directly (a timer armed earlier
+        // than the parked driver's wake-up, an I/O event): the parker may
+        // return without a token, or find the wake-up left over later.
+        let stray = thread::spawn(move || shared.handle().unpark());
         let t = thread::spawn(move || {
-            unparker.unpark();
+            sent2.store(true, loom::sync::atomic::Ordering::Release);
             unparker.unpark();
         });
-        // Two unparks owe at least one return; a second park must also
-        // return if the second unpark came after the first park ended
-        // (it left a token), and may return early otherwise (a driver
-        // wake-up left over): either way, it never blocks forever.
-        parker.park();
+        // Spurious returns are allowed; a lost unpark (a park that never
+        // returns although one is owed) or a panic of the state machine is
+        // not.
+        while !sent.load(loom::sync::atomic::Ordering::Acquire) {
+            parker.park();
+        }
+        stray.join().unwrap();
         t.join().unwrap();
-        parker.unparker().unpark();
-        parker.park();
     });
 }

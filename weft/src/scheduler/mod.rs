@@ -68,13 +68,8 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        match crate::time::BlockingInFlight::new(self.driver()) {
-            Some(in_flight) => blocking::spawn_blocking_on(self.blocking_spawner(), move || {
-                let _in_flight = in_flight;
-                f()
-            }),
-            None => blocking::spawn_blocking_on(self.blocking_spawner(), f),
-        }
+        let in_flight = crate::time::BlockingInFlight::new(self.driver());
+        blocking::spawn_blocking_on(self.blocking_spawner(), f, in_flight)
     }
 
     pub(crate) fn blocking_spawner(&self) -> &blocking::Spawner {

@@ -65,6 +65,12 @@ impl SharedDriver {
         })
     }
 
+    /// The driver's handle, to wake it directly as timers and I/O do.
+    #[cfg(loom)]
+    pub(crate) fn handle(&self) -> &driver::Handle {
+        &self.handle
+    }
+
     /// Poll the driver without blocking, if no other thread holds it.
     pub(crate) fn poll_now(&self) {
         if let Ok(mut driver) = self.driver.try_lock() {

@@ -12,7 +12,10 @@
 //!   and the driver's computation happen under the same lock, so a new
 //!   earliest timer cannot be missed.
 //! - Wakers are called, and dropped, after the lock is released: a waker's
-//!   wake or drop may run any code, timer code included.
+//!   wake or drop may run any code, timer code included. (A waker is cloned
+//!   into the wheel under the lock; for weft's own wakers that is a
+//!   reference count, and a foreign waker whose clone re-entered the timer
+//!   would be the one case left.)
 
 use super::clock::Clock;
 use super::wheel::{TimerKey, Wheel};
@@ -133,14 +136,29 @@ impl Handle {
     /// How long a park may block, given the caller's own `timeout`. With a
     /// paused clock and no `spawn_blocking` work in flight, a blocking park
     /// moves time to the next timer instead and does not block.
-    pub(crate) fn park_timeout(&self, timeout: Option<Duration>) -> Option<Duration> {
+    ///
+    /// `take_woken` reports (and clears) whether the runtime was unparked
+    /// since it last looked at its tasks: if so, it may have work it has
+    /// not seen (say, the task a finished `spawn_blocking` just woke), so
+    /// time is not moved and the park returns at once to let it look.
+    pub(crate) fn park_timeout(
+        &self,
+        timeout: Option<Duration>,
+        take_woken: impl FnOnce() -> bool,
+    ) -> Option<Duration> {
         let mut state = self.lock();
         let next = state.wheel.next_deadline();
         let blocking = timeout != Some(Duration::ZERO);
         // With `spawn_blocking` work in flight, wait for it (its completion
-        // unparks us) rather than jump over it.
+        // unparks us) rather than jump over it. `can_auto_advance` is read
+        // first: a closure that finished released it after waking its
+        // handle, and that wake's unpark is what `take_woken` sees.
         if self.clock.is_paused() && blocking && self.clock.can_auto_advance() {
             if let Some(tick) = next {
+                if take_woken() {
+                    state.parked_until = None;
+                    return Some(Duration::ZERO);
+                }
                 self.clock.advance_to(self.tick_instant(tick));
                 state.parked_until = None;
                 return Some(Duration::ZERO);

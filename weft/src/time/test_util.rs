@@ -13,12 +13,16 @@
 
 use super::sleep::time_driver;
 use crate::runtime::driver;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// Held by a `spawn_blocking` closure from spawn until it finishes or is
-/// dropped: while any is alive, a frozen clock does not auto-advance.
+/// Marks a `spawn_blocking` closure in flight, from spawn until its task
+/// has completed and woken its `JoinHandle` (`finish`, called by the
+/// blocking task's scheduler on release) or is dropped unrun: while any is
+/// in flight, a frozen clock does not auto-advance.
 pub(crate) struct BlockingInFlight {
     driver: driver::Handle,
+    finished: AtomicBool,
 }
 
 impl BlockingInFlight {
@@ -27,17 +31,27 @@ impl BlockingInFlight {
         driver.time()?.clock().inhibit_auto_advance();
         Some(BlockingInFlight {
             driver: driver.clone(),
+            finished: AtomicBool::new(false),
         })
     }
-}
 
-impl Drop for BlockingInFlight {
-    fn drop(&mut self) {
+    /// The closure's task is done and whoever awaits it has been woken:
+    /// time may move again (once, however often this is called).
+    pub(crate) fn finish(&self) {
+        if self.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let clock = self.driver.time().expect("checked in new").clock();
         if clock.allow_auto_advance() && clock.is_paused() {
             // A parked runtime may be waiting for us to let time move.
             self.driver.unpark();
         }
+    }
+}
+
+impl Drop for BlockingInFlight {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 

@@ -26,7 +26,11 @@
 //! wakes a sleeper at once only if this worker now holds more than one task
 //! (another worker could start on the rest). If the pushed task is all there
 //! is, this worker runs it next, so the decision waits for the poll's end,
-//! when it wakes a sleeper only if more work arrived meanwhile. Two tasks
+//! when it wakes a sleeper only if more work arrived meanwhile. Such a task
+//! waits for the current poll to end, exactly as it would have in the LIFO
+//! slot had the slot not been bypassed; with the slot disabled by
+//! configuration every push notifies at once, and `block_in_place`
+//! notifies for whatever its core holds before handing it over. Two tasks
 //! waking each other through the capped slot otherwise woke a sleeper every
 //! fourth poll, only for it to find the queue already taken and sleep again
 //! (27 futex round trips per 1,000-round `Notify` ping-pong, against 2 now;
@@ -429,8 +433,10 @@ impl Context {
             .take()
             .expect("core gone while polling drivers");
         core.in_driver = false;
-        if core.run_queue.has_tasks() {
-            // Spread what the drivers woke.
+        if core.run_queue.len() + usize::from(core.lifo_slot.is_some()) > 1 {
+            // Spread what the drivers woke, unless all this worker holds is
+            // the one task it runs next (Tokio's test too: a task queued by
+            // the poll that just ended is no reason to wake anyone).
             self.handle().notify_parked();
         }
         core
@@ -531,8 +537,11 @@ impl Handle {
         // the batch instead (the end of `park` / `poll_drivers`). Tokio
         // defers the same way.
         if pushed_to_queue && !core.in_driver {
-            if core.run_queue.len() + usize::from(core.lifo_slot.is_some()) > 1 {
-                // Another worker could start on some of it now.
+            if core.disable_lifo_slot
+                || core.run_queue.len() + usize::from(core.lifo_slot.is_some()) > 1
+            {
+                // Another worker could start on some of it now (and without
+                // the slot, the user asked for every wake to be stealable).
                 self.notify_parked();
             } else {
                 // Only the task we run next: see the poll's end.
@@ -547,7 +556,11 @@ pub(super) fn launch(worker: Arc<Worker>) {
     let spawner = worker.handle.blocking.clone();
     let launch = Launch(Some(worker));
     // The JoinHandle is dropped: the worker thread is detached.
-    drop(blocking::spawn_blocking_on(&spawner, move || launch.run()));
+    drop(blocking::spawn_blocking_on(
+        &spawner,
+        move || launch.run(),
+        None,
+    ));
 }
 
 /// A worker waiting for its thread. If the thread never runs (the pool
@@ -620,6 +633,12 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         }
         if core.is_searching {
             core.transition_from_searching(&cx.worker.handle);
+        }
+        // The replacement thread may be slow to start (the blocking pool
+        // may even be full): let a sleeper take the queued work meanwhile.
+        core.notify_after_poll = false;
+        if core.run_queue.has_tasks() {
+            cx.worker.handle.notify_parked();
         }
         *lock(&cx.worker.core) = Some(core);
         launch(cx.worker.clone());

@@ -441,3 +441,21 @@ fn recv_many_takes_from_the_batch_and_the_queue_behind_it() {
     assert_eq!(futures::executor::block_on(rx.recv_many(&mut got, 5)), 5);
     assert_eq!(got, [1, 2, 3, 4, 5]);
 }
+
+#[test]
+fn cancelled_granted_send_after_close_wakes_the_receiver() {
+    // The slot a waiting send was granted comes back when that send is
+    // dropped; after `close`, that can be what ends the channel.
+    let (tx, mut rx) = channel::<u32>(1);
+    tx.try_send(1).unwrap();
+    let mut send = Box::pin(tx.send(2));
+    assert!(poll(send.as_mut(), Waker::noop()).is_pending());
+    assert_eq!(rx.try_recv(), Ok(1)); // grants the slot to `send`
+    rx.close(); // which keeps it
+    let (woken, waker) = CountWaker::new();
+    let mut recv = Box::pin(rx.recv());
+    assert!(poll(recv.as_mut(), &waker).is_pending());
+    drop(send);
+    assert_eq!(woken.count(), 1);
+    assert_eq!(poll(recv.as_mut(), &waker), Poll::Ready(None));
+}

@@ -6,13 +6,14 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::poll_fn;
+use std::pin::pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use super::error::TrySendError;
 use crate::loom::{lock, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
-use crate::sync::semaphore::{Acquire as SemaphoreAcquire, Semaphore};
+use crate::sync::semaphore::Semaphore;
 use crate::sync::wait_list::WaitList;
-use crate::sync::TryAcquireError;
+use crate::sync::{AcquireError, TryAcquireError};
 
 /// The allocation shared by all handles (behind one `Arc`).
 pub(super) struct Chan<T> {
@@ -239,12 +240,34 @@ impl<T> Chan<T> {
         }
     }
 
-    /// Bounded: a future for one slot, served in FIFO order, failing once
-    /// the receiver closes. It spends the budget when it completes and is
-    /// cancel-safe: a slot granted to a dropped future goes to the next
-    /// waiter.
-    pub(super) fn reserve(&self) -> SemaphoreAcquire<'_> {
-        self.slots().acquire_raw(1)
+    /// Bounded: one slot, served in FIFO order, failing once the receiver
+    /// closes. Spends the budget when it completes. Cancel-safe: a slot
+    /// granted to a dropped future goes back, to the next waiter or (after
+    /// `close`) towards the end of the channel, whose receiver is then woken
+    /// like for an unused permit (invariant 7).
+    pub(super) async fn reserve(&self) -> Result<(), AcquireError> {
+        /// Wakes a closed receiver if the reservation is dropped unfinished.
+        struct OnCancel<'a, T> {
+            chan: &'a Chan<T>,
+            armed: bool,
+        }
+        impl<T> Drop for OnCancel<'_, T> {
+            fn drop(&mut self) {
+                if self.armed {
+                    self.chan.wake_closed_rx();
+                }
+            }
+        }
+        let mut on_cancel = OnCancel {
+            chan: self,
+            armed: true,
+        };
+        // Declared after `on_cancel`, so dropped before it: the slot is back
+        // in the semaphore by the time the receiver is woken.
+        let mut acquire = pin!(self.slots().acquire_raw(1));
+        let res = acquire.as_mut().await;
+        on_cancel.armed = false;
+        res
     }
 
     /// Bounded: a permit's slot receives `value`. If the receiver is gone
@@ -270,9 +293,14 @@ impl<T> Chan<T> {
     /// Bounded: a permit was dropped unused; return its slot.
     pub(super) fn release_reserved(&self) {
         self.slots().release(1);
-        // A closed receiver waits for outstanding permits before it reports
-        // the end of the channel. Taking its waker under the lock orders
-        // this after the release and after the receiver's check (invariant 7).
+        self.wake_closed_rx();
+    }
+
+    /// A slot came back without a message. A closed receiver waits for
+    /// every outstanding slot before it reports the end of the channel:
+    /// wake it. Taking its waker under the lock orders this after the
+    /// release and after the receiver's check (invariant 7).
+    fn wake_closed_rx(&self) {
         let waker = {
             let mut st = self.lock();
             if st.rx_closed {
@@ -413,6 +441,12 @@ impl<T> Chan<T> {
 
     /// `Receiver::close`: no new sends; waiting senders fail (invariant 4).
     pub(super) fn close_rx(&self) {
+        // First the semaphore, so that no send succeeds once `is_closed`
+        // says true. Senders already granted a slot keep it, like permits
+        // (Tokio's rule): closing it fails only those still waiting.
+        if let Some(Padded(slots)) = &self.slots {
+            slots.close();
+        }
         let mut wakers = Vec::new();
         {
             let mut st = self.lock();
@@ -422,11 +456,6 @@ impl<T> Chan<T> {
             st.rx_closed = true;
             self.rx_closed.store(true, Ordering::Release);
             st.closed_waiters.close_all(&mut wakers);
-        }
-        // Senders already granted a slot keep it, like permits (Tokio's
-        // rule): closing the semaphore fails only those still waiting.
-        if let Some(Padded(slots)) = &self.slots {
-            slots.close();
         }
         for w in wakers {
             w.wake();

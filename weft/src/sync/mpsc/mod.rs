@@ -63,10 +63,11 @@
 //!
 //! # Invariants
 //!
-//! There is no `unsafe` code here: the queue is behind one mutex, held for a
-//! few instructions per operation, and a bounded channel's capacity is a
-//! semaphore (as in Tokio, whose bounded channel is its semaphore plus a
-//! lock-free list).
+//! The queue is behind one mutex, held for a few instructions per operation,
+//! and a bounded channel's capacity is a semaphore (as in Tokio, whose
+//! bounded channel is its semaphore plus a lock-free list). The one `unsafe`
+//! item is `Batch`'s `Sync` impl in `receiver.rs` (argued there: a shared
+//! `&Batch` reaches only the batch's length, never a message).
 //!
 //! 1. **One lock for the queue.** The message queue, the receiver's waker,
 //!    the `closed()` waiters and the closed flags live in `Chan::state`
@@ -106,8 +107,9 @@
 //! 7. **No lost wakeup.** The receiver registers its waker under the lock
 //!    after finding the queue empty and the channel not finished; every
 //!    change that could make it ready (a push, the last sender's drop, an
-//!    unused permit's drop after `close`) takes that waker under the lock
-//!    after making the change. The semaphore gives the same guarantee to
+//!    unused permit's drop or a cancelled `send`/`reserve` giving back its
+//!    granted slot after `close`) takes that waker under the lock after
+//!    making the change. The semaphore gives the same guarantee to
 //!    waiting senders.
 
 mod bounded;
