@@ -322,6 +322,18 @@ fn uring_server(conns: usize) -> SocketAddr {
     addr
 }
 
+/// Whether this kernel lets us make an io_uring (it may be disabled by
+/// `kernel.io_uring_disabled` or a seccomp filter): checked up front, since
+/// a server thread that failed to make one would leave its client waiting.
+fn uring_available() -> bool {
+    #[cfg(target_os = "linux")]
+    match io_uring::IoUring::new(8) {
+        Ok(_) => return true,
+        Err(e) => eprintln!("io_uring unavailable ({e}): no uring column"),
+    }
+    false
+}
+
 fn median(v: &mut [Duration]) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -336,7 +348,7 @@ fn main() {
         .next()
         .map_or(30, |a| a.parse().expect("SAMPLES: a number"));
     let mut servers = vec!["tokio", "weft", "mio"];
-    if cfg!(target_os = "linux") {
+    if uring_available() {
         servers.push("uring");
     }
     println!("TCP echo, {ECHO_MSG}-byte messages, time per {ECHO_ROUND_TRIPS} round trips");
