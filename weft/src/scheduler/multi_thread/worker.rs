@@ -164,10 +164,19 @@ impl Core {
     }
 
     pub(super) fn publish_stats(&self, handle: &Handle) {
-        self.stats.publish(
-            &handle.worker_metrics[self.index],
-            self.run_queue.len() + usize::from(self.lifo_slot.is_some()),
-        );
+        self.stats
+            .publish(&handle.worker_metrics[self.index], self.local_tasks());
+    }
+
+    /// Tasks held here: the local queue and the LIFO slot.
+    fn local_tasks(&self) -> usize {
+        self.run_queue.len() + usize::from(self.lifo_slot.is_some())
+    }
+
+    /// Whether this worker holds more than the one task it runs next, so
+    /// that waking a sleeper to take some is worth it.
+    fn has_work_to_share(&self) -> bool {
+        self.local_tasks() > 1
     }
 
     fn next_task(&mut self, handle: &Handle) -> Option<Task> {
@@ -409,9 +418,7 @@ impl Context {
     /// there is more here than the task this worker runs next (see the
     /// module doc, "Notifying from a poll").
     fn notify_after_poll(&self, core: &mut Core) {
-        if std::mem::take(&mut core.notify_after_poll)
-            && core.run_queue.len() + usize::from(core.lifo_slot.is_some()) > 1
-        {
+        if std::mem::take(&mut core.notify_after_poll) && core.has_work_to_share() {
             self.handle().notify_parked();
         }
     }
@@ -433,7 +440,7 @@ impl Context {
             .take()
             .expect("core gone while polling drivers");
         core.in_driver = false;
-        if core.run_queue.len() + usize::from(core.lifo_slot.is_some()) > 1 {
+        if core.has_work_to_share() {
             // Spread what the drivers woke, unless all this worker holds is
             // the one task it runs next (Tokio's test too: a task queued by
             // the poll that just ended is no reason to wake anyone).
@@ -476,9 +483,9 @@ impl Context {
             }
             resumed_at = Instant::now();
             core.busy_since = resumed_at;
-            if core.run_queue.has_tasks() {
-                // The drivers woke more than the LIFO slot holds: now that
-                // we are off the sleepers list, hand some to a sleeper.
+            if core.has_work_to_share() {
+                // The drivers woke more than we run next: now that we are
+                // off the sleepers list, hand some to a sleeper.
                 handle.notify_parked();
             }
         }
@@ -537,9 +544,7 @@ impl Handle {
         // the batch instead (the end of `park` / `poll_drivers`). Tokio
         // defers the same way.
         if pushed_to_queue && !core.in_driver {
-            if core.disable_lifo_slot
-                || core.run_queue.len() + usize::from(core.lifo_slot.is_some()) > 1
-            {
+            if core.disable_lifo_slot || core.has_work_to_share() {
                 // Another worker could start on some of it now (and without
                 // the slot, the user asked for every wake to be stealable).
                 self.notify_parked();
