@@ -22,7 +22,7 @@ use std::task::{Context, Poll};
 /// What a stream type provides so its halves can be built on it. Public
 /// in a private module (sealed): it appears in the halves' bounds, but no
 /// one outside the crate can name or implement it.
-pub trait SplitStream {
+pub trait SplitStream: ReadUninit {
     /// The stream's address type.
     type Addr;
     fn local_addr(&self) -> io::Result<Self::Addr>;
@@ -32,12 +32,6 @@ pub trait SplitStream {
     fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
     fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
-    /// `poll_read` into uninitialized memory (see `PollEvented::poll_read_uninit`).
-    fn poll_read_uninit(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [std::mem::MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>>;
     fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
     fn poll_write_vectored(
         &self,
@@ -265,9 +259,11 @@ impl<S: SplitStream> AsyncRead for OwnedReadHalf<S> {
 
 /// Streams and read halves that can read into uninitialized memory, for
 /// the adapters to hyper's and Tokio's read buffers (`hyper` and `tokio-io`
-/// features).
-#[cfg_attr(not(any(feature = "hyper", feature = "tokio-io")), allow(dead_code))]
-pub(crate) trait ReadUninit {
+/// features). Every [`SplitStream`] is one, so its halves are too. Sealed
+/// like `SplitStream`.
+pub trait ReadUninit {
+    /// `poll_read` into uninitialized memory (see
+    /// `PollEvented::poll_read_uninit`).
     fn poll_read_uninit(
         &self,
         cx: &mut Context<'_>,
@@ -392,14 +388,6 @@ macro_rules! stream_socket_impls {
                 buf: &mut [u8],
             ) -> ::std::task::Poll<::std::io::Result<usize>> {
                 self.io.poll_read(cx, buf)
-            }
-
-            fn poll_read_uninit(
-                &self,
-                cx: &mut ::std::task::Context<'_>,
-                buf: &mut [::std::mem::MaybeUninit<u8>],
-            ) -> ::std::task::Poll<::std::io::Result<usize>> {
-                self.io.poll_read_uninit(cx, buf)
             }
 
             fn poll_write(
