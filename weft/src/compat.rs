@@ -263,31 +263,13 @@ impl<T: futures_io::AsyncBufRead> tokio::io::AsyncBufRead for TokioIo<T> {
 }
 
 impl<T: futures_io::AsyncWrite> tokio::io::AsyncWrite for TokioIo<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write_vectored(cx, bufs)
-    }
+    crate::io::forward_writes_to_inner!();
 
     fn is_write_vectored(&self) -> bool {
         // futures-io cannot say; its default vectored write (first
         // non-empty buffer) is correct either way, and weft's TCP types
         // write natively.
         true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.pin_inner().poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -317,25 +299,7 @@ impl<T: tokio::io::AsyncBufRead> futures_io::AsyncBufRead for TokioIo<T> {
 }
 
 impl<T: tokio::io::AsyncWrite> futures_io::AsyncWrite for TokioIo<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.pin_inner().poll_flush(cx)
-    }
+    crate::io::forward_writes_to_inner!();
 
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.pin_inner().poll_shutdown(cx)

@@ -97,28 +97,10 @@ impl<T: futures_io::AsyncRead> hyper::rt::Read for WeftIo<T> {
 
 // Writes from hyper to a weft stream.
 impl<T: futures_io::AsyncWrite> hyper::rt::Write for WeftIo<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write_vectored(cx, bufs)
-    }
+    crate::io::forward_writes_to_inner!();
 
     fn is_write_vectored(&self) -> bool {
         true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.pin_inner().poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -141,25 +123,7 @@ impl<T: hyper::rt::Read> futures_io::AsyncRead for WeftIo<T> {
 }
 
 impl<T: hyper::rt::Write> futures_io::AsyncWrite for WeftIo<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.pin_inner().poll_write_vectored(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.pin_inner().poll_flush(cx)
-    }
+    crate::io::forward_writes_to_inner!();
 
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.pin_inner().poll_shutdown(cx)

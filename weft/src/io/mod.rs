@@ -38,6 +38,41 @@
 //! # }).unwrap();
 //! ```
 
+/// Inside an adapter's write-trait impl, the three methods every adapter
+/// forwards unchanged to its `pin_inner()` (`poll_write`,
+/// `poll_write_vectored`, `poll_flush`), whichever write trait the inner
+/// type has: `compat::TokioIo` and `hyper::WeftIo`, both directions each.
+/// Each impl still writes its own close and `is_write_vectored`.
+#[cfg(any(feature = "hyper", feature = "tokio-io"))]
+macro_rules! forward_writes_to_inner {
+    () => {
+        fn poll_write(
+            self: ::std::pin::Pin<&mut Self>,
+            cx: &mut ::std::task::Context<'_>,
+            buf: &[u8],
+        ) -> ::std::task::Poll<::std::io::Result<usize>> {
+            self.pin_inner().poll_write(cx, buf)
+        }
+
+        fn poll_write_vectored(
+            self: ::std::pin::Pin<&mut Self>,
+            cx: &mut ::std::task::Context<'_>,
+            bufs: &[::std::io::IoSlice<'_>],
+        ) -> ::std::task::Poll<::std::io::Result<usize>> {
+            self.pin_inner().poll_write_vectored(cx, bufs)
+        }
+
+        fn poll_flush(
+            self: ::std::pin::Pin<&mut Self>,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            self.pin_inner().poll_flush(cx)
+        }
+    };
+}
+#[cfg(any(feature = "hyper", feature = "tokio-io"))]
+pub(crate) use forward_writes_to_inner;
+
 mod async_fd;
 pub(crate) mod poll_evented;
 pub mod util;
