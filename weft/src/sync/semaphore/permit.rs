@@ -48,22 +48,17 @@ impl<'a> SemaphorePermit<'a> {
     /// Panics if the two permits come from different semaphores.
     #[track_caller]
     pub fn merge(&mut self, mut other: Self) {
-        assert!(
+        merge_counts(
+            &mut self.permits,
+            &mut other.permits,
             std::ptr::eq(self.sem, other.sem),
-            "merging permits from different semaphores"
         );
-        self.permits += other.permits;
-        other.permits = 0;
     }
 
     /// Splits `n` permits off into a new guard, or returns `None` if this
     /// guard holds fewer than `n`.
     pub fn split(&mut self, n: usize) -> Option<Self> {
-        let n = u32::try_from(n).ok()?;
-        if n > self.permits {
-            return None;
-        }
-        self.permits -= n;
+        let n = split_count(&mut self.permits, n)?;
         Some(SemaphorePermit {
             sem: self.sem,
             permits: n,
@@ -95,27 +90,38 @@ impl OwnedSemaphorePermit {
     /// Panics if the two permits come from different semaphores.
     #[track_caller]
     pub fn merge(&mut self, mut other: Self) {
-        assert!(
+        merge_counts(
+            &mut self.permits,
+            &mut other.permits,
             Arc::ptr_eq(&self.sem, &other.sem),
-            "merging permits from different semaphores"
         );
-        self.permits += other.permits;
-        other.permits = 0;
     }
 
     /// Splits `n` permits off into a new guard, or returns `None` if this
     /// guard holds fewer than `n`.
     pub fn split(&mut self, n: usize) -> Option<Self> {
-        let n = u32::try_from(n).ok()?;
-        if n > self.permits {
-            return None;
-        }
-        self.permits -= n;
+        let n = split_count(&mut self.permits, n)?;
         Some(OwnedSemaphorePermit {
             sem: self.sem.clone(),
             permits: n,
         })
     }
+}
+
+/// `merge`'s bookkeeping for both guard types: `from`'s permits move to
+/// `into`, after checking that both came from the same semaphore.
+#[track_caller]
+fn merge_counts(into: &mut u32, from: &mut u32, same_semaphore: bool) {
+    assert!(same_semaphore, "merging permits from different semaphores");
+    *into += std::mem::take(from);
+}
+
+/// `split`'s bookkeeping for both guard types: takes `n` of `permits`, or
+/// `None` if there are fewer.
+fn split_count(permits: &mut u32, n: usize) -> Option<u32> {
+    let n = u32::try_from(n).ok()?;
+    *permits = permits.checked_sub(n)?;
+    Some(n)
 }
 
 impl Drop for SemaphorePermit<'_> {
