@@ -3,6 +3,27 @@
 //! Every operation that can complete spends one unit of the task's
 //! cooperative budget first (see `weft::task::coop`).
 
+/// The impls of a channel's `SendError<T>(pub T)` (mpsc, broadcast and
+/// watch each have their own type, as in Tokio): `Debug` that does not
+/// require `T: Debug`, `Display` ("channel closed") and `Error`.
+macro_rules! send_error_impls {
+    ($t:ident) => {
+        impl<T> ::std::fmt::Debug for $t<T> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.debug_struct(stringify!($t)).finish_non_exhaustive()
+            }
+        }
+
+        impl<T> ::std::fmt::Display for $t<T> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str("channel closed")
+            }
+        }
+
+        impl<T> ::std::error::Error for $t<T> {}
+    };
+}
+
 pub mod broadcast;
 pub mod mpsc;
 pub mod oneshot;

@@ -8,19 +8,7 @@ use std::fmt;
 #[derive(PartialEq, Eq, Clone, Copy)]
 pub struct SendError<T>(pub T);
 
-impl<T> fmt::Debug for SendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendError").finish_non_exhaustive()
-    }
-}
-
-impl<T> fmt::Display for SendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("channel closed")
-    }
-}
-
-impl<T> std::error::Error for SendError<T> {}
+send_error_impls!(SendError);
 
 /// Error returned by [`Sender::try_send`](super::Sender::try_send) (and,
 /// with `T = ()`, by [`Sender::try_reserve`](super::Sender::try_reserve)).
