@@ -53,6 +53,17 @@ struct State<T> {
 #[repr(align(128))]
 struct Padded<T>(T);
 
+/// The outcome of [`Chan::refill`].
+#[must_use]
+pub(super) enum Refill {
+    /// The batch now holds every message that was queued.
+    Refilled,
+    /// Nothing queued yet (the waker, if given, is registered).
+    Empty,
+    /// Nothing queued, and nothing ever will be.
+    Ended,
+}
+
 /// A task's entry in `State::closed_waiters`, a crate-level [`WaitList`].
 /// An entry is queued (linked) exactly while it is `Waiting`: the receiver's
 /// close unlinks it and records the outcome here, and the future holding its
@@ -392,43 +403,31 @@ impl<T> Chan<T> {
     }
 
     /// The receiver's batch is empty: move the whole shared queue into it
-    /// (one lock for many messages, invariant 3), or register the receiver's
-    /// waker. `Ready(false)` means the channel has ended.
-    pub(super) fn poll_refill(&self, cx: &mut Context<'_>, batch: &mut VecDeque<T>) -> Poll<bool> {
+    /// (one lock for many messages, invariant 3). With nothing there and the
+    /// channel not ended, `waker` (if any) is registered to be woken by the
+    /// next change (invariant 7).
+    pub(super) fn refill(&self, batch: &mut VecDeque<T>, waker: Option<&Waker>) -> Refill {
         debug_assert!(batch.is_empty());
         let mut old = None;
         let res = {
             let mut st = self.lock();
             if !st.queue.is_empty() {
                 std::mem::swap(&mut st.queue, batch);
-                Poll::Ready(true)
+                Refill::Refilled
             } else if self.is_finished_locked(&st) {
-                Poll::Ready(false)
+                Refill::Ended
             } else {
-                match &st.rx_waker {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    _ => old = st.rx_waker.replace(cx.waker().clone()),
+                if let Some(waker) = waker {
+                    match &st.rx_waker {
+                        Some(w) if w.will_wake(waker) => {}
+                        _ => old = st.rx_waker.replace(waker.clone()),
+                    }
                 }
-                Poll::Pending
+                Refill::Empty
             }
         };
         drop(old);
         res
-    }
-
-    /// `try_recv`'s refill: `Ok(true)` refilled, `Ok(false)` nothing yet,
-    /// `Err(())` the channel has ended.
-    pub(super) fn try_refill(&self, batch: &mut VecDeque<T>) -> Result<bool, ()> {
-        debug_assert!(batch.is_empty());
-        let mut st = self.lock();
-        if !st.queue.is_empty() {
-            std::mem::swap(&mut st.queue, batch);
-            Ok(true)
-        } else if self.is_finished_locked(&st) {
-            Err(())
-        } else {
-            Ok(false)
-        }
     }
 
     /// `n` messages left the receiver's batch: their slots are free again

@@ -10,7 +10,7 @@ use std::fmt;
 use std::future::poll_fn;
 use std::task::{ready, Context, Poll};
 
-use super::chan::Chan;
+use super::chan::{Chan, Refill};
 use super::error::TryRecvError;
 use crate::loom::Arc;
 
@@ -74,10 +74,10 @@ impl<T> RxCore<T> {
 
     pub(super) fn try_recv(&mut self) -> Result<T, TryRecvError> {
         if self.batch.0.is_empty() {
-            match self.chan.try_refill(&mut self.batch.0) {
-                Ok(true) => {}
-                Ok(false) => return Err(TryRecvError::Empty),
-                Err(()) => return Err(TryRecvError::Disconnected),
+            match self.chan.refill(&mut self.batch.0, None) {
+                Refill::Refilled => {}
+                Refill::Empty => return Err(TryRecvError::Empty),
+                Refill::Ended => return Err(TryRecvError::Disconnected),
             }
         }
         let mut out = None;
@@ -105,13 +105,17 @@ impl<T> RxCore<T> {
         limit: usize,
         mut take: impl FnMut(T),
     ) -> Poll<usize> {
-        if self.batch.0.is_empty() && !ready!(self.chan.poll_refill(cx, &mut self.batch.0)) {
-            return Poll::Ready(0);
+        if self.batch.0.is_empty() {
+            match self.chan.refill(&mut self.batch.0, Some(cx.waker())) {
+                Refill::Refilled => {}
+                Refill::Empty => return Poll::Pending,
+                Refill::Ended => return Poll::Ready(0),
+            }
         }
         let mut n = self.take_batch(limit, &mut take);
         // The batch ran out before `limit` (only `recv_many` asks for more
         // than one): take what was sent since, too.
-        if n < limit && matches!(self.chan.try_refill(&mut self.batch.0), Ok(true)) {
+        if n < limit && matches!(self.chan.refill(&mut self.batch.0, None), Refill::Refilled) {
             n += self.take_batch(limit - n, &mut take);
         }
         Poll::Ready(n)
