@@ -12,8 +12,11 @@
 //! Also owns the count of `spawn_blocking` closures in flight: while it is
 //! above zero a frozen clock does not jump to the next timer on its own
 //! (Tokio's rule), since a blocking closure is work the runtime cannot see.
+//! Its handshake with the driver's unpark flag is loom-modelled in
+//! `loom_auto_advance.rs`.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use crate::loom::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 

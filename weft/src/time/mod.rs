@@ -26,6 +26,8 @@ pub(crate) mod driver;
 pub mod error;
 mod instant;
 mod interval;
+#[cfg(all(test, loom))]
+mod loom_auto_advance;
 mod sleep;
 mod test_util;
 mod timeout;
