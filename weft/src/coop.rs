@@ -4,7 +4,8 @@
 //! API. Each time a scheduler polls a task it calls [`budget`], which gives the
 //! poll [`INITIAL_BUDGET`] units. Every weft resource that could return `Ready`
 //! calls [`poll_proceed`] first: it spends one unit, or, when none are left,
-//! wakes the task and returns `Pending`, so a task that always finds work ready
+//! defers the task's wake-up like a `yield_now` (scheduler/defer.rs) and
+//! returns `Pending`, so a task that always finds work ready
 //! (a hot channel, a socket that always has data) still gives its worker back.
 //!
 //! Invariants:
@@ -125,9 +126,10 @@ pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     match outcome {
         Ok(Poll::Ready(guard)) => Poll::Ready(guard),
         Ok(Poll::Pending) => {
-            // Yield: the scheduler sees the self-wake and puts the task at the
-            // back of its queue, behind the work it has been starving.
-            cx.waker().wake_by_ref();
+            // Yield as `yield_now` does: the task runs again after the work
+            // it has been starving *and* after the drivers have delivered
+            // what is ready (scheduler/defer.rs), as Tokio's budget does.
+            crate::runtime::context::defer(cx.waker());
             Poll::Pending
         }
         // Thread-local already destroyed: behave as unconstrained.

@@ -51,10 +51,6 @@ impl pool::Job for BlockingTask {
     fn run(self) {
         UnownedTask::run(self);
     }
-
-    fn cancel(self) {
-        UnownedTask::shutdown(self);
-    }
 }
 
 /// Runs a closure to completion on its first poll.

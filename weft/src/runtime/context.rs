@@ -57,25 +57,35 @@ pub(crate) fn try_current() -> Option<scheduler::Handle> {
 #[must_use = "the handle is current only while the guard lives"]
 pub(crate) struct SetCurrentGuard {
     prev: Option<scheduler::Handle>,
-    depth: usize,
+    /// `None`: the thread-local was already destroyed and nothing was set.
+    depth: Option<usize>,
 }
 
+/// Make `handle` current until the guard drops. While the thread's locals
+/// are being destroyed (a runtime kept in a `thread_local!` shutting down
+/// at thread exit) nothing can be set; the guard is then inert and code in
+/// that shutdown sees no current runtime.
 pub(crate) fn set_current(handle: &scheduler::Handle) -> SetCurrentGuard {
-    HANDLE.with(|h| {
-        let mut h = h.borrow_mut();
-        h.depth += 1;
-        let prev = h.current.replace(handle.clone());
-        SetCurrentGuard {
-            prev,
-            depth: h.depth,
-        }
-    })
+    HANDLE
+        .try_with(|h| {
+            let mut h = h.borrow_mut();
+            h.depth += 1;
+            let prev = h.current.replace(handle.clone());
+            SetCurrentGuard {
+                prev,
+                depth: Some(h.depth),
+            }
+        })
+        .unwrap_or(SetCurrentGuard {
+            prev: None,
+            depth: None,
+        })
 }
 
 impl Drop for SetCurrentGuard {
     fn drop(&mut self) {
         let prev = self.prev.take();
-        let depth = self.depth;
+        let Some(depth) = self.depth else { return };
         let _ = HANDLE.try_with(|h| {
             let mut h = h.borrow_mut();
             if h.depth != depth {
@@ -166,6 +176,14 @@ pub(crate) fn with_scheduler<R>(f: impl FnOnce(Option<&scheduler::Context>) -> R
     // SAFETY: `set_scheduler` keeps the context alive and registered only
     // for the duration of its closure (module invariant).
     f(ptr.map(|p| unsafe { p.as_ref() }))
+}
+
+/// Wake `waker` once this thread's scheduler has polled its drivers (a
+/// yield; see scheduler/defer.rs), or at once outside a scheduler.
+pub(crate) fn defer(waker: &std::task::Waker) {
+    if !with_scheduler(|cx| cx.is_some_and(|cx| cx.defer(waker))) {
+        waker.wake_by_ref();
+    }
 }
 
 /// Count a forced yield on the current runtime (called by coop).

@@ -128,8 +128,10 @@ impl Handle {
     /// When called from inside a runtime.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        let allow_block_in_place = matches!(self.inner, scheduler::Handle::MultiThread(_));
-        let _enter = context::enter_runtime(allow_block_in_place);
+        // This thread is no worker, so `block_in_place` inside has no core to
+        // hand over and just runs its closure (as in Tokio, whatever the
+        // flavour).
+        let _enter = context::enter_runtime(true);
         let _current = context::set_current(&self.inner);
         super::park_thread::block_on(future)
     }

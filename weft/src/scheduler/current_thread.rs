@@ -12,8 +12,9 @@
 //! Shutdown order (required by task/list.rs): close the inject queue, forget
 //! the local queue's entries, then cancel every owned task.
 
+use super::defer::{self, Defer};
 use super::inject::Inject;
-use super::park::{Parker, Unparker};
+use super::park::{Parked, Parker, Unparker};
 use super::{Config, Drivers};
 use crate::blocking;
 use crate::coop;
@@ -53,6 +54,8 @@ pub(crate) struct Handle {
 
 struct Core {
     tasks: VecDeque<Notified<Arc<Handle>>>,
+    /// Yielded wakers, woken after the next driver poll (defer.rs).
+    deferred: Defer,
     tick: u32,
     stats: WorkerStats,
 }
@@ -85,6 +88,7 @@ impl CurrentThread {
         });
         let core = Box::new(Core {
             tasks: VecDeque::with_capacity(64),
+            deferred: Defer::default(),
             tick: 0,
             stats: WorkerStats::default(),
         });
@@ -238,11 +242,14 @@ impl Context {
                     task
                 });
                 let Some(task) = next else {
-                    if handle.woken.load(Ordering::Acquire) {
-                        // The block_on future is ready again: do not sleep,
-                        // but let the drivers deliver first, or a future
-                        // that keeps waking itself would starve them.
+                    let has_deferred = self.with_core(|core| !core.deferred.is_empty());
+                    if handle.woken.load(Ordering::Acquire) || has_deferred {
+                        // The block_on future is ready again, or tasks
+                        // yielded: do not sleep, but let the drivers deliver
+                        // first, or a future that keeps waking itself would
+                        // starve them.
                         handle.drivers.poll_now();
+                        self.wake_deferred();
                     } else {
                         self.park(&mut busy_since);
                     }
@@ -255,6 +262,32 @@ impl Context {
             // starved by a busy queue.
             self.with_core(|core| core.stats.publish(&handle.worker_metrics, core.tasks.len()));
             handle.drivers.poll_now();
+            self.wake_deferred();
+        }
+    }
+
+    /// Wake the tasks that yielded; the drivers were just polled.
+    fn wake_deferred(&self) {
+        let mut wakers = self.with_core(|core| core.deferred.take());
+        if wakers.is_empty() {
+            return;
+        }
+        // Outside the core's borrow: each wake pushes to the core's queue.
+        defer::wake_all(&mut wakers);
+        self.with_core(|core| core.deferred.recycle(wakers));
+    }
+
+    /// See [`super::Context::defer`].
+    pub(super) fn defer(&self, waker: &Waker) -> bool {
+        match self.core.try_borrow_mut() {
+            Ok(mut core) => match core.as_mut() {
+                Some(core) => {
+                    core.deferred.push(waker);
+                    true
+                }
+                None => false,
+            },
+            Err(_) => false,
         }
     }
 
@@ -270,8 +303,13 @@ impl Context {
         }
         // before_park may have scheduled work; do not sleep on it.
         let has_work = self.with_core(|core| !core.tasks.is_empty()) || !handle.inject.is_empty();
-        if !has_work {
-            handle.parker.park();
+        let polled_driver = !has_work && handle.parker.park() == Parked::InDriver;
+        if !polled_driver {
+            // Woken before sleeping (say, before_park woke the block_on
+            // future): poll the drivers anyway. A caller that drives the
+            // runtime in short `block_on` bursts would otherwise never let
+            // a timer or socket event through.
+            handle.drivers.poll_now();
         }
         if let Some(f) = &handle.config.after_unpark {
             f();

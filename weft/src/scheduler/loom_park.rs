@@ -28,7 +28,7 @@ fn unpark_reaches_a_parker_in_the_driver() {
         let unparker = parker.unparker();
         let t = thread::spawn(move || unparker.unpark());
         // The only parker: it takes the driver and blocks there.
-        parker.park();
+        let _ = parker.park();
         t.join().unwrap();
     });
 }
@@ -47,7 +47,7 @@ fn two_parkers_share_one_driver() {
             ub.unpark();
             ua.unpark();
         });
-        a.park();
+        let _ = a.park();
         tb.join().unwrap();
         t.join().unwrap();
     });
@@ -73,7 +73,7 @@ fn a_stray_driver_wake_costs_at_most_a_spurious_return() {
         // returns although one is owed) or a panic of the state machine is
         // not.
         while !sent.load(loom::sync::atomic::Ordering::Acquire) {
-            parker.park();
+            let _ = parker.park();
         }
         stray.join().unwrap();
         t.join().unwrap();

@@ -5,6 +5,7 @@
 //! queue, the parker).
 
 pub(crate) mod current_thread;
+pub(crate) mod defer;
 pub(crate) mod inject;
 #[cfg(all(test, loom))]
 mod loom_park;
@@ -45,6 +46,18 @@ impl WeakHandle {
 pub(crate) enum Context {
     CurrentThread(current_thread::Context),
     MultiThread(multi_thread::Context),
+}
+
+impl Context {
+    /// Park `waker` until this scheduler has polled its drivers (see
+    /// defer.rs). Returns false if it could not (no core on this thread):
+    /// the caller then wakes it at once.
+    pub(crate) fn defer(&self, waker: &std::task::Waker) -> bool {
+        match self {
+            Context::CurrentThread(cx) => cx.defer(waker),
+            Context::MultiThread(cx) => cx.defer(waker),
+        }
+    }
 }
 
 impl Handle {

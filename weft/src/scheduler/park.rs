@@ -103,8 +103,8 @@ impl Parker {
     }
 
     /// Block until unparked (returns at once if a token is pending).
-    pub(crate) fn park(&self) {
-        self.inner.park();
+    pub(crate) fn park(&self) -> Parked {
+        self.inner.park()
     }
 }
 
@@ -112,6 +112,17 @@ impl Unparker {
     pub(crate) fn unpark(&self) {
         self.inner.unpark();
     }
+}
+
+/// How a [`Parker::park`] ended.
+#[must_use = "the caller may need to poll the drivers itself"]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parked {
+    /// It blocked in the driver, which dispatched what was ready.
+    InDriver,
+    /// It consumed a pending token or slept on the condvar: the drivers
+    /// were not polled by this thread.
+    Elsewhere,
 }
 
 /// The outcome of [`Inner::announce_park`].
@@ -124,22 +135,22 @@ enum Announced {
 }
 
 impl Inner {
-    fn park(&self) {
+    fn park(&self) -> Parked {
         // Fast path: consume a pending token without locking.
         if self
             .state
             .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Acquire)
             .is_ok()
         {
-            return;
+            return Parked::Elsewhere;
         }
         if let Some(shared) = &self.driver {
             if let Ok(mut driver) = shared.driver.try_lock() {
-                self.park_driver(&mut driver, &shared.handle);
-                return;
+                return self.park_driver(&mut driver, &shared.handle);
             }
         }
         self.park_condvar();
+        Parked::Elsewhere
     }
 
     /// EMPTY → `parked`, or consume a token that arrived meanwhile.
@@ -158,9 +169,9 @@ impl Inner {
         }
     }
 
-    fn park_driver(&self, driver: &mut Driver, handle: &driver::Handle) {
+    fn park_driver(&self, driver: &mut Driver, handle: &driver::Handle) -> Parked {
         if self.announce_park(PARKED_DRIVER) == Announced::Notified {
-            return;
+            return Parked::Elsewhere;
         }
         driver.park(handle, None);
         // Either an unpark (NOTIFIED) or an event/timer woke us: both mean
@@ -169,6 +180,7 @@ impl Inner {
             NOTIFIED | PARKED_DRIVER => {}
             actual => panic!("inconsistent park state {actual} after a driver park"),
         }
+        Parked::InDriver
     }
 
     fn park_condvar(&self) {

@@ -74,7 +74,11 @@ unsafe fn poll_future<T: Future, S>(cell: &Cell<T, S>, ptr: NonNull<Header>) -> 
     let waker = unsafe { waker_ref(ptr) };
     let mut cx = Context::from_waker(&waker);
     let polled = catch_unwind(AssertUnwindSafe(|| {
-        cell.core.stage.with_mut(|stage| {
+        // A panicking poll drops the future during the unwind, inside this
+        // catch, as Tokio does: its destructors see `thread::panicking()`
+        // and the task id, and the stage is empty when the catch returns.
+        let drop_on_unwind = DropStageOnUnwind(cell);
+        let polled = cell.core.stage.with_mut(|stage| {
             // SAFETY: RUNNING gives exclusive access to the stage.
             let stage = unsafe { &mut *stage };
             let Stage::Running(fut) = stage else {
@@ -84,17 +88,22 @@ unsafe fn poll_future<T: Future, S>(cell: &Cell<T, S>, ptr: NonNull<Header>) -> 
             // moved until it is dropped in place.
             let fut = unsafe { Pin::new_unchecked(fut) };
             fut.poll(&mut cx)
-        })
+        });
+        std::mem::forget(drop_on_unwind);
+        polled
     }));
     let output = match polled {
         Ok(Poll::Pending) => return false,
-        Ok(Poll::Ready(out)) => Ok(out),
-        Err(payload) => Err(JoinError::panic(id, payload)),
-    };
-    // Drop the future before publishing the output; its drop may panic too.
-    // SAFETY: still holding RUNNING.
-    let output = match unsafe { drop_stage(cell) } {
-        Ok(()) => output,
+        Ok(Poll::Ready(out)) => {
+            // Drop the future before publishing the output; its drop may
+            // panic too.
+            // SAFETY: still holding RUNNING.
+            match unsafe { drop_stage(cell) } {
+                Ok(()) => Ok(out),
+                Err(payload) => Err(JoinError::panic(id, payload)),
+            }
+        }
+        // The guard already dropped the future.
         Err(payload) => Err(JoinError::panic(id, payload)),
     };
     // SAFETY: still holding RUNNING.
@@ -102,9 +111,24 @@ unsafe fn poll_future<T: Future, S>(cell: &Cell<T, S>, ptr: NonNull<Header>) -> 
     true
 }
 
+/// Empties the stage when dropped: armed around a poll and forgotten when
+/// the poll returns, so it runs only while a panic unwinds out of the poll.
+struct DropStageOnUnwind<'a, T: Future, S>(&'a Cell<T, S>);
+
+impl<T: Future, S> Drop for DropStageOnUnwind<'_, T, S> {
+    fn drop(&mut self) {
+        // SAFETY: armed only by `poll_future`, whose caller holds RUNNING.
+        unsafe { store(self.0, Stage::Consumed) };
+    }
+}
+
+/// Drop what the stage holds (future or output) with the task's id
+/// current, catching a panic of its destructor.
+///
 /// # Safety
 /// Caller has exclusive access to the stage (module rules in core.rs).
 unsafe fn drop_stage<T: Future, S>(cell: &Cell<T, S>) -> Result<(), Box<dyn Any + Send>> {
+    let _id_guard = TaskIdGuard::enter(cell.header.id);
     catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: forwarded caller contract.
         unsafe { store(cell, Stage::Consumed) }
@@ -152,7 +176,7 @@ unsafe fn complete<T: Future, S: Schedule>(ptr: NonNull<Header>) {
         if !prev.is_join_interested() {
             // Nobody will read the output.
             // SAFETY: without JOIN_INTEREST the completer owns the output.
-            unsafe { store(cell, Stage::Consumed) };
+            let _ = unsafe { drop_stage(cell) };
         } else if prev.is_join_waker_set() {
             cell.trailer.waker.with(|w| {
                 // SAFETY: JOIN_WAKER is set, so the runtime may read the slot.
@@ -269,10 +293,11 @@ pub(super) unsafe fn drop_join_handle<T: Future, S>(ptr: NonNull<Header>) {
     let cell = unsafe { cell::<T, S>(ptr) };
     let todo = cell.header.state.transition_to_join_handle_dropped();
     if todo.drop_output {
-        // The output's destructor runs on the dropping thread; a panic in it
-        // is the handle owner's to see, like any other drop.
+        // The output's destructor runs on the dropping thread with the
+        // task's id current; a panic in it is caught, as Tokio does, so
+        // dropping a handle never panics.
         // SAFETY: the handle owns the output of a complete task.
-        unsafe { store(cell, Stage::Consumed) };
+        let _ = unsafe { drop_stage(cell) };
     }
     if todo.drop_waker {
         // SAFETY: the transition says the slot is ours.

@@ -12,7 +12,7 @@ use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{ready, Context, Poll, Wake, Waker};
 
 /// A set of tasks spawned together. Dropping the set aborts every task in
 /// it.
@@ -144,36 +144,61 @@ impl<T> JoinSet<T> {
     }
 
     /// The result of a task that has already finished, if any, without
-    /// waiting.
+    /// waiting. It spends no coop budget (it cannot yield), as in Tokio.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
-        let waker = Waker::noop();
-        let mut cx = Context::from_waker(waker);
-        match self.poll_join_next(&mut cx) {
-            Poll::Ready(r) => r,
-            Poll::Pending => None,
-        }
+        self.take_finished()
     }
 
     /// Poll for the next finished task.
+    ///
+    /// Spends one unit of the task's coop budget per call (as any resource
+    /// does); with the budget spent it returns `Pending` once and wakes the
+    /// task to be polled again.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
-        *self.shared.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
+        let coop = ready!(crate::coop::poll_proceed(cx));
+        // The replaced waker drops after the lock is released: its drop may
+        // run user code that wakes a member back into this set.
+        let _replaced = self
+            .shared
+            .waiter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(cx.waker().clone());
+        match self.take_finished() {
+            Some(res) => {
+                coop.made_progress();
+                Poll::Ready(Some(res))
+            }
+            None => Poll::Pending,
+        }
+    }
+
+    /// Poll the members on the ready list until one has finished.
+    ///
+    /// Members are polled without a budget: a member's `JoinHandle` that
+    /// found the budget spent would wake its own waker, which puts it back
+    /// on the ready list, and this loop would spin on it forever. Unbudgeted,
+    /// `Pending` means the task really is still running, and its waker is
+    /// registered for when it finishes.
+    fn take_finished(&mut self) -> Option<Result<T, JoinError>> {
         loop {
-            let Some(slot) = self.lock_ready().pop() else {
-                return Poll::Pending;
-            };
+            let slot = self.lock_ready().pop()?;
             let Some(member) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
                 continue;
             };
             member.notify.queued.store(false, Ordering::Release);
             let mut member_cx = Context::from_waker(&member.waker);
-            if let Poll::Ready(res) = Pin::new(&mut member.handle).poll(&mut member_cx) {
+            let polled = crate::coop::with_unconstrained(|| {
+                Pin::new(&mut member.handle).poll(&mut member_cx)
+            });
+            if let Poll::Ready(res) = polled {
                 self.slots[slot] = None;
                 self.free.push(slot);
                 self.len -= 1;
-                return Poll::Ready(Some(res));
+                return Some(res);
             }
         }
     }

@@ -4,8 +4,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Yield to the scheduler: the task goes to the back of its worker's run
-/// queue (never the LIFO slot) and continues after the tasks ahead of it.
+/// Yield to the scheduler: the task continues after the tasks that are
+/// ready now *and* after the I/O and timer drivers have been polled, as in
+/// Tokio. On current_thread, `block_on`'s future gets its turn in between
+/// too. Outside a runtime's thread it wakes itself at once.
 ///
 /// ```
 /// # weft::runtime::Runtime::new().unwrap().block_on(async {
@@ -30,8 +32,7 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.yielded = true;
-        // A wake during its own poll is treated as a yield by the scheduler.
-        cx.waker().wake_by_ref();
+        crate::runtime::context::defer(cx.waker());
         Poll::Pending
     }
 }

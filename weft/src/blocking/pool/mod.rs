@@ -27,8 +27,12 @@
 //!   (including `before_stop` and the wrapper); it can exceed
 //!   `num_threads` while leaving threads wind down. Shutdown waits on it.
 //! - **Exactly once.** Jobs are only queued while `shutdown` is false, and
-//!   shutdown empties the queue in the same critical section that sets the
-//!   flag, so every accepted job is either run once or cancelled once.
+//!   a thread leaves only after seeing the queue empty (under the lock), so
+//!   every accepted job runs exactly once, shutdown or not: a queued job has
+//!   a thread that will look at the queue again (see "Slots"). Shutdown does
+//!   not cancel queued work, as in Tokio, whose busy threads keep draining
+//!   the queue: a closure handed to `spawn_blocking` before shutdown runs and
+//!   its `JoinHandle` yields its value.
 //! - **Handles.** `workers` holds the `JoinHandle` of every thread shutdown
 //!   should join. Threads are started under the lock, so a handle is
 //!   registered before its thread can leave; a thread leaving on keep-alive
@@ -49,12 +53,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-/// A unit of blocking work. `run` executes it; `cancel` is called instead for
-/// a job that was queued but never started when the pool shut down (so its
-/// JoinHandle sees a cancellation).
+/// A unit of blocking work, run once by one of the pool's threads.
 pub(crate) trait Job: Send + 'static {
     fn run(self);
-    fn cancel(self);
 }
 
 /// Called with the thread's whole life as a closure; must call it once.
@@ -208,8 +209,8 @@ impl<J: Job> BlockingPool<J> {
         &self.spawner
     }
 
-    /// Stop accepting jobs, cancel queued jobs, let running ones finish, and
-    /// wait for the threads to exit — at most `timeout` (None = wait forever).
+    /// Stop accepting jobs, let queued and running ones finish, and wait for
+    /// the threads to exit — at most `timeout` (None = wait forever).
     /// Idempotent: later calls return at once. If the wait times out, the
     /// remaining threads are detached and finish on their own. Called from one
     /// of the pool's own threads, it waits for all the others.
@@ -223,18 +224,9 @@ impl<J: Job> BlockingPool<J> {
             return;
         }
         shared.shutdown = true;
-        let queued = mem::take(&mut shared.queue);
         inner.publish(&shared);
         drop(shared);
         inner.work_cv.notify_all();
-
-        // Outside the lock: cancelling completes JoinHandles, which may wake
-        // tasks that try to spawn (and are refused).
-        for job in queued {
-            // One misbehaving job must not stop the others being cancelled or
-            // the threads being waited for.
-            let _ = panic::catch_unwind(AssertUnwindSafe(|| job.cancel()));
-        }
 
         // `try_with` because the runtime may be dropped from a TLS destructor.
         let on_own_thread = CURRENT_POOL.try_with(Cell::get) == Ok(inner.pool_id);

@@ -258,7 +258,7 @@ fn run_task(shared: &Shared, core: &mut Core, item: u32) {
 fn park(shared: &Shared, core: &mut Core) {
     if core.transition_to_parked(shared) {
         while !core.is_shutdown {
-            core.park.park();
+            let _ = core.park.park();
             core.maintenance(shared);
             if core.transition_from_parked(shared) {
                 break;

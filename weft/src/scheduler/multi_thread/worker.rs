@@ -43,6 +43,7 @@ use crate::coop;
 use crate::loom::{lock, Mutex};
 use crate::runtime::context;
 use crate::runtime::metrics::WorkerStats;
+use crate::scheduler::defer::{self, Defer};
 use crate::scheduler::park::{Parker, SharedDriver, Unparker};
 use crate::scheduler::Config;
 use crate::task::Notified;
@@ -79,6 +80,8 @@ pub(crate) struct Core {
     lifo_slot: Option<Task>,
     lifo_enabled: bool,
     run_queue: Local<Task>,
+    /// Yielded wakers, woken after the next driver poll (defer.rs).
+    deferred: Defer,
     is_searching: bool,
     is_shutdown: bool,
     /// The last task yielded: look at the inject queue before local work.
@@ -137,6 +140,7 @@ impl Core {
             lifo_slot: None,
             lifo_enabled: !config.disable_lifo_slot,
             run_queue,
+            deferred: Defer::default(),
             is_searching: false,
             is_shutdown: false,
             task_yielded: false,
@@ -161,6 +165,9 @@ impl Core {
     pub(super) fn forget_queued(&mut self) {
         self.lifo_slot = None;
         while self.run_queue.pop().is_some() {}
+        // These are counted wakers, not queue entries: dropping them
+        // releases their references.
+        drop(self.deferred.take());
     }
 
     pub(super) fn publish_stats(&self, handle: &Handle) {
@@ -338,6 +345,15 @@ impl Core {
             (interval as u32).clamp(MIN_GLOBAL_QUEUE_INTERVAL, MAX_GLOBAL_QUEUE_INTERVAL);
     }
 
+    /// Count the time since `busy_since` as busy and start a new period at
+    /// `now`, so the busy-time metric grows while a worker never parks (and
+    /// covers the stretch before shutdown).
+    fn end_busy_period(&mut self, now: Instant) {
+        self.stats.busy_duration_ns +=
+            now.saturating_duration_since(self.busy_since).as_nanos() as u64;
+        self.busy_since = now;
+    }
+
     fn maintenance(&mut self, handle: &Handle) {
         self.publish_stats(handle);
         if !self.is_shutdown && handle.inject.is_closed() {
@@ -358,11 +374,13 @@ impl Context {
             if core.tick.is_multiple_of(core.event_interval) {
                 let now = Instant::now();
                 core.end_batch(now);
+                core.end_busy_period(now);
                 core.maintenance(self.handle());
                 if core.is_shutdown {
                     break;
                 }
                 core = self.poll_drivers(core);
+                core = self.wake_deferred(core);
                 core.start_batch(now);
             }
             if let Some(task) = core.next_task(self.handle()) {
@@ -373,10 +391,62 @@ impl Context {
                 core = self.run_task(task, core)?;
                 continue;
             }
+            if !core.deferred.is_empty() {
+                // Only yielded tasks are left: let the drivers deliver what
+                // is ready, then run them again, without sleeping.
+                core = self.poll_drivers(core);
+                core = self.wake_deferred(core);
+                continue;
+            }
             core = self.park(core);
         }
+        core.end_busy_period(Instant::now());
         self.handle().shutdown_core(core);
         Err(())
+    }
+
+    /// Wake the tasks that yielded (the drivers were just polled). They go
+    /// to the back of the local queue, not the LIFO slot: a yield asks to
+    /// run after the others.
+    fn wake_deferred(&self, mut core: Box<Core>) -> Box<Core> {
+        let mut wakers = core.deferred.take();
+        if wakers.is_empty() {
+            core.deferred.recycle(wakers);
+            return core;
+        }
+        // Batch the notification as the drivers' wakes are (in_driver), and
+        // keep the wakes out of the slot; the next task poll re-enables it.
+        core.in_driver = true;
+        core.lifo_enabled = false;
+        *self.core.borrow_mut() = Some(core);
+        defer::wake_all(&mut wakers);
+        let mut core = self
+            .core
+            .borrow_mut()
+            .take()
+            .expect("core gone while waking yielded tasks");
+        core.in_driver = false;
+        core.deferred.recycle(wakers);
+        // They yielded to let others run: remote work goes first next tick.
+        core.task_yielded = true;
+        if core.has_work_to_share() {
+            self.handle().notify_parked();
+        }
+        core
+    }
+
+    /// See [`crate::scheduler::Context::defer`].
+    pub(crate) fn defer(&self, waker: &std::task::Waker) -> bool {
+        match self.core.try_borrow_mut() {
+            Ok(mut core) => match core.as_mut() {
+                Some(core) => {
+                    core.deferred.push(waker);
+                    true
+                }
+                None => false,
+            },
+            Err(_) => false,
+        }
     }
 
     fn run_task(&self, task: Task, mut core: Box<Core>) -> RunResult {
@@ -460,7 +530,7 @@ impl Context {
         core.end_batch(now);
         let mut resumed_at = now;
         if core.transition_to_parked(handle) {
-            core.stats.busy_duration_ns += (now - core.busy_since).as_nanos() as u64;
+            core.end_busy_period(now);
             while !core.is_shutdown {
                 core.stats.park_count += 1;
                 core.publish_stats(handle);
@@ -469,7 +539,9 @@ impl Context {
                 let park = core.park.clone();
                 core.in_driver = true;
                 *self.core.borrow_mut() = Some(core);
-                park.park();
+                // Whether this thread polled the drivers does not matter:
+                // one that did not was woken to look for work.
+                let _ = park.park();
                 core = self
                     .core
                     .borrow_mut()
