@@ -683,6 +683,7 @@ fn run_worker(worker: Arc<Worker>) {
 }
 
 /// See [`crate::task::block_in_place`].
+#[track_caller]
 pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
     match context::entered() {
         context::Entered::No => return f(),
