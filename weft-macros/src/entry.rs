@@ -83,8 +83,24 @@ impl Config {
             flavor: kind.default_flavor(),
             worker_threads: None,
             start_paused: None,
-            crate_path: syn::parse_quote!(::weft),
+            crate_path: default_crate_path(),
         }
+    }
+}
+
+/// Where the expansion finds weft when no `crate = "..."` is given: under
+/// the name the calling package's Cargo.toml gives it, so that
+/// `tokio = { package = "weft", ... }` makes `#[tokio::main]` expand to
+/// `::tokio::runtime::...`. `::weft` when the dependency cannot be found
+/// (weft's own tests and doctests, where the package *is* weft; or a
+/// re-export, which needs `crate = "..."`).
+fn default_crate_path() -> Path {
+    match proc_macro_crate::crate_name("weft") {
+        Ok(proc_macro_crate::FoundCrate::Name(name)) => {
+            let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
+            syn::parse_quote!(::#ident)
+        }
+        Ok(proc_macro_crate::FoundCrate::Itself) | Err(_) => syn::parse_quote!(::weft),
     }
 }
 
@@ -333,7 +349,7 @@ fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> (Config, syn::
         flavor,
         worker_threads,
         start_paused,
-        crate_path: crate_path.unwrap_or_else(|| syn::parse_quote!(::weft)),
+        crate_path: crate_path.unwrap_or_else(default_crate_path),
     };
     (config, errors.finish())
 }

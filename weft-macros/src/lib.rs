@@ -17,7 +17,7 @@
 //! | `flavor` | `"current_thread"` or `"multi_thread"` | `multi_thread` for `main`, `current_thread` for `test` | picks `Builder::new_current_thread` or `Builder::new_multi_thread` |
 //! | `worker_threads` | integer literal, greater than 0 | the runtime's own default | only with the `multi_thread` flavor |
 //! | `start_paused` | `true` or `false` | not set | only with the `current_thread` flavor |
-//! | `crate` | string literal holding a path | `"::weft"` | where to find the weft crate, for re-exports or renames |
+//! | `crate` | string literal holding a path | weft under the name the calling package's Cargo.toml gives it (`::weft`, or `::tokio` with `tokio = { package = "weft", .. }`) | where to find the weft crate, for re-exports |
 //!
 //! # Expansion
 //!
