@@ -276,6 +276,23 @@ impl Builder {
         Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
+    /// Build a [`LocalRuntime`](super::LocalRuntime): a current_thread
+    /// runtime on which `!Send` tasks can be spawned.
+    ///
+    /// # Panics
+    /// On a builder made with `new_multi_thread`: local tasks need the one
+    /// thread that runs everything.
+    #[track_caller]
+    pub fn build_local(&mut self, options: super::LocalOptions) -> io::Result<super::LocalRuntime> {
+        let _ = options;
+        if !matches!(self.kind, Kind::CurrentThread) {
+            panic!(
+                "Builder::build_local only builds current_thread runtimes: start from                  Builder::new_current_thread(), or use a LocalSet on a multi_thread runtime"
+            );
+        }
+        Ok(super::LocalRuntime::new(self.build()?))
+    }
+
     /// Build the runtime.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let workers = match self.kind {

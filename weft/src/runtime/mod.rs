@@ -20,6 +20,7 @@ pub(crate) mod context;
 pub(crate) mod driver;
 mod handle;
 pub(crate) mod io;
+mod local_runtime;
 pub(crate) mod metrics;
 pub(crate) mod park_thread;
 #[allow(clippy::module_inception)]
@@ -27,6 +28,7 @@ mod runtime;
 
 pub use self::builder::{Builder, WORKER_THREADS_ENV};
 pub use self::handle::{EnterGuard, Handle, TryCurrentError};
+pub use self::local_runtime::{LocalOptions, LocalRuntime};
 pub use self::metrics::RuntimeMetrics;
 pub use self::runtime::Runtime;
 pub(crate) use self::runtime::Scheduler;

@@ -83,6 +83,27 @@ impl<S: Schedule> OwnedTasks<S> {
         (join, self.bind(task, notified))
     }
 
+    /// [`OwnedTasks::spawn`] for a future that need not be `Send`.
+    ///
+    /// # Safety
+    /// Every task of this list is polled, cancelled (including by
+    /// [`OwnedTasks::close_and_shutdown_all`]) and dropped on the calling
+    /// thread only.
+    pub(crate) unsafe fn spawn_local<F>(
+        &self,
+        future: F,
+        scheduler: S,
+        id: super::Id,
+    ) -> (super::JoinHandle<F::Output>, Option<Notified<S>>)
+    where
+        F: std::future::Future + 'static,
+        F::Output: 'static,
+    {
+        // SAFETY: forwarded caller contract.
+        let (task, notified, join) = unsafe { super::new_task_local(future, scheduler, id) };
+        (join, self.bind(task, notified))
+    }
+
     /// Link a new task. Returns its first run-queue entry, or `None` if the
     /// list is closed, in which case the task has been cancelled already.
     pub(crate) fn bind(&self, task: Task<S>, notified: Notified<S>) -> Option<Notified<S>> {

@@ -26,6 +26,7 @@ mod id;
 mod join;
 mod join_set;
 mod list;
+mod local;
 #[cfg(all(test, loom))]
 mod loom_tests;
 mod raw;
@@ -39,6 +40,7 @@ pub use self::error::JoinError;
 pub use self::id::{id, try_id, Id};
 pub use self::join::JoinHandle;
 pub use self::join_set::JoinSet;
+pub use self::local::{spawn_local, LocalEnterGuard, LocalSet};
 pub use self::spawn::{block_in_place, spawn, spawn_blocking};
 pub use self::yield_now::yield_now;
 pub use crate::coop::{consume_budget, unconstrained, Unconstrained};
@@ -199,6 +201,33 @@ where
     let raw = RawTask::new::<T, S>(future, scheduler, id);
     // SAFETY: the new state holds two references (owner + join handle) and
     // NOTIFIED, which are handed out exactly once here.
+    unsafe {
+        (
+            Task::from_raw(raw),
+            Notified::from_raw(raw),
+            JoinHandle::new(raw),
+        )
+    }
+}
+
+/// Allocate a task whose future need not be `Send`, bound for an owned list
+/// (a `LocalSet`'s).
+///
+/// # Safety
+/// The caller polls, cancels and drops the task's future only on the thread
+/// that calls this (the `LocalSet`'s thread: see local.rs).
+pub(crate) unsafe fn new_task_local<T, S>(
+    future: T,
+    scheduler: S,
+    id: Id,
+) -> (Task<S>, Notified<S>, JoinHandle<T::Output>)
+where
+    T: Future + 'static,
+    T::Output: 'static,
+    S: Schedule,
+{
+    let raw = RawTask::new::<T, S>(future, scheduler, id);
+    // SAFETY: as in `new_task`; the caller keeps the future on its thread.
     unsafe {
         (
             Task::from_raw(raw),
