@@ -137,6 +137,14 @@ pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     }
 }
 
+/// Spend one unit for an operation that always completes at once (the
+/// in-memory streams: `empty`, `repeat`, `sink`), or yield when the budget
+/// is spent, so a loop over such a resource still lets others run.
+#[inline]
+pub(crate) fn poll_proceed_and_make_progress(cx: &mut Context<'_>) -> Poll<()> {
+    poll_proceed(cx).map(|restore| restore.made_progress())
+}
+
 /// Refunds one budget unit on drop unless the operation made progress.
 #[must_use = "dropping the guard at once refunds the unit: hold it until the operation completes"]
 #[derive(Debug)]

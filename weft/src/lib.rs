@@ -28,7 +28,6 @@ mod coop;
 mod loom;
 mod scheduler;
 
-#[cfg(feature = "tokio-io")]
 pub mod compat;
 #[cfg(feature = "hyper")]
 pub mod hyper;

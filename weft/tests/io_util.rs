@@ -60,17 +60,21 @@ mod helpers {
         fn poll_read(
             mut self: Pin<&mut Self>,
             cx: &mut Context<'_>,
-            buf: &mut [u8],
-        ) -> Poll<io::Result<usize>> {
+            buf: &mut weft::io::ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
             if stall(&mut self.flip, cx) {
                 return Poll::Pending;
             }
             self.reads += 1;
-            self.largest_buf = self.largest_buf.max(buf.len());
-            let n = buf.len().min(self.chunk).min(self.data.len() - self.pos);
-            buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+            self.largest_buf = self.largest_buf.max(buf.remaining());
+            let n = buf
+                .remaining()
+                .min(self.chunk)
+                .min(self.data.len() - self.pos);
+            let pos = self.pos;
+            buf.put_slice(&self.data[pos..pos + n]);
             self.pos += n;
-            Poll::Ready(Ok(n))
+            Poll::Ready(Ok(()))
         }
     }
 
@@ -151,7 +155,7 @@ mod helpers {
             Poll::Ready(Ok(()))
         }
 
-        fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
             if self.stalled(cx) {
                 return Poll::Pending;
             }

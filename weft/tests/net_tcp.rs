@@ -52,16 +52,17 @@ struct Pattern {
     len: u64,
 }
 
-impl futures_io::AsyncRead for Pattern {
+impl weft::io::AsyncRead for Pattern {
     fn poll_read(
         mut self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        let n = (self.len - self.pos).min(buf.len() as u64) as usize;
-        fill(self.pos, &mut buf[..n]);
+        buf: &mut weft::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = (self.len - self.pos).min(buf.remaining() as u64) as usize;
+        fill(self.pos, &mut buf.initialize_unfilled_to(n)[..n]);
+        buf.advance(n);
         self.pos += n as u64;
-        Poll::Ready(Ok(n))
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -74,7 +75,7 @@ struct Verify {
     scratch: Vec<u8>,
 }
 
-impl futures_io::AsyncWrite for Verify {
+impl weft::io::AsyncWrite for Verify {
     fn poll_write(
         mut self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
@@ -95,7 +96,7 @@ impl futures_io::AsyncWrite for Verify {
         Poll::Ready(Ok(()))
     }
 
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Poll::Ready(Ok(()))
     }
 }

@@ -1,13 +1,12 @@
-//! `WeftIo`: hyper's I/O traits on top of weft's (futures-io) streams, and
-//! the reverse.
+//! `WeftIo`: hyper's I/O traits on top of weft's streams, and the reverse.
 
+use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 use std::io;
-use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-/// Adapts an I/O object between weft's traits (`futures_io::AsyncRead` /
-/// `AsyncWrite`, which all of weft's streams implement) and hyper's
+/// Adapts an I/O object between weft's traits ([`AsyncRead`] /
+/// [`AsyncWrite`], which all of weft's streams implement) and hyper's
 /// ([`hyper::rt::Read`] / [`hyper::rt::Write`]).
 ///
 /// Both directions are implemented:
@@ -18,16 +17,12 @@ use std::task::{ready, Context, Poll};
 /// - wrap an object that only speaks hyper's traits (such as
 ///   `hyper::upgrade::Upgraded`) to use it with [`crate::io`]'s utilities.
 ///
-/// `poll_shutdown` maps to `poll_close`, and vectored writes are passed
-/// through: [`is_write_vectored`](hyper::rt::Write::is_write_vectored) says
-/// `true`, which lets hyper queue a response's head and body and send them
-/// with one `writev` on a [`TcpStream`](crate::net::TcpStream). (A stream
-/// without a native vectored write still works: futures-io's default
-/// `poll_write_vectored` writes the first non-empty buffer, and hyper
-/// writes the rest on the next call.)
-///
-/// Reading into hyper's uninitialized buffer zeroes the part handed to the
-/// reader first, because a futures-io reader takes `&mut [u8]`.
+/// Reads go straight into the other side's uninitialised buffer (both
+/// sides read through a buffer that tracks initialisation), and vectored
+/// writes are passed through: [`is_write_vectored`](hyper::rt::Write::is_write_vectored)
+/// reports the inner object's answer, which on a
+/// [`TcpStream`](crate::net::TcpStream) lets hyper send a response's head
+/// and body with one `writev`.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct WeftIo<T> {
     inner: T,
@@ -64,68 +59,71 @@ impl<T> WeftIo<T> {
 }
 
 // Reads from a weft stream into hyper's buffer.
-impl<T: futures_io::AsyncRead> hyper::rt::Read for WeftIo<T> {
+impl<T: AsyncRead> hyper::rt::Read for WeftIo<T> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         mut buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        // SAFETY: `as_mut` requires that no initialized byte is
-        // de-initialized through the returned slice. The only thing written
-        // through it is zeros (`fill` below), which are initialized.
-        let unfilled: &mut [MaybeUninit<u8>] = unsafe { buf.as_mut() };
-        unfilled.fill(MaybeUninit::new(0));
-        let len = unfilled.len();
-        // SAFETY: every one of the `len` bytes was initialized just above,
-        // and `MaybeUninit<u8>` has the same layout as `u8`; the new slice
-        // borrows `unfilled` exclusively for its lifetime.
-        let dst: &mut [u8] =
-            unsafe { std::slice::from_raw_parts_mut(unfilled.as_mut_ptr().cast::<u8>(), len) };
-        let n = ready!(self.pin_inner().poll_read(cx, dst))?;
-        if n > len {
-            return Poll::Ready(Err(io::Error::other(
-                "AsyncRead::poll_read reported more bytes than the buffer holds",
-            )));
-        }
-        // SAFETY: `n <= len`, and all `len` bytes after the filled cursor
-        // are initialized (zeroed above, then possibly overwritten by the
-        // reader).
+        let n = {
+            // SAFETY: `as_mut` requires that no initialised byte is
+            // de-initialised through the slice; weft's `ReadBuf` only ever
+            // writes initialised bytes into it.
+            let unfilled = unsafe { buf.as_mut() };
+            let mut read_buf = ReadBuf::uninit(unfilled);
+            ready!(self.pin_inner().poll_read(cx, &mut read_buf))?;
+            read_buf.filled().len()
+        };
+        // SAFETY: the reader filled (so initialised) the first `n` bytes
+        // after hyper's cursor.
         unsafe { buf.advance(n) };
         Poll::Ready(Ok(()))
     }
 }
 
 // Writes from hyper to a weft stream.
-impl<T: futures_io::AsyncWrite> hyper::rt::Write for WeftIo<T> {
+impl<T: AsyncWrite> hyper::rt::Write for WeftIo<T> {
     crate::io::forward_writes_to_inner!();
 
     fn is_write_vectored(&self) -> bool {
-        true
+        self.inner.is_write_vectored()
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.pin_inner().poll_close(cx)
+        self.pin_inner().poll_shutdown(cx)
     }
 }
 
 // The reverse: an object with hyper's traits used as a weft stream.
-impl<T: hyper::rt::Read> futures_io::AsyncRead for WeftIo<T> {
+impl<T: hyper::rt::Read> AsyncRead for WeftIo<T> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        // An initialized buffer: no unsafe needed on this side.
-        let mut rb = hyper::rt::ReadBuf::new(buf);
-        ready!(self.pin_inner().poll_read(cx, rb.unfilled()))?;
-        Poll::Ready(Ok(rb.filled().len()))
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = {
+            // SAFETY: hyper's `ReadBuf` only writes initialised bytes into
+            // the slice and never de-initialises any.
+            let unfilled = unsafe { buf.unfilled_mut() };
+            let mut hyper_buf = hyper::rt::ReadBuf::uninit(unfilled);
+            ready!(self.pin_inner().poll_read(cx, hyper_buf.unfilled()))?;
+            hyper_buf.filled().len()
+        };
+        // SAFETY: hyper's reader filled (so initialised) those `n` bytes.
+        unsafe { buf.assume_init(n) };
+        buf.advance(n);
+        Poll::Ready(Ok(()))
     }
 }
 
-impl<T: hyper::rt::Write> futures_io::AsyncWrite for WeftIo<T> {
+impl<T: hyper::rt::Write> AsyncWrite for WeftIo<T> {
     crate::io::forward_writes_to_inner!();
 
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.pin_inner().poll_shutdown(cx)
     }
 }

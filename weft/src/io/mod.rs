@@ -1,29 +1,33 @@
-//! Asynchronous I/O: the runtime-neutral traits, the utilities built on
-//! them, readiness types and [`AsyncFd`].
+//! Asynchronous I/O: Tokio's traits, the utilities built on them,
+//! readiness types and [`AsyncFd`].
 //!
-//! Owns: the public face of `weft::io`. The four traits are
-//! [`futures_io`]'s [`AsyncRead`], [`AsyncWrite`], [`AsyncBufRead`] and
-//! [`AsyncSeek`], re-exported unchanged, so any type written for the
-//! runtime-neutral ecosystem works with weft and weft's types work with it.
+//! Owns: the public face of `weft::io`. The four traits [`AsyncRead`] (which
+//! reads into a [`ReadBuf`], so a socket read can fill uninitialised
+//! memory), [`AsyncWrite`] (with `poll_shutdown` and vectored writes),
+//! [`AsyncBufRead`] and [`AsyncSeek`] have Tokio's exact signatures and are
+//! defined here (DESIGN.md, "I/O traits"), so code written for Tokio's
+//! traits compiles against weft unchanged. The futures-io world is one
+//! adapter away ([`crate::compat`]).
 //!
 //! On top of the traits this module provides Tokio's utility layer under
 //! Tokio's names:
 //!
-//! - extension traits with `async` methods: [`AsyncReadExt`]
-//!   (`read`, `read_exact`, `read_to_end`, `read_to_string`, `take`, `chain`),
-//!   [`AsyncWriteExt`] (`write`, `write_vectored`, `write_all`, `flush`,
-//!   `shutdown`) and [`AsyncBufReadExt`] (`read_until`, `read_line`, `lines`,
-//!   `split`); the futures they return are named types in [`util`];
-//! - buffering adapters: [`BufReader`] and [`BufWriter`];
-//! - whole-stream helpers: [`copy`], [`copy_buf`] and [`copy_bidirectional`];
+//! - extension traits with `async` methods: [`AsyncReadExt`] (`read`,
+//!   `read_buf`, `read_exact`, `read_to_end`, `read_to_string`, `read_u8` ...
+//!   `read_f64_le`, `take`, `chain`), [`AsyncWriteExt`] (`write`,
+//!   `write_vectored`, `write_buf`, `write_all`, `write_all_buf`, `write_u8`
+//!   ... `write_f64_le`, `flush`, `shutdown`), [`AsyncBufReadExt`]
+//!   (`fill_buf`, `consume`, `read_until`, `read_line`, `lines`, `split`) and
+//!   [`AsyncSeekExt`] (`seek`, `rewind`, `stream_position`); the futures
+//!   they return are named types in [`util`];
+//! - buffering adapters: [`BufReader`], [`BufWriter`] and [`BufStream`];
+//! - whole-stream helpers: [`copy`], [`copy_buf`], [`copy_bidirectional`] and
+//!   [`copy_bidirectional_with_sizes`];
 //! - [`split`], which divides one read-write object into a [`ReadHalf`] and a
-//!   [`WriteHalf`] that can move to different tasks;
+//!   [`WriteHalf`] that can move to different tasks, and [`join`], which does
+//!   the opposite;
 //! - in-memory streams: [`duplex`] (a bounded pipe pair, handy in tests),
-//!   [`empty`], [`sink`] and [`repeat`].
-//!
-//! One naming difference from Tokio: futures-io calls Tokio's
-//! `poll_shutdown` [`AsyncWrite::poll_close`]; [`AsyncWriteExt::shutdown`]
-//! keeps Tokio's name and drives `poll_close`.
+//!   [`simplex`] (one way), [`empty`], [`sink`] and [`repeat`].
 //!
 //! ```
 //! use weft::io::{AsyncReadExt, AsyncWriteExt};
@@ -75,15 +79,19 @@ pub(crate) use forward_writes_to_inner;
 
 mod async_fd;
 pub(crate) mod poll_evented;
+mod read_buf;
+mod traits;
 pub mod util;
 
 pub use crate::runtime::io::ready::{Interest, Ready};
 pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
-pub use futures_io::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite};
+pub use read_buf::ReadBuf;
 pub use std::io::{Error, ErrorKind, IoSlice, IoSliceMut, Result, SeekFrom};
+pub use traits::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite};
 
 pub use util::{
-    copy, copy_bidirectional, copy_buf, duplex, empty, repeat, sink, split, AsyncBufReadExt,
-    AsyncReadExt, AsyncWriteExt, BufReader, BufWriter, Chain, DuplexStream, Empty, Lines, ReadHalf,
-    Repeat, Sink, Split, Take, WriteHalf,
+    copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf, duplex, empty, join, repeat,
+    simplex, sink, split, AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader,
+    BufStream, BufWriter, Chain, DuplexStream, Empty, Join, Lines, ReadHalf, Repeat, SimplexStream,
+    Sink, Split, Take, WriteHalf,
 };

@@ -10,14 +10,14 @@
 //! no lock. Only the owned write half shuts the write direction down on drop,
 //! and not when it is being reunited.
 
-use crate::io::{AsyncRead, AsyncWrite, Interest, Ready};
+use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 use std::error::Error;
 use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 /// What a stream type provides so its halves can be built on it. Public
 /// in a private module (sealed): it appears in the halves' bounds, but no
@@ -46,8 +46,8 @@ pub trait SplitStream: ReadUninit {
 #[derive(Debug)]
 pub struct ReadHalf<'a, S>(&'a S);
 
-/// The write half of a stream's `split`: borrows the stream. `poll_close`
-/// shuts down the write direction.
+/// The write half of a stream's `split`: borrows the stream.
+/// `poll_shutdown` shuts down the write direction.
 #[derive(Debug)]
 pub struct WriteHalf<'a, S>(&'a S);
 
@@ -241,9 +241,9 @@ impl<S: SplitStream> AsyncRead for ReadHalf<'_, S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.0.poll_read(cx, buf)
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        poll_read_buf(self.0, cx, buf)
     }
 }
 
@@ -251,10 +251,27 @@ impl<S: SplitStream> AsyncRead for OwnedReadHalf<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        self.inner.poll_read(cx, buf)
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        poll_read_buf(&*self.inner, cx, buf)
     }
+}
+
+/// A socket read straight into `buf`'s unfilled, possibly uninitialised,
+/// memory: no zeroing, no copy.
+pub(crate) fn poll_read_buf<R: ReadUninit + ?Sized>(
+    reader: &R,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    // SAFETY: `poll_read_uninit` only writes bytes (read(2) through a raw
+    // pointer) and never de-initialises any.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    let n = ready!(reader.poll_read_uninit(cx, unfilled))?;
+    // SAFETY: read(2) initialised the first `n` unfilled bytes.
+    unsafe { buf.assume_init(n) };
+    buf.advance(n);
+    Poll::Ready(Ok(()))
 }
 
 /// Streams and read halves that can read into uninitialized memory, for
@@ -313,13 +330,17 @@ macro_rules! write_impl {
                 $get.poll_write_vectored(cx, bufs)
             }
 
+            fn is_write_vectored(&self) -> bool {
+                true
+            }
+
             fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 // Writes go straight to the kernel: nothing to flush.
                 Poll::Ready(Ok(()))
             }
 
             /// Shuts down the write direction (the peer reads EOF).
-            fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 let $stream = &*self;
                 Poll::Ready($get.shutdown_write())
             }
@@ -342,7 +363,7 @@ pub(crate) fn shutdown_write(result: io::Result<()>) -> io::Result<()> {
 
 /// The impls a stream socket type with an `io: PollEvented<_>` field shares:
 /// [`SplitStream`] (so the halves work on it), `AsyncRead` and
-/// `AsyncWrite` (`poll_close` shuts down the write direction).
+/// `AsyncWrite` (`poll_shutdown` shuts down the write direction).
 macro_rules! stream_socket_impls {
     ($stream:ty, $addr:ty) => {
         impl $crate::net::halves::ReadUninit for $stream {
@@ -415,9 +436,9 @@ macro_rules! stream_socket_impls {
             fn poll_read(
                 self: ::std::pin::Pin<&mut Self>,
                 cx: &mut ::std::task::Context<'_>,
-                buf: &mut [u8],
-            ) -> ::std::task::Poll<::std::io::Result<usize>> {
-                self.io.poll_read(cx, buf)
+                buf: &mut $crate::io::ReadBuf<'_>,
+            ) -> ::std::task::Poll<::std::io::Result<()>> {
+                $crate::net::halves::poll_read_buf(&*self, cx, buf)
             }
         }
 
@@ -438,6 +459,10 @@ macro_rules! stream_socket_impls {
                 self.io.poll_write_vectored(cx, bufs)
             }
 
+            fn is_write_vectored(&self) -> bool {
+                true
+            }
+
             fn poll_flush(
                 self: ::std::pin::Pin<&mut Self>,
                 _cx: &mut ::std::task::Context<'_>,
@@ -447,7 +472,7 @@ macro_rules! stream_socket_impls {
             }
 
             /// Shuts down the write direction (the peer reads EOF).
-            fn poll_close(
+            fn poll_shutdown(
                 self: ::std::pin::Pin<&mut Self>,
                 _cx: &mut ::std::task::Context<'_>,
             ) -> ::std::task::Poll<::std::io::Result<()>> {

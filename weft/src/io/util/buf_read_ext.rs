@@ -1,7 +1,7 @@
 //! `AsyncBufReadExt`: `async` methods for every [`AsyncBufRead`], and the
 //! named futures they return.
 //!
-//! Owns: `read_until`, `read_line` and the constructors of the
+//! Owns: `fill_buf`, `consume`, `read_until`, `read_line` and the constructors of the
 //! delimiter-driven streams `lines` / `split`, plus `poll_read_until`, the one
 //! scanning loop all of them share.
 
@@ -10,7 +10,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::AsyncBufRead;
+use crate::io::AsyncBufRead;
 
 use super::{invalid_utf8, Lines, Split};
 
@@ -109,6 +109,39 @@ pub trait AsyncBufReadExt: AsyncBufRead {
     {
         Split::new(self, byte)
     }
+
+    /// The buffered data, filling the buffer first if it is empty (empty
+    /// at end of stream). Pair it with [`consume`](AsyncBufReadExt::consume).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: nothing is consumed until `consume` is called.
+    ///
+    /// ```
+    /// use weft::io::AsyncBufReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut reader: &[u8] = b"abc";
+    /// assert_eq!(reader.fill_buf().await?, b"abc");
+    /// reader.consume(2);
+    /// assert_eq!(reader.fill_buf().await?, b"c");
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn fill_buf(&mut self) -> FillBuf<'_, Self>
+    where
+        Self: Unpin,
+    {
+        FillBuf { reader: Some(self) }
+    }
+
+    /// Mark `amt` buffered bytes as consumed.
+    fn consume(&mut self, amt: usize)
+    where
+        Self: Unpin,
+    {
+        Pin::new(self).consume(amt)
+    }
 }
 
 impl<R: AsyncBufRead + ?Sized> AsyncBufReadExt for R {}
@@ -136,6 +169,42 @@ impl<R: AsyncBufRead + Unpin + ?Sized> Future for ReadUntil<'_, R> {
             this.buf,
             &mut this.read,
         )
+    }
+}
+
+/// Future returned by [`AsyncBufReadExt::fill_buf`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct FillBuf<'a, R: ?Sized> {
+    /// Taken when the future completes: the returned slice borrows it.
+    reader: Option<&'a mut R>,
+}
+
+impl<'a, R: AsyncBufRead + Unpin + ?Sized> Future for FillBuf<'a, R> {
+    type Output = io::Result<&'a [u8]>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let reader = this
+            .reader
+            .take()
+            .expect("FillBuf polled after it completed");
+        match Pin::new(&mut *reader).poll_fill_buf(cx) {
+            Poll::Pending => {
+                this.reader = Some(reader);
+                Poll::Pending
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Ready(Ok(slice)) => {
+                // SAFETY: `slice` borrows `*reader`, which lives for `'a`;
+                // the future gave up its `&'a mut` (taken above) and never
+                // touches the reader again, so this is the only borrow. Only
+                // the borrow checker's reborrow rules need the help.
+                let slice: &'a [u8] =
+                    unsafe { std::slice::from_raw_parts(slice.as_ptr(), slice.len()) };
+                Poll::Ready(Ok(slice))
+            }
+        }
     }
 }
 

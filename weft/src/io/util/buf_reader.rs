@@ -10,7 +10,9 @@ use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::{AsyncBufRead, AsyncRead, AsyncWrite};
+use super::poll_read_slice;
+use crate::io::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
+use std::io::SeekFrom;
 
 /// Default buffer size, as in Tokio.
 pub(super) const DEFAULT_BUF_SIZE: usize = 8 * 1024;
@@ -66,7 +68,7 @@ impl ReadBuffer {
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<&[u8]>> {
         if self.pos >= self.filled {
-            let n = ready!(inner.poll_read(cx, &mut self.buf))?;
+            let n = ready!(poll_read_slice(inner, cx, &mut self.buf))?;
             self.pos = 0;
             self.filled = n.min(self.buf.len());
         }
@@ -136,19 +138,19 @@ impl<R: AsyncRead> AsyncRead for BufReader<R> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        out: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let (inner, state) = self.project();
-        if state.pos >= state.filled && out.len() >= state.buf.len() {
+        if state.pos >= state.filled && out.remaining() >= state.buf.len() {
             // Buffering would only add a copy.
             state.discard();
             return inner.poll_read(cx, out);
         }
         let available = ready!(state.poll_fill(inner, cx))?;
-        let n = available.len().min(out.len());
-        out[..n].copy_from_slice(&available[..n]);
+        let n = available.len().min(out.remaining());
+        out.put_slice(&available[..n]);
         state.pos += n;
-        Poll::Ready(Ok(n))
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -185,7 +187,44 @@ impl<R: AsyncWrite> AsyncWrite for BufReader<R> {
         self.get_pin_mut().poll_flush(cx)
     }
 
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_pin_mut().poll_close(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_pin_mut().poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.get_ref().is_write_vectored()
+    }
+}
+
+/// Seeking discards the buffer. A `SeekFrom::Current` offset counts from
+/// the logical position (what the caller has consumed), not from where the
+/// inner reader is, which is ahead by the buffered bytes.
+impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let (inner, state) = self.project();
+        let position = match position {
+            SeekFrom::Current(n) => {
+                let buffered = (state.filled - state.pos) as i64;
+                SeekFrom::Current(n.checked_sub(buffered).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "BufReader seek: the relative offset overflows once the buffered bytes \
+                         are accounted for",
+                    )
+                })?)
+            }
+            other => other,
+        };
+        inner.start_seek(position)?;
+        state.discard();
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let (inner, state) = self.project();
+        let pos = ready!(inner.poll_complete(cx))?;
+        // A completion with no seek in flight reports the inner position,
+        // which is ahead of the caller's by what is still buffered.
+        Poll::Ready(Ok(pos - (state.filled - state.pos) as u64))
     }
 }

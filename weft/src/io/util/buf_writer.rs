@@ -6,11 +6,11 @@
 //! Writes that would not fit are preceded by a flush of the buffer; writes at
 //! least as large as the buffer then go straight to the inner writer.
 
-use std::io;
+use std::io::{self, IoSlice, SeekFrom};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::{AsyncBufRead, AsyncRead, AsyncWrite};
+use crate::io::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 
 use super::buf_reader::DEFAULT_BUF_SIZE;
 use super::write_zero;
@@ -19,7 +19,7 @@ use super::write_zero;
 /// the inner writer.
 ///
 /// The buffer is written out by [`poll_flush`](AsyncWrite::poll_flush) and
-/// [`poll_close`](AsyncWrite::poll_close) (`flush().await`,
+/// [`poll_shutdown`](AsyncWrite::poll_shutdown) (`flush().await`,
 /// `shutdown().await`), or when it is full. Data still buffered when the
 /// `BufWriter` is dropped is **lost**: there is no async drop, so flush or
 /// shut down first.
@@ -55,6 +55,8 @@ struct WriteBuffer {
     capacity: usize,
     /// Prefix of `buf` already written by an unfinished flush.
     written: usize,
+    /// A seek waiting for the buffer to drain (`start_seek` cannot poll).
+    pending_seek: Option<SeekFrom>,
 }
 
 impl WriteBuffer {
@@ -100,6 +102,7 @@ impl<W> BufWriter<W> {
                 buf: Vec::with_capacity(capacity),
                 capacity,
                 written: 0,
+                pending_seek: None,
             },
         }
     }
@@ -168,10 +171,55 @@ impl<W: AsyncWrite> AsyncWrite for BufWriter<W> {
         inner.poll_flush(cx)
     }
 
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let (mut inner, state) = self.project();
         ready!(state.poll_drain(inner.as_mut(), cx))?;
-        inner.poll_close(cx)
+        inner.poll_shutdown(cx)
+    }
+
+    /// Buffers all the slices when they fit (one copy each, no syscall);
+    /// larger writes go to the inner writer's vectored path.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let total = bufs
+            .iter()
+            .fold(0usize, |sum, b| sum.saturating_add(b.len()));
+        let (mut inner, state) = self.project();
+        if state.buf.len() + total > state.capacity {
+            ready!(state.poll_drain(inner.as_mut(), cx))?;
+        }
+        if total >= state.capacity {
+            return inner.poll_write_vectored(cx, bufs);
+        }
+        for b in bufs {
+            state.buf.extend_from_slice(b);
+        }
+        Poll::Ready(Ok(total))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+}
+
+/// Seeking first writes out the buffer, then seeks the inner writer.
+impl<W: AsyncWrite + AsyncSeek> AsyncSeek for BufWriter<W> {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        self.project().1.pending_seek = Some(position);
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let (mut inner, state) = self.project();
+        if let Some(position) = state.pending_seek {
+            ready!(state.poll_drain(inner.as_mut(), cx))?;
+            state.pending_seek = None;
+            inner.as_mut().start_seek(position)?;
+        }
+        inner.poll_complete(cx)
     }
 }
 
@@ -179,8 +227,8 @@ impl<W: AsyncRead> AsyncRead for BufWriter<W> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         self.get_pin_mut().poll_read(cx, buf)
     }
 }

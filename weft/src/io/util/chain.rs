@@ -7,7 +7,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::{AsyncBufRead, AsyncRead};
+use crate::io::{AsyncBufRead, AsyncRead, ReadBuf};
 
 /// Reader adapter that yields everything from `first`, then everything from
 /// `second`. Created by [`AsyncReadExt::chain`](super::AsyncReadExt::chain).
@@ -69,18 +69,20 @@ impl<T: AsyncRead, U: AsyncRead> AsyncRead for Chain<T, U> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let (first, second, done_first) = self.project();
         if !*done_first {
-            // An empty `buf` would read 0 without meaning end of stream.
-            if buf.is_empty() {
-                return Poll::Ready(Ok(0));
+            // A full `buf` would read nothing without meaning end of stream.
+            if buf.remaining() == 0 {
+                return Poll::Ready(Ok(()));
             }
-            match ready!(first.poll_read(cx, buf))? {
-                0 => *done_first = true,
-                n => return Poll::Ready(Ok(n)),
+            let before = buf.filled().len();
+            ready!(first.poll_read(cx, buf))?;
+            if buf.filled().len() > before {
+                return Poll::Ready(Ok(()));
             }
+            *done_first = true;
         }
         second.poll_read(cx, buf)
     }

@@ -9,9 +9,8 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::{AsyncBufRead, AsyncRead, AsyncWrite};
-
-use super::write_zero;
+use super::{poll_read_slice, write_zero};
+use crate::io::{AsyncBufRead, AsyncRead, AsyncWrite};
 
 /// Size of the intermediate buffer of [`copy`] and [`copy_bidirectional`](super::copy_bidirectional).
 const COPY_BUF_SIZE: usize = 8 * 1024;
@@ -32,8 +31,13 @@ pub(super) struct CopyBuffer {
 
 impl CopyBuffer {
     pub(super) fn new() -> CopyBuffer {
+        CopyBuffer::with_capacity(COPY_BUF_SIZE)
+    }
+
+    /// A copy state with a buffer of `size` bytes (at least one).
+    pub(super) fn with_capacity(size: usize) -> CopyBuffer {
         CopyBuffer {
-            buf: vec![0; COPY_BUF_SIZE].into_boxed_slice(),
+            buf: vec![0; size.max(1)].into_boxed_slice(),
             pos: 0,
             cap: 0,
             amt: 0,
@@ -60,7 +64,7 @@ impl CopyBuffer {
     {
         loop {
             if self.pos == self.cap && !self.read_done {
-                match reader.as_mut().poll_read(cx, &mut self.buf) {
+                match poll_read_slice(reader.as_mut(), cx, &mut self.buf) {
                     Poll::Ready(Ok(0)) => self.read_done = true,
                     Poll::Ready(Ok(n)) => {
                         self.pos = 0;

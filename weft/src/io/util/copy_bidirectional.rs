@@ -10,7 +10,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::{AsyncRead, AsyncWrite};
+use crate::io::{AsyncRead, AsyncWrite};
 
 use super::copy::CopyBuffer;
 
@@ -41,7 +41,7 @@ impl Transfer {
                     *self = Transfer::ShuttingDown(amt);
                 }
                 Transfer::ShuttingDown(amt) => {
-                    ready!(writer.as_mut().poll_close(cx))?;
+                    ready!(writer.as_mut().poll_shutdown(cx))?;
                     *self = Transfer::Done(*amt);
                 }
                 Transfer::Done(amt) => return Poll::Ready(Ok(*amt)),
@@ -95,8 +95,42 @@ where
     A: AsyncRead + AsyncWrite + Unpin + ?Sized,
     B: AsyncRead + AsyncWrite + Unpin + ?Sized,
 {
-    let mut a_to_b = Transfer::Running(CopyBuffer::new());
-    let mut b_to_a = Transfer::Running(CopyBuffer::new());
+    copy_both(a, b, CopyBuffer::new(), CopyBuffer::new()).await
+}
+
+/// [`copy_bidirectional`] with a buffer of `a_to_b` bytes for the a→b
+/// direction and `b_to_a` bytes for the other (the default is 8 KiB each).
+pub async fn copy_bidirectional_with_sizes<A, B>(
+    a: &mut A,
+    b: &mut B,
+    a_to_b: usize,
+    b_to_a: usize,
+) -> io::Result<(u64, u64)>
+where
+    A: AsyncRead + AsyncWrite + Unpin + ?Sized,
+    B: AsyncRead + AsyncWrite + Unpin + ?Sized,
+{
+    copy_both(
+        a,
+        b,
+        CopyBuffer::with_capacity(a_to_b),
+        CopyBuffer::with_capacity(b_to_a),
+    )
+    .await
+}
+
+async fn copy_both<A, B>(
+    a: &mut A,
+    b: &mut B,
+    a_to_b: CopyBuffer,
+    b_to_a: CopyBuffer,
+) -> io::Result<(u64, u64)>
+where
+    A: AsyncRead + AsyncWrite + Unpin + ?Sized,
+    B: AsyncRead + AsyncWrite + Unpin + ?Sized,
+{
+    let mut a_to_b = Transfer::Running(a_to_b);
+    let mut b_to_a = Transfer::Running(b_to_a);
     poll_fn(|cx| {
         let ab = a_to_b.poll_transfer(cx, Pin::new(&mut *a), Pin::new(&mut *b))?;
         let ba = b_to_a.poll_transfer(cx, Pin::new(&mut *b), Pin::new(&mut *a))?;

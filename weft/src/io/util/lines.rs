@@ -11,7 +11,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::AsyncBufRead;
+use crate::io::AsyncBufRead;
 
 use super::buf_read_ext::poll_read_until;
 use super::invalid_utf8;

@@ -1,5 +1,5 @@
 //! The utility layer of `weft::io`: everything here depends only on the
-//! futures-io traits, never on the reactor.
+//! I/O traits (`io/traits/`), never on the reactor.
 //!
 //! Owns: the extension traits, the named futures they return, the buffering
 //! adapters, the copy helpers, `split` and the in-memory streams. Each file
@@ -9,40 +9,69 @@
 //! so that `weft::io::Read` / `weft::io::Write` are not mistaken for the
 //! `std::io` traits.
 //!
-//! None of these combinators spends the cooperative budget: the resources
-//! they drive (sockets, [`DuplexStream`]) spend it themselves.
+//! The combinators do not spend the cooperative budget: the resources they
+//! drive (sockets, [`DuplexStream`]) spend it themselves. The in-memory
+//! streams ([`empty`], [`repeat`], [`sink`], [`duplex`], [`simplex`]) are
+//! such resources, since they can always be ready.
 
 mod buf_read_ext;
 mod buf_reader;
+mod buf_stream;
 mod buf_writer;
 mod chain;
 mod copy;
 mod copy_bidirectional;
 mod duplex;
 mod empty;
+mod join;
 mod lines;
+mod pipe;
 mod read_ext;
+pub(crate) mod read_num;
 mod repeat;
+mod seek_ext;
+mod simplex;
 mod sink;
 mod split;
 mod take;
 mod write_ext;
+pub(crate) mod write_num;
 
-pub use buf_read_ext::{AsyncBufReadExt, ReadLine, ReadUntil};
+pub use buf_read_ext::{AsyncBufReadExt, FillBuf, ReadLine, ReadUntil};
 pub use buf_reader::BufReader;
+pub use buf_stream::BufStream;
 pub use buf_writer::BufWriter;
 pub use chain::Chain;
 pub use copy::{copy, copy_buf};
-pub use copy_bidirectional::copy_bidirectional;
+pub use copy_bidirectional::{copy_bidirectional, copy_bidirectional_with_sizes};
 pub use duplex::{duplex, DuplexStream};
 pub use empty::{empty, Empty};
+pub use join::{join, Join};
 pub use lines::{Lines, Split};
-pub use read_ext::{AsyncReadExt, Read, ReadExact, ReadToEnd, ReadToString};
+pub use read_ext::{AsyncReadExt, Read, ReadExact, ReadIntoBuf, ReadToEnd, ReadToString};
+pub use read_num::ReadNum;
 pub use repeat::{repeat, Repeat};
+pub use seek_ext::{AsyncSeekExt, Seek};
+pub use simplex::{simplex, SimplexStream};
 pub use sink::{sink, Sink};
 pub use split::{split, ReadHalf, WriteHalf};
 pub use take::Take;
-pub use write_ext::{AsyncWriteExt, Flush, Shutdown, Write, WriteAll, WriteVectored};
+pub use write_ext::{
+    AsyncWriteExt, Flush, Shutdown, Write, WriteAll, WriteAllFromBuf, WriteFromBuf, WriteVectored,
+};
+pub use write_num::WriteNum;
+
+/// Read into a plain slice through a [`ReadBuf`](crate::io::ReadBuf),
+/// returning how many bytes arrived (0 at end of stream).
+pub(crate) fn poll_read_slice<R: crate::io::AsyncRead + ?Sized>(
+    reader: std::pin::Pin<&mut R>,
+    cx: &mut std::task::Context<'_>,
+    buf: &mut [u8],
+) -> std::task::Poll<std::io::Result<usize>> {
+    let mut read_buf = crate::io::ReadBuf::new(buf);
+    std::task::ready!(reader.poll_read(cx, &mut read_buf))?;
+    std::task::Poll::Ready(Ok(read_buf.filled().len()))
+}
 
 /// The `std::io::Error` every short-read helper reports.
 pub(crate) fn unexpected_eof() -> std::io::Error {

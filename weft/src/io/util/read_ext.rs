@@ -1,8 +1,9 @@
 //! `AsyncReadExt`: `async` methods for every [`AsyncRead`], and the named
 //! futures they return.
 //!
-//! Owns: `read`, `read_exact`, `read_to_end`, `read_to_string` (and the
-//! adapter constructors `take` / `chain`). Every future borrows its reader and
+//! Owns: `read`, `read_buf`, `read_exact`, `read_to_end`, `read_to_string`
+//! (and the adapter constructors `take` / `chain`; the number readers are in
+//! `read_num.rs`). Every future borrows its reader and
 //! buffer, so it is `Unpin` and keeps all progress either in the caller's
 //! buffer or in its own fields; which of those it is decides the cancel
 //! safety stated on each method.
@@ -12,9 +13,10 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::AsyncRead;
+use bytes::BufMut;
 
-use super::{invalid_utf8, unexpected_eof, Chain, Take};
+use super::{invalid_utf8, poll_read_slice, unexpected_eof, Chain, Take};
+use crate::io::{AsyncRead, ReadBuf};
 
 /// `async` methods for [`AsyncRead`] types, with Tokio's names and
 /// behaviour. Implemented for every `AsyncRead`.
@@ -47,6 +49,36 @@ pub trait AsyncReadExt: AsyncRead {
         Self: Unpin,
     {
         Read { reader: self, buf }
+    }
+
+    /// Reads some bytes into `buf`'s spare capacity (a `bytes::BufMut`, such
+    /// as `BytesMut` or `Vec<u8>`), advancing it; returns how many were read.
+    /// The bytes land straight in uninitialised memory.
+    ///
+    /// `Ok(0)` means end of stream, or that `buf` has no room left.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped before it completes, no data
+    /// has been read.
+    ///
+    /// ```
+    /// use weft::io::AsyncReadExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut reader: &[u8] = b"hello";
+    /// let mut buf = Vec::with_capacity(16);
+    /// let n = reader.read_buf(&mut buf).await?;
+    /// assert_eq!((n, &buf[..]), (5, &b"hello"[..]));
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn read_buf<'a, B>(&'a mut self, buf: &'a mut B) -> ReadIntoBuf<'a, Self, B>
+    where
+        Self: Unpin,
+        B: BufMut + ?Sized,
+    {
+        ReadIntoBuf { reader: self, buf }
     }
 
     /// Reads exactly `buf.len()` bytes, returning that length.
@@ -180,6 +212,8 @@ pub trait AsyncReadExt: AsyncRead {
     {
         Chain::new(self, next)
     }
+
+    super::read_num::read_num_methods!();
 }
 
 impl<R: AsyncRead + ?Sized> AsyncReadExt for R {}
@@ -197,7 +231,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for Read<'_, R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        Pin::new(&mut *this.reader).poll_read(cx, this.buf)
+        poll_read_slice(Pin::new(&mut *this.reader), cx, this.buf)
     }
 }
 
@@ -217,8 +251,11 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadExact<'_, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         while this.filled < this.buf.len() {
-            let n =
-                ready!(Pin::new(&mut *this.reader).poll_read(cx, &mut this.buf[this.filled..]))?;
+            let n = ready!(poll_read_slice(
+                Pin::new(&mut *this.reader),
+                cx,
+                &mut this.buf[this.filled..]
+            ))?;
             if n == 0 {
                 return Poll::Ready(Err(unexpected_eof()));
             }
@@ -289,13 +326,12 @@ const MIN_READ: usize = 32;
 /// Largest read size of [`poll_read_to_end`].
 const MAX_READ: usize = 64 * 1024;
 
-/// Reads into `buf` until end of stream. Between polls `buf` only ever holds
-/// bytes actually read: the zeroed window handed to `poll_read` is cut back
-/// to the bytes received before returning, whatever the outcome.
+/// Reads into `buf` until end of stream, straight into its spare capacity
+/// (no zeroing: the reader fills uninitialised memory through a
+/// [`ReadBuf`]). Between polls `buf` only ever holds bytes actually read.
 ///
 /// `window` adapts the read size: it doubles (up to [`MAX_READ`]) each time
-/// a read fills it, so a fast source gets large reads, while a source that
-/// hands out small chunks does not make every read zero a large window.
+/// a read fills it, so a fast source gets large reads.
 fn poll_read_to_end<R: AsyncRead + ?Sized>(
     mut reader: Pin<&mut R>,
     cx: &mut Context<'_>,
@@ -303,25 +339,62 @@ fn poll_read_to_end<R: AsyncRead + ?Sized>(
     window: &mut usize,
 ) -> Poll<io::Result<()>> {
     loop {
-        let len = buf.len();
         // `reserve` grows the capacity at least geometrically.
         buf.reserve(*window);
         let window_now = *window;
-        buf.resize(len + window_now, 0);
-        let res = reader.as_mut().poll_read(cx, &mut buf[len..]);
-        let got = match &res {
-            Poll::Ready(Ok(n)) => (*n).min(window_now),
-            _ => 0,
-        };
-        buf.truncate(len + got);
+        let spare = &mut buf.spare_capacity_mut()[..window_now];
+        let mut read_buf = ReadBuf::uninit(spare);
+        let res = reader.as_mut().poll_read(cx, &mut read_buf);
+        let got = read_buf.filled().len();
+        // SAFETY: the reader initialised (filled) `got` bytes of the spare
+        // capacity, right after the current length.
+        unsafe { buf.set_len(buf.len() + got) };
         if got == window_now {
             *window = (window_now * 2).min(MAX_READ);
         }
         match res {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Ready(Ok(0)) => return Poll::Ready(Ok(())),
-            Poll::Ready(Ok(_)) => {}
+            Poll::Ready(Ok(())) if got == 0 => return Poll::Ready(Ok(())),
+            Poll::Ready(Ok(())) => {}
         }
+    }
+}
+
+/// Future returned by [`AsyncReadExt::read_buf`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct ReadIntoBuf<'a, R: ?Sized, B: ?Sized> {
+    reader: &'a mut R,
+    buf: &'a mut B,
+}
+
+impl<R: AsyncRead + Unpin + ?Sized, B: BufMut + ?Sized> Future for ReadIntoBuf<'_, R, B> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if !this.buf.has_remaining_mut() {
+            return Poll::Ready(Ok(0));
+        }
+        let n = {
+            let chunk = this.buf.chunk_mut();
+            // SAFETY: the `ReadBuf` only ever writes initialised bytes into
+            // the chunk, and reports how many.
+            let chunk = unsafe { chunk.as_uninit_slice_mut() };
+            let mut read_buf = ReadBuf::uninit(chunk);
+            let start = read_buf.filled().as_ptr();
+            ready!(Pin::new(&mut *this.reader).poll_read(cx, &mut read_buf))?;
+            // A reader that swapped the buffer out would make the count lie.
+            assert_eq!(
+                start,
+                read_buf.filled().as_ptr(),
+                "an AsyncRead implementation replaced the ReadBuf it was given"
+            );
+            read_buf.filled().len()
+        };
+        // SAFETY: `n` bytes of the chunk were initialised by the read above.
+        unsafe { this.buf.advance_mut(n) };
+        Poll::Ready(Ok(n))
     }
 }

@@ -4,9 +4,10 @@
 
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
-use futures_io::AsyncRead;
+use crate::coop::poll_proceed_and_make_progress;
+use crate::io::{AsyncRead, ReadBuf};
 
 /// A reader that fills every buffer with the same byte and never ends.
 /// Created by [`repeat`].
@@ -35,10 +36,13 @@ pub fn repeat(byte: u8) -> Repeat {
 impl AsyncRead for Repeat {
     fn poll_read(
         self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
-        buf.fill(self.byte);
-        Poll::Ready(Ok(buf.len()))
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        ready!(poll_proceed_and_make_progress(cx));
+        let n = buf.remaining();
+        buf.initialize_unfilled_to(n).fill(self.byte);
+        buf.advance(n);
+        Poll::Ready(Ok(()))
     }
 }

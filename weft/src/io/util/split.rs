@@ -10,12 +10,12 @@
 //! the loom models do not cover.
 
 use std::fmt;
-use std::io::{self, IoSlice, IoSliceMut};
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
-use futures_io::{AsyncRead, AsyncWrite};
+use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Splits `stream` into a read half and a write half.
 ///
@@ -53,6 +53,7 @@ where
     T: AsyncRead + AsyncWrite,
 {
     let shared = Arc::new(Shared {
+        write_vectored: stream.is_write_vectored(),
         stream: Mutex::new(stream),
     });
     (
@@ -75,6 +76,9 @@ pub struct WriteHalf<T> {
 
 struct Shared<T> {
     stream: Mutex<T>,
+    /// The stream's `is_write_vectored`, read once (it takes `&self`, and
+    /// the write half should not lock for it).
+    write_vectored: bool,
 }
 
 /// A locked stream, pinned in place.
@@ -140,17 +144,9 @@ impl<T: AsyncRead> AsyncRead for ReadHalf<T> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         self.shared.lock().pin().poll_read(cx, buf)
-    }
-
-    fn poll_read_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &mut [IoSliceMut<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.shared.lock().pin().poll_read_vectored(cx, bufs)
     }
 }
 
@@ -175,8 +171,12 @@ impl<T: AsyncWrite> AsyncWrite for WriteHalf<T> {
         self.shared.lock().pin().poll_flush(cx)
     }
 
-    fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.shared.lock().pin().poll_close(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.shared.lock().pin().poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.shared.write_vectored
     }
 }
 

@@ -7,7 +7,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::{AsyncBufRead, AsyncRead};
+use crate::io::{AsyncBufRead, AsyncRead, ReadBuf};
 
 /// Reader adapter that reads at most a fixed number of bytes from its inner
 /// reader, then reports end of stream. Created by
@@ -71,16 +71,28 @@ impl<R: AsyncRead> AsyncRead for Take<R> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>> {
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let (inner, limit) = self.project();
         if *limit == 0 {
-            return Poll::Ready(Ok(0));
+            return Poll::Ready(Ok(()));
         }
-        let max = usize::try_from(*limit).map_or(buf.len(), |l| l.min(buf.len()));
-        let n = ready!(inner.poll_read(cx, &mut buf[..max]))?;
+        let max = usize::try_from(*limit).map_or(buf.remaining(), |l| l.min(buf.remaining()));
+        let mut limited = buf.take(max);
+        let start = limited.filled().as_ptr();
+        ready!(inner.poll_read(cx, &mut limited))?;
+        assert_eq!(
+            start,
+            limited.filled().as_ptr(),
+            "an AsyncRead implementation replaced the ReadBuf it was given"
+        );
+        let n = limited.filled().len();
+        // SAFETY: the inner reader initialised the `n` bytes it filled in
+        // the sub-buffer, which are the next `n` unfilled bytes of `buf`.
+        unsafe { buf.assume_init(n) };
+        buf.advance(n);
         *limit -= n as u64;
-        Poll::Ready(Ok(n))
+        Poll::Ready(Ok(()))
     }
 }
 

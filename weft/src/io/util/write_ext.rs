@@ -1,18 +1,20 @@
 //! `AsyncWriteExt`: `async` methods for every [`AsyncWrite`], and the named
 //! futures they return.
 //!
-//! Owns: `write`, `write_vectored`, `write_all`, `flush` and `shutdown`
-//! (Tokio's name for futures-io's `poll_close`). Every future borrows its
-//! writer and data, so it is `Unpin`.
+//! Owns: `write`, `write_vectored`, `write_buf`, `write_all`,
+//! `write_all_buf`, `flush` and `shutdown` (the number writers are in
+//! `write_num.rs`). Every future borrows its writer and data, so it is
+//! `Unpin`.
 
 use std::future::Future;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use futures_io::AsyncWrite;
+use bytes::Buf;
 
 use super::write_zero;
+use crate::io::AsyncWrite;
 
 /// `async` methods for [`AsyncWrite`] types, with Tokio's names and
 /// behaviour. Implemented for every `AsyncWrite`.
@@ -77,6 +79,47 @@ pub trait AsyncWriteExt: AsyncWrite {
         WriteAll { writer: self, buf }
     }
 
+    /// Writes some of `buf`'s remaining bytes (a `bytes::Buf`), advancing it
+    /// past them; returns how many.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: if the future is dropped, nothing was written and `buf`
+    /// did not advance.
+    fn write_buf<'a, B>(&'a mut self, buf: &'a mut B) -> WriteFromBuf<'a, Self, B>
+    where
+        Self: Unpin,
+        B: Buf,
+    {
+        WriteFromBuf { writer: self, buf }
+    }
+
+    /// Writes all of `buf`'s remaining bytes, advancing it as they go.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe in that `buf` has advanced past exactly what was written,
+    /// so a new call continues where the dropped one stopped.
+    ///
+    /// ```
+    /// use weft::io::AsyncWriteExt;
+    ///
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut out: Vec<u8> = Vec::new();
+    /// let mut src: &[u8] = b"chunked";
+    /// out.write_all_buf(&mut src).await?;
+    /// assert_eq!((out.as_slice(), src.len()), (&b"chunked"[..], 0));
+    /// # weft::io::Result::Ok(())
+    /// # }).unwrap();
+    /// ```
+    fn write_all_buf<'a, B>(&'a mut self, buf: &'a mut B) -> WriteAllFromBuf<'a, Self, B>
+    where
+        Self: Unpin,
+        B: Buf,
+    {
+        WriteAllFromBuf { writer: self, buf }
+    }
+
     /// Flushes buffered data to its destination.
     ///
     /// # Cancel safety
@@ -91,8 +134,7 @@ pub trait AsyncWriteExt: AsyncWrite {
     }
 
     /// Shuts down the write side: flushes, then closes, so the peer sees end
-    /// of stream. This is Tokio's `shutdown`; in futures-io the underlying
-    /// method is [`AsyncWrite::poll_close`].
+    /// of stream ([`AsyncWrite::poll_shutdown`]).
     ///
     /// # Cancel safety
     ///
@@ -118,9 +160,66 @@ pub trait AsyncWriteExt: AsyncWrite {
     {
         Shutdown { writer: self }
     }
+
+    super::write_num::write_num_methods!();
 }
 
 impl<W: AsyncWrite + ?Sized> AsyncWriteExt for W {}
+
+/// Future returned by [`AsyncWriteExt::write_buf`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct WriteFromBuf<'a, W: ?Sized, B> {
+    writer: &'a mut W,
+    buf: &'a mut B,
+}
+
+impl<W: AsyncWrite + Unpin + ?Sized, B: Buf> Future for WriteFromBuf<'_, W, B> {
+    type Output = io::Result<usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if !this.buf.has_remaining() {
+            return Poll::Ready(Ok(0));
+        }
+        let n = ready!(Pin::new(&mut *this.writer).poll_write(cx, this.buf.chunk()))?;
+        this.buf.advance(n);
+        Poll::Ready(Ok(n))
+    }
+}
+
+/// Future returned by [`AsyncWriteExt::write_all_buf`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless you .await or poll them"]
+pub struct WriteAllFromBuf<'a, W: ?Sized, B> {
+    writer: &'a mut W,
+    buf: &'a mut B,
+}
+
+impl<W: AsyncWrite + Unpin + ?Sized, B: Buf> Future for WriteAllFromBuf<'_, W, B> {
+    type Output = io::Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        const MAX_VECTOR: usize = 64;
+        while this.buf.has_remaining() {
+            let writer = Pin::new(&mut *this.writer);
+            let n = if writer.is_write_vectored() {
+                // Several chunks in one syscall where the writer can.
+                let mut slices = [IoSlice::new(&[]); MAX_VECTOR];
+                let count = this.buf.chunks_vectored(&mut slices);
+                ready!(writer.poll_write_vectored(cx, &slices[..count]))?
+            } else {
+                ready!(writer.poll_write(cx, this.buf.chunk()))?
+            };
+            if n == 0 {
+                return Poll::Ready(Err(write_zero()));
+            }
+            this.buf.advance(n);
+        }
+        Poll::Ready(Ok(()))
+    }
+}
 
 /// Future returned by [`AsyncWriteExt::write`].
 #[derive(Debug)]
@@ -207,6 +306,6 @@ impl<W: AsyncWrite + Unpin + ?Sized> Future for Shutdown<'_, W> {
     type Output = io::Result<()>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut *self.get_mut().writer).poll_close(cx)
+        Pin::new(&mut *self.get_mut().writer).poll_shutdown(cx)
     }
 }
