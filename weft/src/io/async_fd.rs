@@ -69,18 +69,47 @@ impl<T: AsRawFd> AsyncFd<T> {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
         AsyncFd::with_interest(inner, Interest::READABLE | Interest::WRITABLE)
     }
 
     /// Register `inner` for `interest`.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
+        AsyncFd::try_with_interest(inner, interest).map_err(AsyncFdTryNewError::into_cause)
+    }
+
+    /// Like [`AsyncFd::new`], but a failed registration hands `inner` back.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[track_caller]
+    pub fn try_new(inner: T) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
+        AsyncFd::try_with_interest(inner, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// Like [`AsyncFd::with_interest`], but a failed registration hands
+    /// `inner` back.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[track_caller]
+    pub fn try_with_interest(
+        inner: T,
+        interest: Interest,
+    ) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
         let fd = inner.as_raw_fd();
-        let registration = Registration::new(&mut mio::unix::SourceFd(&fd), interest)?;
-        Ok(AsyncFd {
-            registration,
-            inner: Some(inner),
-        })
+        match Registration::new(&mut mio::unix::SourceFd(&fd), interest) {
+            Ok(registration) => Ok(AsyncFd {
+                registration,
+                inner: Some(inner),
+            }),
+            Err(cause) => Err(AsyncFdTryNewError { inner, cause }),
+        }
     }
 
     /// The wrapped object.
@@ -113,6 +142,30 @@ impl<T: AsRawFd> AsyncFd<T> {
     ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
         let event = ready!(self.registration.poll_ready(cx, Direction::Read))?;
         Poll::Ready(Ok(AsyncFdReadyGuard {
+            fd: self,
+            event: Some(event),
+        }))
+    }
+
+    /// [`AsyncFd::poll_read_ready`] with mutable access in the guard.
+    pub fn poll_read_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let event = ready!(self.registration.poll_ready(cx, Direction::Read))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard {
+            fd: self,
+            event: Some(event),
+        }))
+    }
+
+    /// [`AsyncFd::poll_write_ready`] with mutable access in the guard.
+    pub fn poll_write_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let event = ready!(self.registration.poll_ready(cx, Direction::Write))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard {
             fd: self,
             event: Some(event),
         }))
@@ -181,6 +234,16 @@ impl<T: AsRawFd> AsyncFd<T> {
         self.registration
             .async_io(interest, || f(self.get_ref()))
             .await
+    }
+
+    /// [`AsyncFd::async_io`] with mutable access to the object.
+    pub async fn async_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        mut f: impl FnMut(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let inner = self.inner.as_mut().expect("present until drop");
+        self.registration.async_io(interest, || f(inner)).await
     }
 
     /// Run `f` once if ready for `interest`; clears readiness on
@@ -326,6 +389,49 @@ impl<T: AsRawFd> fmt::Debug for AsyncFdReadyMutGuard<'_, T> {
         f.debug_struct("AsyncFdReadyMutGuard")
             .field("ready", &self.ready())
             .finish()
+    }
+}
+
+/// A failed [`AsyncFd::try_new`]: the object comes back with the cause.
+pub struct AsyncFdTryNewError<T> {
+    inner: T,
+    cause: io::Error,
+}
+
+impl<T> AsyncFdTryNewError<T> {
+    /// The object that could not be registered, and why.
+    pub fn into_parts(self) -> (T, io::Error) {
+        (self.inner, self.cause)
+    }
+
+    fn into_cause(self) -> io::Error {
+        self.cause
+    }
+}
+
+impl<T> fmt::Display for AsyncFdTryNewError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "could not register the file descriptor: {}", self.cause)
+    }
+}
+
+impl<T> fmt::Debug for AsyncFdTryNewError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFdTryNewError")
+            .field("cause", &self.cause)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> std::error::Error for AsyncFdTryNewError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.cause)
+    }
+}
+
+impl<T> From<AsyncFdTryNewError<T>> for io::Error {
+    fn from(e: AsyncFdTryNewError<T>) -> io::Error {
+        e.cause
     }
 }
 

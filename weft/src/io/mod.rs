@@ -84,7 +84,17 @@ mod traits;
 pub mod util;
 
 pub use crate::runtime::io::ready::{Interest, Ready};
-pub use async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
+pub use async_fd::{
+    AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdTryNewError, TryIoError,
+};
+
+/// Unix-only I/O, at Tokio's path (`tokio::io::unix`): [`AsyncFd`] and its
+/// guards. (They are also re-exported from `weft::io` itself.)
+pub mod unix {
+    pub use super::async_fd::{
+        AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdTryNewError, TryIoError,
+    };
+}
 pub use read_buf::ReadBuf;
 pub use std::io::{Error, ErrorKind, IoSlice, IoSliceMut, Result, SeekFrom};
 pub use traits::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite};

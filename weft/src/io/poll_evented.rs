@@ -32,10 +32,12 @@ impl<E: mio::event::Source> PollEvented<E> {
     ///
     /// # Panics
     /// Outside a runtime, or on a runtime without the I/O driver.
+    #[track_caller]
     pub(crate) fn new(io: E) -> io::Result<Self> {
         Self::new_with_interest(io, Interest::READABLE | Interest::WRITABLE)
     }
 
+    #[track_caller]
     pub(crate) fn new_with_interest(mut io: E, interest: Interest) -> io::Result<Self> {
         let registration = Registration::new(&mut io, interest)?;
         Ok(PollEvented {

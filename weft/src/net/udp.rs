@@ -56,6 +56,7 @@ impl UdpSocket {
         .await
     }
 
+    #[track_caller]
     fn from_mio(sys: mio::net::UdpSocket) -> io::Result<UdpSocket> {
         Ok(UdpSocket {
             io: PollEvented::new(sys)?,
@@ -66,6 +67,7 @@ impl UdpSocket {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
         UdpSocket::from_mio(mio::net::UdpSocket::from_std(socket))

@@ -50,12 +50,14 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 #[track_caller]
 pub(crate) fn time_driver() -> driver::Handle {
-    let handle = context::with_current(|h| h.driver().clone()).unwrap_or_else(|| {
+    // A `match`, not `unwrap_or_else`: a panic inside a closure would name
+    // the closure's line, not the caller's.
+    let Some(handle) = context::with_current(|h| h.driver().clone()) else {
         panic!(
             "there is no weft runtime on this thread, and weft timers need one: call this inside \
              Runtime::block_on or a spawned task, or enter a runtime with Runtime::enter"
         )
-    });
+    };
     if handle.time().is_none() {
         panic!(
             "this weft runtime was built without the time driver: add .enable_time() (or \

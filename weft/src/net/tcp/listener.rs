@@ -52,6 +52,7 @@ impl TcpListener {
         .await
     }
 
+    #[track_caller]
     pub(crate) fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
         Ok(TcpListener {
             io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
@@ -62,6 +63,7 @@ impl TcpListener {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
         TcpListener::from_mio(mio::net::TcpListener::from_std(listener))

@@ -49,6 +49,7 @@ impl TcpStream {
         Ok(stream)
     }
 
+    #[track_caller]
     pub(crate) fn from_mio(sys: mio::net::TcpStream) -> io::Result<TcpStream> {
         Ok(TcpStream {
             io: PollEvented::new(sys)?,
@@ -59,6 +60,7 @@ impl TcpStream {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         TcpStream::from_mio(mio::net::TcpStream::from_std(stream))

@@ -46,6 +46,7 @@ impl UnixDatagram {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixDatagram> {
         UnixDatagram::from_mio(mio::net::UnixDatagram::bind(path)?)
     }
@@ -55,6 +56,7 @@ impl UnixDatagram {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn unbound() -> io::Result<UnixDatagram> {
         UnixDatagram::from_mio(mio::net::UnixDatagram::unbound()?)
     }
@@ -63,11 +65,13 @@ impl UnixDatagram {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
         Ok((UnixDatagram::from_mio(a)?, UnixDatagram::from_mio(b)?))
     }
 
+    #[track_caller]
     fn from_mio(sys: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
         Ok(UnixDatagram {
             io: PollEvented::new(sys)?,
@@ -78,6 +82,7 @@ impl UnixDatagram {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn from_std(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
         socket.set_nonblocking(true)?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::from_std(socket))

@@ -28,10 +28,12 @@ impl UnixListener {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
         UnixListener::from_mio(mio::net::UnixListener::bind(path)?)
     }
 
+    #[track_caller]
     fn from_mio(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
         Ok(UnixListener {
             io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
@@ -42,6 +44,7 @@ impl UnixListener {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
         listener.set_nonblocking(true)?;
         UnixListener::from_mio(mio::net::UnixListener::from_std(listener))

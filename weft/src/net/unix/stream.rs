@@ -58,11 +58,13 @@ impl UnixStream {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let (a, b) = mio::net::UnixStream::pair()?;
         Ok((UnixStream::from_mio(a)?, UnixStream::from_mio(b)?))
     }
 
+    #[track_caller]
     pub(crate) fn from_mio(sys: mio::net::UnixStream) -> io::Result<UnixStream> {
         Ok(UnixStream {
             io: PollEvented::new(sys)?,
@@ -73,6 +75,7 @@ impl UnixStream {
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
+    #[track_caller]
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         stream.set_nonblocking(true)?;
         UnixStream::from_mio(mio::net::UnixStream::from_std(stream))

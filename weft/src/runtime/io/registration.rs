@@ -23,13 +23,16 @@ pub(crate) struct Registration {
 
 /// The handle of the current runtime's I/O driver, or a panic that says
 /// what is missing.
+#[track_caller]
 pub(crate) fn current_driver() -> driver::Handle {
-    let handle = context::with_current(|h| h.driver().clone()).unwrap_or_else(|| {
+    // A `match`, not `unwrap_or_else`: a panic inside a closure would name
+    // the closure's line, not the caller's.
+    let Some(handle) = context::with_current(|h| h.driver().clone()) else {
         panic!(
             "there is no weft runtime on this thread, and weft I/O resources need one: create \
              sockets inside Runtime::block_on or a spawned task, or call Runtime::enter first"
         )
-    });
+    };
     if handle.io().is_none() {
         panic!(
             "this weft runtime was built without the I/O driver: add .enable_io() (or \
@@ -44,6 +47,7 @@ impl Registration {
     ///
     /// # Panics
     /// Outside a runtime, or on a runtime without the I/O driver.
+    #[track_caller]
     pub(crate) fn new(
         source: &mut impl mio::event::Source,
         interest: Interest,
