@@ -68,15 +68,21 @@ pub enum MissedTickBehavior {
 impl MissedTickBehavior {
     fn next_deadline(self, missed: Instant, now: Instant, period: Duration) -> Instant {
         match self {
-            MissedTickBehavior::Burst => missed + period,
-            MissedTickBehavior::Delay => now + period,
+            MissedTickBehavior::Burst => deadline_after(missed, period),
+            MissedTickBehavior::Delay => deadline_after(now, period),
             MissedTickBehavior::Skip => {
                 let late = (now - missed).as_nanos();
                 let into_period = late % period.as_nanos();
-                now + period - Duration::from_nanos(into_period as u64)
+                deadline_after(now, period - Duration::from_nanos(into_period as u64))
             }
         }
     }
+}
+
+/// `from + d`, or "never" (the far future the timers use) when that
+/// is past the clock's range: `interval(Duration::MAX)` must not panic.
+fn deadline_after(from: Instant, d: Duration) -> Instant {
+    from.checked_add(d).unwrap_or_else(Instant::far_future)
 }
 
 /// Ticks at a fixed period; created by [`interval`] or [`interval_at`].
@@ -104,7 +110,7 @@ impl Interval {
             self.missed_tick_behavior
                 .next_deadline(scheduled, now, self.period)
         } else {
-            scheduled + self.period
+            deadline_after(scheduled, self.period)
         };
         Pin::new(&mut self.delay).reset(next);
         Poll::Ready(scheduled)
@@ -112,7 +118,7 @@ impl Interval {
 
     /// Restart: the next tick is one period from now.
     pub fn reset(&mut self) {
-        Pin::new(&mut self.delay).reset(Instant::now() + self.period);
+        Pin::new(&mut self.delay).reset(deadline_after(Instant::now(), self.period));
     }
 
     /// The next tick completes at once.
@@ -122,7 +128,7 @@ impl Interval {
 
     /// The next tick is `after` from now.
     pub fn reset_after(&mut self, after: Duration) {
-        Pin::new(&mut self.delay).reset(Instant::now() + after);
+        Pin::new(&mut self.delay).reset(deadline_after(Instant::now(), after));
     }
 
     /// The next tick is at `deadline`.

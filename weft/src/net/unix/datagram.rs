@@ -48,7 +48,8 @@ impl UnixDatagram {
     /// Outside a runtime with the I/O driver.
     #[track_caller]
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixDatagram> {
-        UnixDatagram::from_mio(mio::net::UnixDatagram::bind(path)?)
+        let addr = super::socket_addr(path.as_ref())?;
+        UnixDatagram::from_mio(mio::net::UnixDatagram::bind_addr(&addr)?)
     }
 
     /// A socket bound to no address (it can send, and receive replies only
@@ -98,7 +99,24 @@ impl UnixDatagram {
     /// Set the only peer [`send`](Self::send) sends to and
     /// [`recv`](Self::recv) receives from.
     pub fn connect(&self, path: impl AsRef<Path>) -> io::Result<()> {
-        self.io.connect(path)
+        let addr = super::socket_addr(path.as_ref())?;
+        self.with_std(|socket| socket.connect_addr(&addr))
+    }
+
+    /// Run `f` on a std view of this socket (for the `*_addr` calls mio
+    /// lacks), without taking ownership of the descriptor.
+    fn with_std<R>(&self, f: impl FnOnce(&std::os::unix::net::UnixDatagram) -> R) -> R {
+        // SAFETY: the descriptor stays open for the whole call (`self` is
+        // borrowed), and `ManuallyDrop` keeps the std view from closing it.
+        let socket = std::mem::ManuallyDrop::new(unsafe {
+            std::os::unix::net::UnixDatagram::from_raw_fd(self.io.as_raw_fd())
+        });
+        f(&socket)
+    }
+
+    fn send_to_path(&self, buf: &[u8], target: &Path) -> io::Result<usize> {
+        let addr = super::socket_addr(target)?;
+        self.with_std(|socket| socket.send_to_addr(buf, &addr))
     }
 
     /// The local address.
@@ -128,7 +146,7 @@ impl UnixDatagram {
     /// Send `buf` to the socket bound at `target`. Cancel-safe.
     pub async fn send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
-        self.async_io(Interest::WRITABLE, || self.io.send_to(buf, target))
+        self.async_io(Interest::WRITABLE, || self.send_to_path(buf, target))
             .await
     }
 
@@ -142,13 +160,13 @@ impl UnixDatagram {
         let target = target.as_ref();
         self.io
             .registration()
-            .poll_io(cx, Direction::Write, || self.io.send_to(buf, target))
+            .poll_io(cx, Direction::Write, || self.send_to_path(buf, target))
     }
 
     /// Send once without waiting: `WouldBlock` if the socket is not ready.
     pub fn try_send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
-        self.try_io(Interest::WRITABLE, || self.io.send_to(buf, target))
+        self.try_io(Interest::WRITABLE, || self.send_to_path(buf, target))
     }
 }
 

@@ -24,13 +24,15 @@ pub struct UnixListener {
 }
 
 impl UnixListener {
-    /// Create a socket file at `path` and listen on it.
+    /// Create a socket file at `path` and listen on it (on Linux,
+    /// `"\0name"` binds the abstract name `name` instead, with no file).
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
     #[track_caller]
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
-        UnixListener::from_mio(mio::net::UnixListener::bind(path)?)
+        let addr = super::socket_addr(path.as_ref())?;
+        UnixListener::from_mio(mio::net::UnixListener::bind_addr(&addr)?)
     }
 
     #[track_caller]

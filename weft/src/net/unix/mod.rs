@@ -2,7 +2,10 @@
 //! halves) and [`UnixDatagram`].
 //!
 //! Owns: the Unix socket types, registered with the I/O driver like the
-//! TCP and UDP ones, and the credentials type [`UCred`].
+//! TCP and UDP ones, the credentials type [`UCred`], and the rule for what
+//! a path names: on Linux a path that starts with a NUL byte (`"\0name"`)
+//! is an abstract socket name (no file), as in Tokio; any other path is a
+//! file path.
 
 mod datagram;
 mod listener;
@@ -16,3 +19,22 @@ pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf
 pub use std::os::unix::net::SocketAddr;
 pub use stream::UnixStream;
 pub use ucred::UCred;
+
+use std::io;
+use std::path::Path;
+
+/// The socket address `path` names (see the module doc).
+pub(crate) fn socket_addr(path: &Path) -> io::Result<SocketAddr> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        if let Some(name) = path.as_os_str().as_bytes().strip_prefix(b"\0") {
+            #[cfg(target_os = "android")]
+            use std::os::android::net::SocketAddrExt;
+            #[cfg(target_os = "linux")]
+            use std::os::linux::net::SocketAddrExt;
+            return SocketAddr::from_abstract_name(name);
+        }
+    }
+    SocketAddr::from_pathname(path)
+}

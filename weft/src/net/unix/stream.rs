@@ -43,9 +43,11 @@ pub struct UnixStream {
 }
 
 impl UnixStream {
-    /// Connect to the socket listening at `path`.
+    /// Connect to the socket listening at `path` (on Linux, `"\0name"` is
+    /// an abstract name).
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let stream = UnixStream::from_mio(mio::net::UnixStream::connect(path)?)?;
+        let addr = super::socket_addr(path.as_ref())?;
+        let stream = UnixStream::from_mio(mio::net::UnixStream::connect_addr(&addr)?)?;
         // Writable means the connect finished, one way or the other.
         std::future::poll_fn(|cx| stream.io.registration().poll_write_ready(cx)).await?;
         if let Some(e) = stream.io.take_error()? {

@@ -141,6 +141,11 @@ impl Registration {
 
     /// Wait until ready for any of `interest` (any number of tasks may wait
     /// at once). Cancel-safe: a dropped wait leaves no waker behind.
+    ///
+    /// Spends no coop budget, as in Tokio: it is a readiness check, and a
+    /// `readable().await` / `try_read` loop must see a ready socket as ready
+    /// however many times it asks in one poll. The operation that follows
+    /// spends it (`async_io` below; the `poll_*` paths).
     pub(crate) async fn readiness(&self, interest: Interest) -> io::Result<ReadyEvent> {
         struct Waiter<'a> {
             io: &'a ScheduledIo,
@@ -156,12 +161,10 @@ impl Registration {
             key: None,
         };
         poll_fn(|cx| {
-            let restore = ready!(coop::poll_proceed(cx));
             let ev = ready!(waiter.io.poll_interest(cx, interest, &mut waiter.key));
             if ev.is_shutdown {
                 return Poll::Ready(Err(shutdown_error()));
             }
-            restore.made_progress();
             Poll::Ready(Ok(ev))
         })
         .await
@@ -175,9 +178,15 @@ impl Registration {
     ) -> io::Result<R> {
         loop {
             let ev = self.readiness(interest).await?;
+            // The operation itself spends a unit (refunded if it would
+            // block), so a loop of always-ready operations still yields.
+            let restore = poll_fn(coop::poll_proceed).await;
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(ev),
-                result => return result,
+                result => {
+                    restore.made_progress();
+                    return result;
+                }
             }
         }
     }
