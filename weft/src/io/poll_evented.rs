@@ -16,7 +16,7 @@
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::ops::Deref;
 use std::os::fd::AsRawFd;
@@ -55,19 +55,6 @@ impl<E: mio::event::Source> PollEvented<E> {
         let mut io = self.io.take().expect("source present until drop");
         self.registration.deregister(&mut io)?;
         Ok(io)
-    }
-
-    /// Read into `buf` (stream semantics: a short read drains).
-    pub(crate) fn poll_read<'a>(
-        &'a self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<usize>>
-    where
-        &'a E: Read,
-    {
-        let len = buf.len();
-        self.poll_stream(cx, Direction::Read, len, || (&mut self.io()).read(buf))
     }
 
     /// Read into uninitialized memory (stream semantics, as `poll_read`),

@@ -31,7 +31,6 @@ pub trait SplitStream: ReadUninit {
     fn ready(&self, interest: Interest) -> impl Future<Output = io::Result<Ready>> + Send + '_;
     fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
-    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>>;
     fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
     fn poll_write_vectored(
         &self,
@@ -401,14 +400,6 @@ macro_rules! stream_socket_impls {
 
             fn try_write(&self, buf: &[u8]) -> ::std::io::Result<usize> {
                 <$stream>::try_write(self, buf)
-            }
-
-            fn poll_read(
-                &self,
-                cx: &mut ::std::task::Context<'_>,
-                buf: &mut [u8],
-            ) -> ::std::task::Poll<::std::io::Result<usize>> {
-                self.io.poll_read(cx, buf)
             }
 
             fn poll_write(
