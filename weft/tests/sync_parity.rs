@@ -1,0 +1,123 @@
+//! Behaviour of `weft::sync` that must match Tokio's (issue #10), through the
+//! public API, on every runtime flavour (`rt_test!` in `support/mod.rs`).
+//!
+//! The "reentrant waker" tests hand a primitive a waker whose `Drop` or
+//! `wake` calls back into that same primitive. If the primitive drops or
+//! wakes it while holding its own lock, the callback blocks on that lock:
+//! each such body runs under [`helpers::watchdog`], which turns the hang
+//! into a failure.
+
+
+#[allow(dead_code)] // used by the tests of the items that follow
+mod helpers {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::{mpsc, Arc, Mutex};
+    use std::task::{Context, Poll, Wake, Waker};
+    use std::time::Duration;
+
+    /// A waker that runs `on_wake` at every wake and `on_drop` when its
+    /// last clone is dropped.
+    struct Hook {
+        on_wake: Box<dyn Fn() + Send + Sync>,
+        on_drop: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    }
+
+    impl Wake for Hook {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+
+        fn wake_by_ref(self: &Arc<Self>) {
+            (self.on_wake)();
+        }
+    }
+
+    impl Drop for Hook {
+        fn drop(&mut self) {
+            if let Some(f) = self.on_drop.get_mut().unwrap().take() {
+                f();
+            }
+        }
+    }
+
+    /// A waker that calls `f` once, when its last clone is dropped. Give
+    /// the primitive a reference and drop the returned one, so the
+    /// primitive's clone is the last.
+    pub fn on_drop(f: impl FnOnce() + Send + 'static) -> Waker {
+        Waker::from(Arc::new(Hook {
+            on_wake: Box::new(|| {}),
+            on_drop: Mutex::new(Some(Box::new(f))),
+        }))
+    }
+
+    /// A waker that calls `f` every time it is woken.
+    pub fn on_wake(f: impl Fn() + Send + Sync + 'static) -> Waker {
+        Waker::from(Arc::new(Hook {
+            on_wake: Box::new(f),
+            on_drop: Mutex::new(None),
+        }))
+    }
+
+    /// Polls `fut` once with `waker`.
+    pub fn poll_with<F: Future + ?Sized>(fut: Pin<&mut F>, waker: &Waker) -> Poll<F::Output> {
+        fut.poll(&mut Context::from_waker(waker))
+    }
+
+    /// Runs `f` on its own thread and fails if it has not finished within
+    /// 10 s (a deadlock otherwise hangs the whole test binary). A panic in
+    /// `f` is propagated.
+    pub fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
+        let (done_tx, done_rx) = mpsc::channel();
+        let t = std::thread::spawn(move || {
+            f();
+            let _ = done_tx.send(());
+        });
+        match done_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(()) => t.join().unwrap(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                if let Err(p) = t.join() {
+                    std::panic::resume_unwind(p);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                panic!("deadlock: the test body did not finish within 10 s")
+            }
+        }
+    }
+
+    /// A value whose `clone` panics when `poisoned`.
+    #[derive(Debug, PartialEq)]
+    pub struct PanicOnClone {
+        pub id: u32,
+        pub poisoned: bool,
+    }
+
+    impl Clone for PanicOnClone {
+        fn clone(&self) -> Self {
+            assert!(!self.poisoned, "clone of a poisoned value ({})", self.id);
+            PanicOnClone {
+                id: self.id,
+                poisoned: false,
+            }
+        }
+    }
+}
+
+/// The channel handles are `Unpin` whatever `T` is, as in Tokio. Checked at
+/// compile time: the file does not build otherwise.
+#[test]
+fn channel_handles_are_unpin_for_any_t() {
+    fn assert_unpin<T: Unpin>() {}
+    type P = std::marker::PhantomPinned;
+    assert_unpin::<weft::sync::mpsc::Receiver<P>>();
+    assert_unpin::<weft::sync::mpsc::UnboundedReceiver<P>>();
+    assert_unpin::<weft::sync::mpsc::Sender<P>>();
+    assert_unpin::<weft::sync::mpsc::UnboundedSender<P>>();
+    assert_unpin::<weft::sync::broadcast::Receiver<P>>();
+    assert_unpin::<weft::sync::broadcast::Sender<P>>();
+    assert_unpin::<weft::sync::watch::Receiver<P>>();
+    assert_unpin::<weft::sync::watch::Sender<P>>();
+    assert_unpin::<weft::sync::oneshot::Receiver<P>>();
+    assert_unpin::<weft::sync::oneshot::Sender<P>>();
+}
