@@ -7,8 +7,9 @@
 //! each such body runs under [`helpers::watchdog`], which turns the hang
 //! into a failure.
 
+#[macro_use]
+mod support;
 
-#[allow(dead_code)] // used by the tests of the items that follow
 mod helpers {
     use std::future::Future;
     use std::pin::Pin;
@@ -120,4 +121,52 @@ fn channel_handles_are_unpin_for_any_t() {
     assert_unpin::<weft::sync::watch::Sender<P>>();
     assert_unpin::<weft::sync::oneshot::Receiver<P>>();
     assert_unpin::<weft::sync::oneshot::Sender<P>>();
+}
+
+rt_test! {
+    use std::pin::pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::Waker;
+    use weft::sync::{broadcast, mpsc, oneshot, watch, Notify, Semaphore};
+
+    use crate::helpers::{on_drop, on_wake, poll_with, watchdog, PanicOnClone};
+
+    // ----- Notify::notify_last passes on to the next newest ----------------
+
+    #[test]
+    fn notify_last_passed_on_to_next_newest_when_dropped() {
+        rt().block_on(async {
+            let notify = Notify::new();
+            let mut a = pin!(notify.notified());
+            let mut b = pin!(notify.notified());
+            let mut c = Box::pin(notify.notified());
+            assert!(!a.as_mut().enable());
+            assert!(!b.as_mut().enable());
+            assert!(!c.as_mut().enable());
+            notify.notify_last();
+            // `c` got it and is dropped unpolled: `b`, the newest left, is next.
+            drop(c);
+            assert!(poll_with(b.as_mut(), Waker::noop()).is_ready());
+            assert!(poll_with(a.as_mut(), Waker::noop()).is_pending());
+            notify.notify_last();
+            a.await;
+        });
+    }
+
+    #[test]
+    fn notify_one_still_passed_on_to_next_oldest_when_dropped() {
+        rt().block_on(async {
+            let notify = Notify::new();
+            let mut a = Box::pin(notify.notified());
+            let mut b = pin!(notify.notified());
+            let mut c = pin!(notify.notified());
+            assert!(!a.as_mut().enable());
+            assert!(!b.as_mut().enable());
+            assert!(!c.as_mut().enable());
+            notify.notify_one();
+            drop(a);
+            assert!(poll_with(b.as_mut(), Waker::noop()).is_ready());
+            assert!(poll_with(c.as_mut(), Waker::noop()).is_pending());
+        });
+    }
 }
