@@ -169,4 +169,44 @@ rt_test! {
             assert!(poll_with(c.as_mut(), Waker::noop()).is_pending());
         });
     }
+
+    // ----- broadcast: a panicking Clone skips the value ---------------------
+
+    #[test]
+    fn broadcast_try_recv_moves_past_value_whose_clone_panics() {
+        let (tx, mut rx) = broadcast::channel(4);
+        let mut rx2 = tx.subscribe();
+        tx.send(PanicOnClone { id: 1, poisoned: true }).unwrap();
+        tx.send(PanicOnClone { id: 2, poisoned: false }).unwrap();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rx.try_recv()));
+        assert!(r.is_err(), "the clone should have panicked");
+        assert_eq!(rx.try_recv().unwrap().id, 2);
+        // The other receiver and the sender still work.
+        assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rx2.try_recv())).is_err());
+        assert_eq!(rx2.try_recv().unwrap().id, 2);
+        tx.send(PanicOnClone { id: 3, poisoned: false }).unwrap();
+        assert_eq!(rx.try_recv().unwrap().id, 3);
+        assert_eq!(rx2.try_recv().unwrap().id, 3);
+        assert!(tx.is_empty());
+        assert_eq!(tx.len(), 0);
+    }
+
+    #[test]
+    fn broadcast_recv_moves_past_value_whose_clone_panics() {
+        rt().block_on(async {
+            let (tx, mut rx) = broadcast::channel(2);
+            tx.send(PanicOnClone { id: 1, poisoned: true }).unwrap();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut fut = pin!(rx.recv());
+                poll_with(fut.as_mut(), Waker::noop()).map(|r| r.map(|v| v.id))
+            }));
+            assert!(r.is_err(), "the clone should have panicked");
+            tx.send(PanicOnClone { id: 2, poisoned: false }).unwrap();
+            assert_eq!(rx.recv().await.unwrap().id, 2);
+            // The panicking value was released: nothing is left queued.
+            assert!(tx.is_empty());
+            drop(tx);
+            assert_eq!(rx.recv().await, Err(broadcast::error::RecvError::Closed));
+        });
+    }
 }

@@ -44,6 +44,12 @@
 //!    whose decrement brought `rem` to zero (it re-checks under the write
 //!    lock that the slot still holds that message), by the send that
 //!    overwrites it, or with the buffer when the channel is freed.
+//! 6. **A panicking `Clone`.** A receiver advances its position and
+//!    releases its claim on a message whether or not cloning the value
+//!    returns: if `clone` panics, the panic propagates out of `recv` /
+//!    `try_recv`, and the next call gets the next message instead of
+//!    retrying that one forever. Only read locks are held while cloning, and
+//!    they do not poison.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -166,14 +172,38 @@ impl<T> Shared<T> {
             }
             drop(tail);
         }
-        let value = slot
-            .val
-            .clone()
-            .expect("broadcast: a receiver counted in a message found it dropped");
+        // Invariant 6: past the message before cloning it, and released
+        // even if the clone panics.
         *next += 1;
-        self.release(slot);
+        let slot = Released {
+            shared: self,
+            slot: Some(slot),
+        };
+        let value = slot
+            .slot
+            .as_ref()
+            .and_then(|slot| slot.val.clone())
+            .expect("broadcast: a receiver counted in a message found it dropped");
         Ok(value)
     }
+}
+
+/// A read-locked slot holding the message a receiver is reading; dropping
+/// it releases the receiver's claim (`Shared::release`), also on unwind.
+struct Released<'a, T> {
+    shared: &'a Shared<T>,
+    slot: Option<RwLockReadGuard<'a, Slot<T>>>,
+}
+
+impl<T> Drop for Released<'_, T> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            self.shared.release(slot);
+        }
+    }
+}
+
+impl<T> Shared<T> {
 
     /// One poll of `recv`.
     fn poll_recv(
