@@ -65,6 +65,18 @@ mod helpers {
         fut.poll(&mut Context::from_waker(waker))
     }
 
+    /// Polls `fut` once with `waker`, then, unless that completed it, awaits
+    /// it with the task's own waker.
+    pub async fn poll_then_await<F: Future + ?Sized>(
+        mut fut: Pin<&mut F>,
+        waker: &Waker,
+    ) -> F::Output {
+        match poll_with(fut.as_mut(), waker) {
+            Poll::Ready(out) => out,
+            Poll::Pending => fut.await,
+        }
+    }
+
     /// Runs `f` on its own thread and fails if it has not finished within
     /// 10 s (a deadlock otherwise hangs the whole test binary). A panic in
     /// `f` is propagated.
@@ -129,7 +141,275 @@ rt_test! {
     use std::task::Waker;
     use weft::sync::{broadcast, mpsc, oneshot, watch, Notify, Semaphore};
 
-    use crate::helpers::{on_drop, on_wake, poll_with, watchdog, PanicOnClone};
+    use crate::helpers::{on_drop, on_wake, poll_then_await, poll_with, watchdog, PanicOnClone};
+
+    // ----- reentrant wakers ----------------------------------------------
+
+    #[test]
+    fn broadcast_waker_dropped_on_reregister_may_send() {
+        watchdog(|| rt().block_on(async {
+            let (tx, mut rx) = broadcast::channel(4);
+            let tx2 = tx.clone();
+            let mut fut = pin!(rx.recv());
+            let first = on_drop(move || {
+                tx2.send(1).unwrap();
+            });
+            assert!(poll_with(fut.as_mut(), &first).is_pending());
+            drop(first);
+            // A different waker replaces the stored one, which sends.
+            assert_eq!(poll_then_await(fut, Waker::noop()).await, Ok(1));
+            drop(tx);
+        }));
+    }
+
+    #[test]
+    fn broadcast_waker_dropped_on_cancel_may_send() {
+        watchdog(|| rt().block_on(async {
+            let (tx, mut rx) = broadcast::channel(4);
+            let tx2 = tx.clone();
+            {
+                let mut fut = pin!(rx.recv());
+                let w = on_drop(move || {
+                    tx2.send(7).unwrap();
+                });
+                assert!(poll_with(fut.as_mut(), &w).is_pending());
+                drop(w);
+            } // the pending recv is cancelled: its waker goes
+            assert_eq!(rx.try_recv(), Ok(7));
+            drop(tx);
+        }));
+    }
+
+    #[test]
+    fn broadcast_woken_waker_may_send() {
+        watchdog(|| rt().block_on(async {
+            let (tx, mut rx) = broadcast::channel(4);
+            let tx2 = tx.clone();
+            let sent = Arc::new(Mutex::new(false));
+            let w = on_wake(move || {
+                let mut sent = sent.lock().unwrap();
+                if !*sent {
+                    *sent = true;
+                    tx2.send(2).unwrap();
+                }
+            });
+            {
+                let mut fut = pin!(rx.recv());
+                assert!(poll_with(fut.as_mut(), &w).is_pending());
+                tx.send(1).unwrap();
+                assert_eq!(fut.await, Ok(1));
+            }
+            assert_eq!(rx.recv().await, Ok(2));
+        }));
+    }
+
+    #[test]
+    fn notify_waker_dropped_or_woken_may_notify() {
+        watchdog(|| rt().block_on(async {
+            let notify = Arc::new(Notify::new());
+            // Replaced on a later poll, then the cancelled waiter's waker.
+            {
+                let mut fut = pin!(notify.notified());
+                let n = notify.clone();
+                let w = on_drop(move || n.notify_one());
+                assert!(poll_with(fut.as_mut(), &w).is_pending());
+                drop(w);
+                let n = notify.clone();
+                let w = on_drop(move || n.notify_one());
+                assert!(poll_with(fut.as_mut(), &w).is_pending());
+                drop(w);
+                // Both permits collapse into one stored permit.
+            }
+            notify.notified().await;
+            // A woken waker notifies again.
+            let mut fut = pin!(notify.notified());
+            let n = notify.clone();
+            let w = on_wake(move || n.notify_waiters());
+            assert!(poll_with(fut.as_mut(), &w).is_pending());
+            notify.notify_one();
+            fut.await;
+        }));
+    }
+
+    #[test]
+    fn mpsc_waker_dropped_may_send_and_close() {
+        watchdog(|| rt().block_on(async {
+            let (tx, mut rx) = mpsc::channel::<u32>(1);
+            {
+                let mut fut = pin!(rx.recv());
+                let tx2 = tx.clone();
+                let w = on_drop(move || tx2.try_send(1).unwrap());
+                assert!(poll_with(fut.as_mut(), &w).is_pending());
+                drop(w);
+                assert_eq!(poll_then_await(fut, Waker::noop()).await, Some(1));
+            }
+
+            // `closed()`: replaced waker, then the cancelled future's.
+            let tx3 = tx.clone();
+            {
+                let mut closed = pin!(tx.closed());
+                let w = on_drop(move || tx3.try_send(2).unwrap());
+                assert!(poll_with(closed.as_mut(), &w).is_pending());
+                drop(w);
+                assert!(poll_with(closed.as_mut(), Waker::noop()).is_pending());
+            }
+            assert_eq!(rx.recv().await, Some(2));
+
+            // A sender waiting for capacity.
+            tx.try_send(3).unwrap();
+            let tx4 = tx.clone();
+            {
+                let mut send = pin!(tx.send(4));
+                let w = on_drop(move || {
+                    let _ = tx4.try_send(5);
+                });
+                assert!(poll_with(send.as_mut(), &w).is_pending());
+                drop(w);
+                assert!(poll_with(send.as_mut(), Waker::noop()).is_pending());
+            }
+            assert_eq!(rx.recv().await, Some(3));
+
+            // Dropping the receiver drops its waker.
+            let (tx, mut rx) = mpsc::unbounded_channel::<u32>();
+            let tx2 = tx.clone();
+            {
+                let mut fut = pin!(rx.recv());
+                let w = on_drop(move || assert!(tx2.send(1).is_err()));
+                assert!(poll_with(fut.as_mut(), &w).is_pending());
+                drop(w);
+            }
+            drop(rx);
+            assert!(tx.is_closed());
+        }));
+    }
+
+    #[test]
+    fn semaphore_waker_dropped_or_woken_may_release() {
+        watchdog(|| rt().block_on(async {
+            let sem = Arc::new(Semaphore::new(0));
+            {
+                let mut acq = pin!(sem.acquire());
+                let s = sem.clone();
+                let w = on_drop(move || s.add_permits(1));
+                assert!(poll_with(acq.as_mut(), &w).is_pending());
+                drop(w);
+                let s = sem.clone();
+                let w = on_drop(move || s.add_permits(1));
+                // The first waker is replaced and adds a permit, which
+                // completes this acquire.
+                let permit = poll_then_await(acq, &w).await.unwrap();
+                drop(w);
+                permit.forget();
+            }
+            assert_eq!(sem.available_permits(), 1);
+            sem.forget_permits(1);
+            // A cancelled waiter's waker releases.
+            {
+                let mut acq = pin!(sem.acquire());
+                let s = sem.clone();
+                let w = on_drop(move || s.add_permits(2));
+                assert!(poll_with(acq.as_mut(), &w).is_pending());
+                drop(w);
+            }
+            assert_eq!(sem.available_permits(), 2);
+            // A woken waker takes and releases the lock of a Mutex.
+            let m = Arc::new(weft::sync::Mutex::new(0));
+            let g = m.lock().await;
+            let mut lock = pin!(m.lock());
+            let m2 = m.clone();
+            let w = on_wake(move || {
+                if let Ok(mut g) = m2.try_lock() {
+                    *g += 1;
+                }
+            });
+            assert!(poll_with(lock.as_mut(), &w).is_pending());
+            drop(g);
+            assert_eq!(*lock.await, 0);
+        }));
+    }
+
+    #[test]
+    fn watch_waker_dropped_may_send_and_drop_receiver() {
+        watchdog(|| rt().block_on(async {
+            let (tx, mut rx) = watch::channel(0);
+            let tx = Arc::new(tx);
+            {
+                let mut changed = pin!(rx.changed());
+                let t = tx.clone();
+                let w = on_drop(move || t.send(1).unwrap());
+                assert!(poll_with(changed.as_mut(), &w).is_pending());
+                drop(w);
+                poll_then_await(changed, Waker::noop()).await.unwrap();
+            }
+            assert_eq!(*rx.borrow_and_update(), 1);
+            // The cancelled `changed()`'s waker sends.
+            {
+                let mut changed = pin!(rx.changed());
+                let t = tx.clone();
+                let w = on_drop(move || t.send(2).unwrap());
+                assert!(poll_with(changed.as_mut(), &w).is_pending());
+                drop(w);
+            }
+            assert!(rx.has_changed().unwrap());
+            // `closed()`: the waker drops the last receiver.
+            let slot = Arc::new(Mutex::new(Some(rx)));
+            {
+                let mut closed = pin!(tx.closed());
+                let s = slot.clone();
+                let w = on_drop(move || drop(s.lock().unwrap().take()));
+                assert!(poll_with(closed.as_mut(), &w).is_pending());
+                drop(w);
+                poll_then_await(closed, Waker::noop()).await;
+            }
+            assert!(tx.is_closed());
+        }));
+    }
+
+    #[test]
+    fn oneshot_waker_dropped_may_send_or_close() {
+        watchdog(|| rt().block_on(async {
+            let (tx, mut rx) = oneshot::channel::<u32>();
+            let tx = Arc::new(Mutex::new(Some(tx)));
+            let t = tx.clone();
+            let w = on_drop(move || {
+                let _ = t.lock().unwrap().take().unwrap().send(5);
+            });
+            assert!(poll_with(std::pin::Pin::new(&mut rx), &w).is_pending());
+            drop(w);
+            assert_eq!(poll_then_await(std::pin::Pin::new(&mut rx), Waker::noop()).await, Ok(5));
+
+            let (mut tx, rx) = oneshot::channel::<u32>();
+            let rx = Arc::new(Mutex::new(Some(rx)));
+            {
+                let mut closed = pin!(tx.closed());
+                let r = rx.clone();
+                let w = on_drop(move || drop(r.lock().unwrap().take()));
+                assert!(poll_with(closed.as_mut(), &w).is_pending());
+                drop(w);
+                poll_then_await(closed, Waker::noop()).await;
+            }
+            assert!(tx.is_closed());
+        }));
+    }
+
+    #[test]
+    fn barrier_woken_waker_may_wait_again() {
+        watchdog(|| rt().block_on(async {
+            let barrier = Arc::new(weft::sync::Barrier::new(2));
+            let mut first = pin!(barrier.wait());
+            let b = barrier.clone();
+            let w = on_wake(move || {
+                // Arrives for the next group from inside the wake.
+                let mut next = Box::pin(b.wait());
+                assert!(poll_with(next.as_mut(), Waker::noop()).is_pending());
+            });
+            assert!(poll_with(first.as_mut(), &w).is_pending());
+            assert!(barrier.wait().await.is_leader());
+            assert!(!first.await.is_leader());
+            // The arrival made inside the wake counts for the next group.
+            assert!(barrier.wait().await.is_leader());
+        }));
+    }
 
     // ----- Notify::notify_last passes on to the next newest ----------------
 

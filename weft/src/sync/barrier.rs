@@ -7,13 +7,22 @@
 //! # Invariants
 //!
 //! `state` (a mutex) counts the tasks that have arrived in the current
-//! generation. The task that brings the count to `n` is the leader: it
-//! resets the count, starts a new generation and calls
-//! `Notify::notify_waiters`, all under the lock. Every other task creates
-//! its `Notified` future under the same lock, before the leader of its
-//! generation can run, and `notify_waiters` is the only notification ever
-//! sent; so each waiter completes exactly when its own generation is
-//! released, never earlier and never later.
+//! generation and numbers the generations. The task that brings the count to
+//! `n` is the leader: under the lock it resets the count and starts a new
+//! generation; after unlocking it calls `Notify::notify_waiters`, the only
+//! notification ever sent. It must not notify under the lock: that wakes
+//! wakers, which may call back into the barrier (`sync/mod.rs`, "Wakers and
+//! locks").
+//!
+//! 1. **No lost release.** Every other task creates its `Notified` under the
+//!    lock, after seeing there that its generation is still the current one.
+//!    Its leader starts the next generation under the lock later, and
+//!    notifies after that, so the `Notified` sees the notification.
+//! 2. **No early release.** A `Notified` may also complete for an earlier
+//!    generation's notification (a leader that notifies after unlocking can
+//!    be overtaken by tasks of the next generation). So a woken task checks
+//!    under the lock whether its generation is over, and otherwise waits
+//!    again with a new `Notified` (created as in 1).
 
 use std::fmt;
 
@@ -55,6 +64,8 @@ pub struct Barrier {
 struct BarrierState {
     /// Tasks that arrived in the current generation.
     arrived: usize,
+    /// The current generation; its leader increments it.
+    generation: u64,
 }
 
 /// What [`Barrier::wait`] returns: whether this task was the leader.
@@ -74,7 +85,10 @@ impl Barrier {
     /// zero behaves like a barrier of one (`wait` returns at once).
     pub fn new(n: usize) -> Barrier {
         Barrier {
-            state: Mutex::new(BarrierState { arrived: 0 }),
+            state: Mutex::new(BarrierState {
+                arrived: 0,
+                generation: 0,
+            }),
             wait: Notify::new(),
             n: n.max(1),
         }
@@ -92,20 +106,28 @@ impl Barrier {
     /// with one task fewer actually waiting.
     pub async fn wait(&self) -> BarrierWaitResult {
         crate::coop::consume_budget().await;
-        let notified = {
+        let (generation, mut notified) = {
             let mut state = crate::loom::lock(&self.state);
             state.arrived += 1;
             if state.arrived == self.n {
                 state.arrived = 0;
-                // Invariant: under the lock, after every waiter of this
-                // generation created its `Notified`.
+                state.generation = state.generation.wrapping_add(1);
+                drop(state);
                 self.wait.notify_waiters();
                 return BarrierWaitResult(true);
             }
-            self.wait.notified()
+            // Invariant 1: created under the lock.
+            (state.generation, self.wait.notified())
         };
-        notified.await;
-        BarrierWaitResult(false)
+        loop {
+            notified.await;
+            let state = crate::loom::lock(&self.state);
+            // Invariant 2: woken, maybe by an earlier generation's leader.
+            if state.generation != generation {
+                return BarrierWaitResult(false);
+            }
+            notified = self.wait.notified();
+        }
     }
 }
 

@@ -24,7 +24,10 @@
 //!
 //! 1. **Lock order.** `tail` is taken before any slot lock, never after one,
 //!    and at most one slot lock is held at a time. Wakers are woken and
-//!    values dropped after unlocking.
+//!    dropped, and values dropped, after unlocking (`sync/mod.rs`, "Wakers
+//!    and locks"): a waker replaced by a new `recv` poll or given back by a
+//!    cancelled `recv` is moved out of `tail` and dropped after it, so its
+//!    `Drop` may send on this channel.
 //! 2. **Sending.** A send writes its slot (`pos`, `rem`, `val`) under the
 //!    slot's write lock while holding `tail`, then advances `tail.pos` and
 //!    wakes the waiters, still under `tail`. So under `tail` every position
@@ -159,7 +162,10 @@ impl<T> Shared<T> {
                         return Err(TryRecvError::Closed);
                     }
                     if let Some((key, waker)) = waiter {
-                        tail.waiters.register(key, waker);
+                        let replaced = tail.waiters.register(key, waker);
+                        // Invariant 1: the replaced waker goes after unlocking.
+                        drop(tail);
+                        drop(replaced);
                     }
                     return Err(TryRecvError::Empty);
                 }
@@ -204,7 +210,6 @@ impl<T> Drop for Released<'_, T> {
 }
 
 impl<T> Shared<T> {
-
     /// One poll of `recv`.
     fn poll_recv(
         &self,
@@ -236,7 +241,10 @@ struct RecvWaiter<'a, T> {
 impl<T> Drop for RecvWaiter<'_, T> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            loom::lock(&self.shared.tail).waiters.remove(key);
+            // Invariant 1: the statement's temporary guard is gone before
+            // the waker is dropped.
+            let waker = loom::lock(&self.shared.tail).waiters.remove(key);
+            drop(waker);
         }
     }
 }

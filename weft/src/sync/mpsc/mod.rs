@@ -99,7 +99,9 @@
 //! 5. **Nothing runs under the lock.** No waker is woken or dropped and no
 //!    message is dropped while the lock is held: they are moved out and
 //!    handled after unlocking, since either can run arbitrary code (a
-//!    message's destructor may drop a `Sender` of this very channel).
+//!    message's destructor may drop a `Sender` of this very channel; a
+//!    waker's `Drop` may send on it). This is the crate-wide rule of
+//!    `sync/mod.rs` ("Wakers and locks"); the slot semaphore keeps it too.
 //! 6. **Receiver drop.** Dropping the receiver drops its batch and the queue.
 //!    From then on a message sent into an already-granted slot is never
 //!    queued: `send` hands it back in its `SendError`, and a `Permit`'s

@@ -43,6 +43,12 @@
 //!    received `notify_last`'s (`LAST`) passes it on as `notify_last` would,
 //!    to the newest waiter left (as Tokio does).
 //!
+//! 5. **Wakers and the lock.** No waker is woken or dropped under the lock
+//!    (`sync/mod.rs`, "Wakers and locks"): the notifier wakes what it took
+//!    after unlocking, a waker replaced by a later poll is dropped after the
+//!    guard, and a cancelled waiter's waker dies with its node after `Drop`
+//!    released the lock. So a waker may notify from its `wake` or `Drop`.
+//!
 //! `unsafe` is used only to reach nodes through the intrusive list; each
 //! block names the invariant it relies on.
 
