@@ -489,4 +489,71 @@ rt_test! {
             assert_eq!(rx.recv().await, Err(broadcast::error::RecvError::Closed));
         });
     }
+
+    // ----- mpsc: reserving on a closed channel fails ----------------------
+
+    #[test]
+    fn mpsc_reserve_fails_after_receiver_close() {
+        rt().block_on(async {
+            let (tx, mut rx) = mpsc::channel::<u32>(4);
+            rx.close();
+            assert!(tx.reserve().await.is_err());
+            assert!(tx.clone().reserve_owned().await.is_err());
+            assert!(matches!(tx.try_reserve(), Err(mpsc::error::TrySendError::Closed(()))));
+            assert!(tx.send(1).await.is_err());
+            assert_eq!(rx.recv().await, None);
+        });
+    }
+
+    #[test]
+    fn mpsc_reserve_fails_after_receiver_drop() {
+        rt().block_on(async {
+            let (tx, rx) = mpsc::channel::<u32>(4);
+            drop(rx);
+            assert!(tx.reserve().await.is_err());
+            assert!(tx.clone().reserve_owned().await.is_err());
+            assert!(matches!(tx.try_reserve(), Err(mpsc::error::TrySendError::Closed(()))));
+        });
+    }
+
+    #[test]
+    fn mpsc_reserve_with_permits_outstanding_fails_after_close() {
+        rt().block_on(async {
+            let (tx, mut rx) = mpsc::channel::<u32>(2);
+            let held = tx.reserve().await.unwrap();
+            rx.close();
+            // A slot is still free, but the receiver is closed.
+            assert!(tx.reserve().await.is_err());
+            assert!(matches!(tx.try_reserve(), Err(mpsc::error::TrySendError::Closed(()))));
+            held.send(1);
+            assert_eq!(rx.recv().await, Some(1));
+            assert_eq!(rx.recv().await, None);
+        });
+    }
+
+    #[test]
+    fn mpsc_waiting_reserve_fails_when_receiver_closes_or_drops() {
+        rt().block_on(async {
+            for drop_rx in [false, true] {
+                let (tx, mut rx) = mpsc::channel::<u32>(1);
+                tx.send(1).await.unwrap();
+                let mut reserve = pin!(tx.reserve());
+                let mut owned = pin!(tx.clone().reserve_owned());
+                assert!(poll_with(reserve.as_mut(), Waker::noop()).is_pending());
+                assert!(poll_with(owned.as_mut(), Waker::noop()).is_pending());
+                if drop_rx {
+                    drop(rx);
+                } else {
+                    rx.close();
+                    // Receiving frees the slot; it must not go to a sender.
+                    assert_eq!(rx.recv().await, Some(1));
+                }
+                assert!(reserve.await.is_err());
+                assert!(owned.await.is_err());
+                assert!(tx.reserve().await.is_err());
+                assert!(tx.try_reserve().is_err());
+                assert!(tx.clone().try_reserve_owned().is_err());
+            }
+        });
+    }
 }

@@ -290,6 +290,29 @@ impl<T> Sender<T> {
         }
     }
 
+    /// Like [`try_reserve`](Sender::try_reserve), but the permit owns the
+    /// sender, as with [`reserve_owned`](Sender::reserve_owned). On failure
+    /// the sender is handed back in the error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc::{self, error::TrySendError};
+    ///
+    /// let (tx, mut rx) = mpsc::channel(1);
+    /// let permit = tx.clone().try_reserve_owned().unwrap();
+    /// assert!(matches!(tx.try_reserve_owned(), Err(TrySendError::Full(_))));
+    /// permit.send(1);
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    pub fn try_reserve_owned(self) -> Result<OwnedPermit<T>, TrySendError<Self>> {
+        match self.chan.try_reserve() {
+            Ok(()) => Ok(OwnedPermit { tx: Some(self) }),
+            Err(true) => Err(TrySendError::Closed(self)),
+            Err(false) => Err(TrySendError::Full(self)),
+        }
+    }
+
     /// Waits until the receiver is closed or dropped.
     ///
     /// # Cancel safety
