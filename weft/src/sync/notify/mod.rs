@@ -311,6 +311,10 @@ impl Notify {
     /// });
     /// ```
     pub fn notify_waiters(&self) {
+        // Declared before the guard, so dropped (waking) after it even on
+        // unwind (invariant 5).
+        let mut wakers = WakeList::new();
+        let mut overflow = Vec::new();
         let mut waiters = crate::loom::lock(&self.waiters);
         let cur = self.state.load(Ordering::SeqCst);
         if bits(cur) != WAITING {
@@ -324,8 +328,6 @@ impl Notify {
             with_bits(cur.wrapping_add(GENERATION_ONE), EMPTY),
             Ordering::SeqCst,
         );
-        let mut wakers = WakeList::new();
-        let mut overflow = Vec::new();
         while let Some(node) = waiters.pop_front() {
             // SAFETY: as in `notify_locked`: under the lock, just unlinked.
             let waker = unsafe { serve(node, ALL) };

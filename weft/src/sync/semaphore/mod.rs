@@ -516,8 +516,11 @@ impl Semaphore {
     /// clears `WAITERS` and adds what is left to `state` (invariant 3). Also
     /// called with `rem == 0` by a waiter that just left the queue, to clear
     /// the flag if it was the last.
-    fn release_locked<'a>(&'a self, mut rem: usize, mut waiters: MutexGuard<'a, List<Waiter>>) {
+    fn release_locked<'a>(&'a self, mut rem: usize, waiters: MutexGuard<'a, List<Waiter>>) {
         let mut wakers = WakeList::new();
+        // Declared after `wakers`, so on unwind (an overflow panic) the
+        // guard goes before `wakers` wakes what it holds (invariant 7).
+        let mut waiters = waiters;
         loop {
             while rem > 0 && wakers.can_push() {
                 let Some(node) = waiters.front() else { break };
