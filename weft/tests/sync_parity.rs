@@ -556,4 +556,57 @@ rt_test! {
             }
         });
     }
+
+    #[test]
+    fn mpsc_reserve_many_fails_after_receiver_close_or_drop() {
+        rt().block_on(async {
+            for drop_rx in [false, true] {
+                let (tx, mut rx) = mpsc::channel::<u32>(4);
+                tx.send(1).await.unwrap();
+                // Waiting for 4 slots (one is taken) when the receiver goes.
+                let mut many = pin!(tx.reserve_many(4));
+                assert!(poll_with(many.as_mut(), Waker::noop()).is_pending());
+                if drop_rx {
+                    drop(rx);
+                } else {
+                    rx.close();
+                    assert_eq!(rx.recv().await, Some(1));
+                }
+                assert!(many.await.is_err());
+                assert!(tx.reserve_many(1).await.is_err());
+                assert!(matches!(
+                    tx.try_reserve_many(1),
+                    Err(mpsc::error::TrySendError::Closed(()))
+                ));
+            }
+        });
+    }
+
+    #[test]
+    fn mpsc_reserve_many_hands_out_and_returns_slots() {
+        rt().block_on(async {
+            let (tx, mut rx) = mpsc::channel::<u32>(3);
+            // More than the channel can ever hold.
+            assert!(tx.reserve_many(4).await.is_err());
+            assert!(matches!(
+                tx.try_reserve_many(4),
+                Err(mpsc::error::TrySendError::Full(()))
+            ));
+            let mut permits = tx.reserve_many(3).await.unwrap();
+            assert_eq!(permits.len(), 3);
+            assert!(matches!(
+                tx.try_reserve_many(1),
+                Err(mpsc::error::TrySendError::Full(()))
+            ));
+            permits.next().unwrap().send(10);
+            let unused = permits.next().unwrap();
+            drop(permits);
+            // One slot came back with the iterator, one is still reserved.
+            assert_eq!(tx.capacity(), 1);
+            drop(unused);
+            assert_eq!(tx.capacity(), 2);
+            assert_eq!(rx.recv().await, Some(10));
+            assert_eq!(tx.capacity(), 3);
+        });
+    }
 }

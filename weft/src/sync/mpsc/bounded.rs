@@ -1,5 +1,6 @@
 //! The bounded channel's sending side: [`channel`], [`Sender`], [`Permit`],
-//! [`OwnedPermit`] and [`WeakSender`]. The receiver is in `receiver.rs`.
+//! [`OwnedPermit`] and [`WeakSender`]. The receiver is in `receiver.rs`,
+//! reserving several slots at once (`PermitIterator`) in `permit_iter.rs`.
 
 use std::fmt;
 
@@ -58,7 +59,7 @@ pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
 /// Created by [`channel`]. Clone it to send from several tasks; the channel
 /// closes when the last `Sender` (and [`OwnedPermit`]) is dropped.
 pub struct Sender<T> {
-    chan: Arc<Chan<T>>,
+    pub(super) chan: Arc<Chan<T>>,
 }
 
 /// A sender that does not keep the channel open.
@@ -75,7 +76,7 @@ pub struct WeakSender<T> {
 /// [`send`](Permit::send) puts a message in the slot without waiting and
 /// without failing. Dropping the permit unused gives the slot back.
 pub struct Permit<'a, T> {
-    chan: &'a Chan<T>,
+    pub(super) chan: &'a Chan<T>,
 }
 
 /// An owned [`Permit`], from [`Sender::reserve_owned`]; it holds the
