@@ -133,6 +133,11 @@ fn channel_handles_are_unpin_for_any_t() {
     assert_unpin::<weft::sync::watch::Sender<P>>();
     assert_unpin::<weft::sync::oneshot::Receiver<P>>();
     assert_unpin::<weft::sync::oneshot::Sender<P>>();
+    assert_unpin::<weft::sync::mpsc::WeakSender<P>>();
+    assert_unpin::<weft::sync::mpsc::WeakUnboundedSender<P>>();
+    assert_unpin::<weft::sync::mpsc::OwnedPermit<P>>();
+    assert_unpin::<weft::sync::mpsc::Permit<'static, P>>();
+    assert_unpin::<weft::sync::mpsc::PermitIterator<'static, P>>();
 }
 
 rt_test! {
