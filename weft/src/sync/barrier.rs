@@ -7,13 +7,22 @@
 //! # Invariants
 //!
 //! `state` (a mutex) counts the tasks that have arrived in the current
-//! generation. The task that brings the count to `n` is the leader: it
-//! resets the count, starts a new generation and calls
-//! `Notify::notify_waiters`, all under the lock. Every other task creates
-//! its `Notified` future under the same lock, before the leader of its
-//! generation can run, and `notify_waiters` is the only notification ever
-//! sent; so each waiter completes exactly when its own generation is
-//! released, never earlier and never later.
+//! generation and numbers the generations. The task that brings the count to
+//! `n` is the leader: under the lock it resets the count and starts a new
+//! generation; after unlocking it calls `Notify::notify_waiters`, the only
+//! notification ever sent. It must not notify under the lock: that wakes
+//! wakers, which may call back into the barrier (`sync/mod.rs`, "Wakers and
+//! locks").
+//!
+//! 1. **No lost release.** Every other task creates its `Notified` under the
+//!    lock, after seeing there that its generation is still the current one.
+//!    Its leader starts the next generation under the lock later, and
+//!    notifies after that, so the `Notified` sees the notification.
+//! 2. **No early release.** A `Notified` may also complete for an earlier
+//!    generation's notification (a leader that notifies after unlocking can
+//!    be overtaken by tasks of the next generation). So a woken task checks
+//!    under the lock whether its generation is over, and otherwise waits
+//!    again with a new `Notified` (created as in 1).
 
 use std::fmt;
 
@@ -55,6 +64,8 @@ pub struct Barrier {
 struct BarrierState {
     /// Tasks that arrived in the current generation.
     arrived: usize,
+    /// The current generation; its leader increments it.
+    generation: u64,
 }
 
 /// What [`Barrier::wait`] returns: whether this task was the leader.
@@ -74,7 +85,10 @@ impl Barrier {
     /// zero behaves like a barrier of one (`wait` returns at once).
     pub fn new(n: usize) -> Barrier {
         Barrier {
-            state: Mutex::new(BarrierState { arrived: 0 }),
+            state: Mutex::new(BarrierState {
+                arrived: 0,
+                generation: 0,
+            }),
             wait: Notify::new(),
             n: n.max(1),
         }
@@ -92,20 +106,28 @@ impl Barrier {
     /// with one task fewer actually waiting.
     pub async fn wait(&self) -> BarrierWaitResult {
         crate::coop::consume_budget().await;
-        let notified = {
+        let (generation, mut notified) = {
             let mut state = crate::loom::lock(&self.state);
             state.arrived += 1;
             if state.arrived == self.n {
                 state.arrived = 0;
-                // Invariant: under the lock, after every waiter of this
-                // generation created its `Notified`.
+                state.generation = state.generation.wrapping_add(1);
+                drop(state);
                 self.wait.notify_waiters();
                 return BarrierWaitResult(true);
             }
-            self.wait.notified()
+            // Invariant 1: created under the lock.
+            (state.generation, self.wait.notified())
         };
-        notified.await;
-        BarrierWaitResult(false)
+        loop {
+            notified.await;
+            let state = crate::loom::lock(&self.state);
+            // Invariant 2: woken, maybe by an earlier generation's leader.
+            if state.generation != generation {
+                return BarrierWaitResult(false);
+            }
+            notified = self.wait.notified();
+        }
     }
 }
 
@@ -143,6 +165,27 @@ mod tests {
         }
     }
 
+    /// Invariant 2: a notification meant for an earlier generation (here
+    /// sent by hand) does not release a waiter whose group is incomplete.
+    #[test]
+    fn stale_notification_does_not_release_early() {
+        let barrier = Barrier::new(2);
+        let cx = &mut Context::from_waker(Waker::noop());
+        let mut a = pin!(barrier.wait());
+        assert!(a.as_mut().poll(cx).is_pending());
+        barrier.wait.notify_waiters();
+        assert!(a.as_mut().poll(cx).is_pending());
+        let mut b = pin!(barrier.wait());
+        assert_eq!(
+            b.as_mut().poll(cx).map(|r| r.is_leader()),
+            std::task::Poll::Ready(true)
+        );
+        assert_eq!(
+            a.as_mut().poll(cx).map(|r| r.is_leader()),
+            std::task::Poll::Ready(false)
+        );
+    }
+
     #[test]
     fn zero_is_one() {
         let barrier = Barrier::new(0);
@@ -160,5 +203,35 @@ mod tests {
         let b = Barrier::new(1);
         assert_send_sync(&b);
         assert_send_sync(&b.wait());
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use std::sync::Arc as StdArc;
+
+    /// Two tasks go through the barrier twice. The leader notifies after
+    /// unlocking, racing the other task's arrival, its `Notified` and its
+    /// re-check (invariants 1 and 2): no release may be lost (loom reports
+    /// a task that never wakes) and each round has exactly one leader. A
+    /// stale notification reaching a later round is checked by the unit
+    /// test `stale_notification_does_not_release_early`.
+    #[test]
+    fn two_rounds_one_leader_each() {
+        loom::model(|| {
+            let barrier = StdArc::new(Barrier::new(2));
+            let b2 = barrier.clone();
+            let t = loom::thread::spawn(move || {
+                let first = loom::future::block_on(b2.wait()).is_leader();
+                let second = loom::future::block_on(b2.wait()).is_leader();
+                (first, second)
+            });
+            let first = loom::future::block_on(barrier.wait()).is_leader();
+            let second = loom::future::block_on(barrier.wait()).is_leader();
+            let (t_first, t_second) = t.join().unwrap();
+            assert!(first != t_first, "round 1 needs exactly one leader");
+            assert!(second != t_second, "round 2 needs exactly one leader");
+        });
     }
 }

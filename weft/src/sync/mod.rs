@@ -2,6 +2,20 @@
 //!
 //! Every operation that can complete spends one unit of the task's
 //! cooperative budget first (see `weft::task::coop`).
+//!
+//! # Wakers and locks
+//!
+//! **No waker is dropped or woken while a lock of a primitive is held**
+//! (the timer wheel follows the same rule, `time/driver.rs`). A waker is
+//! foreign code: its `wake` or its `Drop` may call straight back into the
+//! same primitive (send, notify, release, lock), which would then block on
+//! the lock its caller holds. So under a lock a waker is only cloned, moved
+//! or compared: one being replaced (`*slot = Some(new)` would drop the old
+//! one in place) or unqueued by a cancelled waiter is moved into a local
+//! that is dropped after the guard, and wakers to wake are collected (a
+//! `Vec` or a `WakeList`) and woken after unlocking. Each module's
+//! invariants say how it applies there; `tests/sync_parity.rs` checks it
+//! with wakers that call back in.
 
 /// The impls of a channel's `SendError<T>(pub T)` (mpsc, broadcast and
 /// watch each have their own type, as in Tokio): `Debug` that does not

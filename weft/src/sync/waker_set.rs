@@ -19,6 +19,10 @@
 //!    while it is linked in the list. [`WakerSet::take_all`] unlinks each
 //!    slot and takes its waker, leaving `None` in the still-allocated slot;
 //!    a later `register` with that key frees it and queues a new slot.
+//! 3. **No waker dropped or woken here.** The set lives under its user's
+//!    lock (`sync/mod.rs`, "Wakers and locks"), so it never drops or wakes a
+//!    waker itself: `register` and `remove` return the waker they replace or
+//!    unqueue, `take_all` returns the ones to wake.
 
 use std::task::Waker;
 
@@ -39,28 +43,34 @@ impl WakerSet {
 
     /// Queues `waker` under `*key`, taking a key when `*key` is `None`. A
     /// waker still queued under the key is replaced, unless it would wake
-    /// the same task.
-    pub(crate) fn register(&mut self, key: &mut Option<usize>, waker: &Waker) {
+    /// the same task; the replaced one is returned, for the caller to drop
+    /// after unlocking (invariant 3).
+    #[must_use = "drop the replaced waker after unlocking"]
+    pub(crate) fn register(&mut self, key: &mut Option<usize>, waker: &Waker) -> Option<Waker> {
         if let Some(k) = *key {
             match self.list.get_mut(k) {
                 Some(queued) => {
-                    if !queued.will_wake(waker) {
-                        *queued = waker.clone();
+                    if queued.will_wake(waker) {
+                        return None;
                     }
-                    return;
+                    return Some(std::mem::replace(queued, waker.clone()));
                 }
-                // Invariant 2: already woken and unlinked; start afresh.
+                // Invariant 2: already woken and unlinked; start afresh (the
+                // slot holds no waker).
                 None => {
-                    self.list.remove(k);
+                    let _ = self.list.remove(k);
                 }
             }
         }
         *key = Some(self.list.push_back(Some(waker.clone())));
+        None
     }
 
-    /// Gives back `key`, dropping its waker if it is still queued.
-    pub(crate) fn remove(&mut self, key: usize) {
-        self.list.remove(key);
+    /// Gives back `key`, returning its waker if it is still queued, for the
+    /// caller to drop after unlocking (invariant 3).
+    #[must_use = "drop the removed waker after unlocking"]
+    pub(crate) fn remove(&mut self, key: usize) -> Option<Waker> {
+        self.list.remove(key)
     }
 
     /// Unqueues every waiter and returns their wakers, so the caller can
@@ -109,19 +119,22 @@ mod tests {
         let (ca, cb) = (Arc::new(Count::default()), Arc::new(Count::default()));
         let (wa, wb) = (Waker::from(ca.clone()), Waker::from(cb.clone()));
         let (mut a, mut b) = (None, None);
-        set.register(&mut a, &wa);
-        set.register(&mut a, &wa);
-        set.register(&mut b, &wb);
-        set.remove(b.take().unwrap());
+        assert!(set.register(&mut a, &wa).is_none());
+        assert!(set.register(&mut a, &wa).is_none());
+        assert!(set.register(&mut b, &wb).is_none());
+        assert!(set.remove(b.take().unwrap()).is_some());
         wake_all(set.take_all());
         assert_eq!(ca.0.load(Ordering::SeqCst), 1);
         assert_eq!(cb.0.load(Ordering::SeqCst), 0);
         assert!(set.is_empty());
 
         // A woken waiter registers again under its old key.
-        set.register(&mut a, &wb);
+        assert!(set.register(&mut a, &wb).is_none());
+        // A different waker under a queued key is handed back.
+        let replaced = set.register(&mut a, &wa).expect("replaced waker");
+        assert!(replaced.will_wake(&wb));
         assert_eq!(set.take_all().len(), 1);
-        set.remove(a.take().unwrap());
+        assert!(set.remove(a.take().unwrap()).is_none());
         assert!(set.take_all().is_empty());
         assert!(set.is_empty());
     }

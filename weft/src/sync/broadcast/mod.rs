@@ -24,7 +24,10 @@
 //!
 //! 1. **Lock order.** `tail` is taken before any slot lock, never after one,
 //!    and at most one slot lock is held at a time. Wakers are woken and
-//!    values dropped after unlocking.
+//!    dropped, and values dropped, after unlocking (`sync/mod.rs`, "Wakers
+//!    and locks"): a waker replaced by a new `recv` poll or given back by a
+//!    cancelled `recv` is moved out of `tail` and dropped after it, so its
+//!    `Drop` may send on this channel.
 //! 2. **Sending.** A send writes its slot (`pos`, `rem`, `val`) under the
 //!    slot's write lock while holding `tail`, then advances `tail.pos` and
 //!    wakes the waiters, still under `tail`. So under `tail` every position
@@ -44,6 +47,12 @@
 //!    whose decrement brought `rem` to zero (it re-checks under the write
 //!    lock that the slot still holds that message), by the send that
 //!    overwrites it, or with the buffer when the channel is freed.
+//! 6. **A panicking `Clone`.** A receiver advances its position and
+//!    releases its claim on a message whether or not cloning the value
+//!    returns: if `clone` panics, the panic propagates out of `recv` /
+//!    `try_recv`, and the next call gets the next message instead of
+//!    retrying that one forever. Only read locks are held while cloning, and
+//!    they do not poison.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -153,7 +162,10 @@ impl<T> Shared<T> {
                         return Err(TryRecvError::Closed);
                     }
                     if let Some((key, waker)) = waiter {
-                        tail.waiters.register(key, waker);
+                        let replaced = tail.waiters.register(key, waker);
+                        // Invariant 1: the replaced waker goes after unlocking.
+                        drop(tail);
+                        drop(replaced);
                     }
                     return Err(TryRecvError::Empty);
                 }
@@ -166,15 +178,38 @@ impl<T> Shared<T> {
             }
             drop(tail);
         }
-        let value = slot
-            .val
-            .clone()
-            .expect("broadcast: a receiver counted in a message found it dropped");
+        // Invariant 6: past the message before cloning it, and released
+        // even if the clone panics.
         *next += 1;
-        self.release(slot);
+        let slot = Released {
+            shared: self,
+            slot: Some(slot),
+        };
+        let value = slot
+            .slot
+            .as_ref()
+            .and_then(|slot| slot.val.clone())
+            .expect("broadcast: a receiver counted in a message found it dropped");
         Ok(value)
     }
+}
 
+/// A read-locked slot holding the message a receiver is reading; dropping
+/// it releases the receiver's claim (`Shared::release`), also on unwind.
+struct Released<'a, T> {
+    shared: &'a Shared<T>,
+    slot: Option<RwLockReadGuard<'a, Slot<T>>>,
+}
+
+impl<T> Drop for Released<'_, T> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            self.shared.release(slot);
+        }
+    }
+}
+
+impl<T> Shared<T> {
     /// One poll of `recv`.
     fn poll_recv(
         &self,
@@ -206,7 +241,10 @@ struct RecvWaiter<'a, T> {
 impl<T> Drop for RecvWaiter<'_, T> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            loom::lock(&self.shared.tail).waiters.remove(key);
+            // Invariant 1: the statement's temporary guard is gone before
+            // the waker is dropped.
+            let waker = loom::lock(&self.shared.tail).waiters.remove(key);
+            drop(waker);
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The bounded channel's sending side: [`channel`], [`Sender`], [`Permit`],
-//! [`OwnedPermit`] and [`WeakSender`]. The receiver is in `receiver.rs`.
+//! [`OwnedPermit`] and [`WeakSender`]. The receiver is in `receiver.rs`,
+//! reserving several slots at once (`PermitIterator`) in `permit_iter.rs`.
 
 use std::fmt;
 
@@ -58,7 +59,7 @@ pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
 /// Created by [`channel`]. Clone it to send from several tasks; the channel
 /// closes when the last `Sender` (and [`OwnedPermit`]) is dropped.
 pub struct Sender<T> {
-    chan: Arc<Chan<T>>,
+    pub(super) chan: Arc<Chan<T>>,
 }
 
 /// A sender that does not keep the channel open.
@@ -75,7 +76,7 @@ pub struct WeakSender<T> {
 /// [`send`](Permit::send) puts a message in the slot without waiting and
 /// without failing. Dropping the permit unused gives the slot back.
 pub struct Permit<'a, T> {
-    chan: &'a Chan<T>,
+    pub(super) chan: &'a Chan<T>,
 }
 
 /// An owned [`Permit`], from [`Sender::reserve_owned`]; it holds the
@@ -287,6 +288,29 @@ impl<T> Sender<T> {
             Ok(()) => Ok(Permit { chan: &self.chan }),
             Err(true) => Err(TrySendError::Closed(())),
             Err(false) => Err(TrySendError::Full(())),
+        }
+    }
+
+    /// Like [`try_reserve`](Sender::try_reserve), but the permit owns the
+    /// sender, as with [`reserve_owned`](Sender::reserve_owned). On failure
+    /// the sender is handed back in the error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::mpsc::{self, error::TrySendError};
+    ///
+    /// let (tx, mut rx) = mpsc::channel(1);
+    /// let permit = tx.clone().try_reserve_owned().unwrap();
+    /// assert!(matches!(tx.try_reserve_owned(), Err(TrySendError::Full(_))));
+    /// permit.send(1);
+    /// assert_eq!(rx.try_recv(), Ok(1));
+    /// ```
+    pub fn try_reserve_owned(self) -> Result<OwnedPermit<T>, TrySendError<Self>> {
+        match self.chan.try_reserve() {
+            Ok(()) => Ok(OwnedPermit { tx: Some(self) }),
+            Err(true) => Err(TrySendError::Closed(self)),
+            Err(false) => Err(TrySendError::Full(self)),
         }
     }
 

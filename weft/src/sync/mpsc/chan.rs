@@ -244,7 +244,12 @@ impl<T> Chan<T> {
     /// `Err(true)` means closed, `Err(false)` full. A waiting sender is never
     /// overtaken: the semaphore keeps no free permit while anyone waits.
     pub(super) fn try_reserve(&self) -> Result<(), bool> {
-        match self.slots().try_acquire_raw(1) {
+        self.try_reserve_many(1)
+    }
+
+    /// Bounded: `try_reserve` for `n` slots at once (all or none).
+    pub(super) fn try_reserve_many(&self, n: usize) -> Result<(), bool> {
+        match self.slots().try_acquire_raw(n) {
             Ok(()) => Ok(()),
             Err(TryAcquireError::Closed) => Err(true),
             Err(TryAcquireError::NoPermits) => Err(false),
@@ -257,6 +262,13 @@ impl<T> Chan<T> {
     /// `close`) towards the end of the channel, whose receiver is then woken
     /// like for an unused permit (invariant 7).
     pub(super) async fn reserve(&self) -> Result<(), AcquireError> {
+        self.reserve_many(1).await
+    }
+
+    /// Bounded: `reserve` for `n` slots at once (all or none, in one place
+    /// in the queue). The caller checks `n <= cap`, else it would wait
+    /// forever.
+    pub(super) async fn reserve_many(&self, n: usize) -> Result<(), AcquireError> {
         /// Wakes a closed receiver if the reservation is dropped unfinished.
         struct OnCancel<'a, T> {
             chan: &'a Chan<T>,
@@ -275,7 +287,7 @@ impl<T> Chan<T> {
         };
         // Declared after `on_cancel`, so dropped before it: the slot is back
         // in the semaphore by the time the receiver is woken.
-        let mut acquire = pin!(self.slots().acquire_raw(1));
+        let mut acquire = pin!(self.slots().acquire_raw(n));
         let res = acquire.as_mut().await;
         on_cancel.armed = false;
         res
@@ -303,7 +315,15 @@ impl<T> Chan<T> {
 
     /// Bounded: a permit was dropped unused; return its slot.
     pub(super) fn release_reserved(&self) {
-        self.slots().release(1);
+        self.release_reserved_many(1);
+    }
+
+    /// Bounded: `n` unused permits were dropped at once.
+    pub(super) fn release_reserved_many(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.slots().release(n);
         self.wake_closed_rx();
     }
 

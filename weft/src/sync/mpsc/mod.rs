@@ -54,6 +54,8 @@
 //! - `bounded.rs`: `channel` and its sending handles (`Sender`, `Permit`,
 //!   `OwnedPermit`, `WeakSender`), with its unit tests and loom models in
 //!   `bounded_tests.rs` and `bounded_loom_tests.rs`;
+//! - `permit_iter.rs`: `Sender::reserve_many` / `try_reserve_many` and the
+//!   `PermitIterator` they return;
 //! - `receiver.rs`: `RxCore`, the receiving logic shared by both channels'
 //!   receivers (with the receiver's private batch), and `channel`'s
 //!   `Receiver`, which wraps it;
@@ -75,9 +77,10 @@
 //!    count, a mirror of `rx_closed` read without the lock by `is_closed`,
 //!    and the slot semaphore.
 //! 2. **Capacity accounting** (bounded). While the receiver lives, the
-//!    semaphore's permits plus the permits held (by `Permit`s, by senders
-//!    between acquiring and pushing, or granted to waiting senders) plus the
-//!    messages in the queue and in the receiver's batch equal `cap`. A slot
+//!    semaphore's permits plus the permits held (by `Permit`s and
+//!    `PermitIterator`s, by senders between acquiring and pushing, or
+//!    granted to waiting senders) plus the messages in the queue and in the
+//!    receiver's batch equal `cap`. A slot
 //!    is freed when its message is *received* (leaves the batch), not when
 //!    it moves into the batch, so the bound holds for everything the
 //!    channel buffers. Waiting senders are served in FIFO order and a free
@@ -99,7 +102,9 @@
 //! 5. **Nothing runs under the lock.** No waker is woken or dropped and no
 //!    message is dropped while the lock is held: they are moved out and
 //!    handled after unlocking, since either can run arbitrary code (a
-//!    message's destructor may drop a `Sender` of this very channel).
+//!    message's destructor may drop a `Sender` of this very channel; a
+//!    waker's `Drop` may send on it). This is the crate-wide rule of
+//!    `sync/mod.rs` ("Wakers and locks"); the slot semaphore keeps it too.
 //! 6. **Receiver drop.** Dropping the receiver drops its batch and the queue.
 //!    From then on a message sent into an already-granted slot is never
 //!    queued: `send` hands it back in its `SendError`, and a `Permit`'s
@@ -115,11 +120,13 @@
 mod bounded;
 mod chan;
 pub mod error;
+mod permit_iter;
 mod receiver;
 mod send_timeout;
 mod unbounded;
 
 pub use self::bounded::{channel, OwnedPermit, Permit, Sender, WeakSender};
+pub use self::permit_iter::PermitIterator;
 pub use self::receiver::Receiver;
 pub use self::unbounded::{
     unbounded_channel, UnboundedReceiver, UnboundedSender, WeakUnboundedSender,

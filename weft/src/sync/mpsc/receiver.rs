@@ -35,6 +35,11 @@ struct Batch<T>(VecDeque<T>);
 // sharing a `&Batch<T>` between threads never shares a `T`.
 unsafe impl<T: Send> Sync for Batch<T> {}
 
+// Messages are moved in and out of the batch by value and never pinned
+// where they sit, so the receivers are `Unpin` for every `T`, as Tokio's
+// are (a `VecDeque<T>` alone would be `Unpin` only for `T: Unpin`).
+impl<T> Unpin for Batch<T> {}
+
 impl<T> Batch<T> {
     fn len(&self) -> usize {
         self.0.len()

@@ -38,8 +38,16 @@
 //!    `state` is not `NONE` is therefore unlinked and no longer touched by
 //!    anyone else, so its future completes (or drops) without the lock; under
 //!    the lock, `NONE` means still linked. A waiter dropped after receiving
-//!    `notify_one`'s notification passes it on, as if `notify_one` were
-//!    called again, so the notification is never lost.
+//!    `notify_one`'s notification (`ONE`) passes it on, as if `notify_one`
+//!    were called again, so the notification is never lost; one that
+//!    received `notify_last`'s (`LAST`) passes it on as `notify_last` would,
+//!    to the newest waiter left (as Tokio does).
+//!
+//! 5. **Wakers and the lock.** No waker is woken or dropped under the lock
+//!    (`sync/mod.rs`, "Wakers and locks"): the notifier wakes what it took
+//!    after unlocking, a waker replaced by a later poll is dropped after the
+//!    guard, and a cancelled waiter's waker dies with its node after `Drop`
+//!    released the lock. So a waker may notify from its `wake` or `Drop`.
 //!
 //! `unsafe` is used only to reach nodes through the intrusive list; each
 //! block names the invariant it relies on.
@@ -70,11 +78,14 @@ const GENERATION_ONE: usize = 0b100;
 
 /// A waiter node's `state`: not notified yet (so, under the lock, linked).
 const NONE: usize = 0;
-/// A waiter node's `state`: notified by `notify_one` / `notify_last`, so
-/// passed on if dropped unconsumed.
+/// A waiter node's `state`: notified by `notify_one`, so passed on to the
+/// oldest waiter left if dropped unconsumed.
 const ONE: usize = 1;
 /// A waiter node's `state`: notified by `notify_waiters`.
 const ALL: usize = 2;
+/// A waiter node's `state`: notified by `notify_last`, so passed on to the
+/// newest waiter left if dropped unconsumed.
+const LAST: usize = 3;
 
 fn bits(state: usize) -> usize {
     state & STATE_MASK
@@ -132,7 +143,8 @@ struct Waiter {
     waker: Option<Waker>,
 }
 
-/// Which end of the queue `notify_one` / `notify_last` serves.
+/// Which end of the queue `notify_one` / `notify_last` serves (and so where
+/// a dropped waiter passes their notification on to).
 #[derive(Clone, Copy)]
 enum End {
     Front,
@@ -215,7 +227,9 @@ impl Notify {
     }
 
     /// Like [`notify_one`](Notify::notify_one), but wakes the task that
-    /// started waiting most recently.
+    /// started waiting most recently. If that task's [`Notified`] is dropped
+    /// before it completes, the notification goes to the most recent
+    /// waiter left (or is stored as the permit).
     pub fn notify_last(&self) {
         self.notify(End::Back);
     }
@@ -247,14 +261,14 @@ impl Notify {
     fn notify_locked(&self, waiters: &mut List<Waiter>, mut cur: usize, end: End) -> Option<Waker> {
         loop {
             if bits(cur) == WAITING {
-                let node = match end {
-                    End::Front => waiters.pop_front(),
-                    End::Back => waiters.pop_back(),
-                }
-                .expect("Notify: WAITING with an empty queue");
+                let (node, notification) = match end {
+                    End::Front => (waiters.pop_front(), ONE),
+                    End::Back => (waiters.pop_back(), LAST),
+                };
+                let node = node.expect("Notify: WAITING with an empty queue");
                 // SAFETY: `serve` is called under the lock on a node just
                 // unlinked, which was valid while linked (invariant 4).
-                let waker = unsafe { serve(node, ONE) };
+                let waker = unsafe { serve(node, notification) };
                 if waiters.is_empty() {
                     // Invariant 2: `WAITING` is stable under the lock.
                     self.state.store(with_bits(cur, EMPTY), Ordering::SeqCst);
@@ -297,6 +311,10 @@ impl Notify {
     /// });
     /// ```
     pub fn notify_waiters(&self) {
+        // Declared before the guard, so dropped (waking) after it even on
+        // unwind (invariant 5).
+        let mut wakers = WakeList::new();
+        let mut overflow = Vec::new();
         let mut waiters = crate::loom::lock(&self.waiters);
         let cur = self.state.load(Ordering::SeqCst);
         if bits(cur) != WAITING {
@@ -310,8 +328,6 @@ impl Notify {
             with_bits(cur.wrapping_add(GENERATION_ONE), EMPTY),
             Ordering::SeqCst,
         );
-        let mut wakers = WakeList::new();
-        let mut overflow = Vec::new();
         while let Some(node) = waiters.pop_front() {
             // SAFETY: as in `notify_locked`: under the lock, just unlinked.
             let waker = unsafe { serve(node, ALL) };

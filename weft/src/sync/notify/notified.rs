@@ -9,7 +9,8 @@ use std::ptr::NonNull;
 use std::task::{ready, Context, Poll, Waker};
 
 use super::{
-    bits, generation, with_bits, End, Notify, Waiter, ALL, EMPTY, NONE, NOTIFIED, ONE, WAITING,
+    bits, generation, with_bits, End, Notify, Waiter, ALL, EMPTY, LAST, NONE, NOTIFIED, ONE,
+    WAITING,
 };
 use crate::loom::Ordering;
 use crate::sync::intrusive::Node;
@@ -205,10 +206,16 @@ impl Drop for Notified<'_> {
                     notify.state.store(with_bits(cur, EMPTY), Ordering::SeqCst);
                 }
             }
-            ONE => {
-                // Invariant 4: pass the unconsumed notification on.
+            notification @ (ONE | LAST) => {
+                // Invariant 4: pass the unconsumed notification on, from the
+                // end of the queue it was served from.
+                let end = if notification == ONE {
+                    End::Front
+                } else {
+                    End::Back
+                };
                 let cur = notify.state.load(Ordering::SeqCst);
-                if let Some(waker) = notify.notify_locked(&mut waiters, cur, End::Front) {
+                if let Some(waker) = notify.notify_locked(&mut waiters, cur, end) {
                     drop(waiters);
                     waker.wake();
                 }

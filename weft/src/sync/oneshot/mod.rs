@@ -54,6 +54,11 @@
 //!    the last `Arc` goes is dropped by `Inner`'s own drop glue, with
 //!    exclusive access. A value is therefore dropped exactly once: by the
 //!    receiver that takes it, by the sender that takes it back, or here.
+//! 7. **No lock.** The halves hand over wakers through the flags alone, so
+//!    no waker is ever dropped or woken under a lock (`sync/mod.rs`,
+//!    "Wakers and locks"): a waker replaced in its slot may, from its
+//!    `Drop`, send or close on this very channel, since its slot's flag is
+//!    clear by then and the other half does not touch it.
 
 use std::fmt;
 use std::future::Future;

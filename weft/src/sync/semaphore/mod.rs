@@ -58,7 +58,13 @@
 //!    that loads a served `state` with `Acquire` completes, or is dropped,
 //!    without the lock; under the lock, `WAITING` means still linked. A
 //!    dropped future leaves no waker behind: its node, waker included, dies
-//!    with it after it was unlinked.
+//!    with it after it was unlinked, once its `Drop` has released the lock.
+//! 7. **Wakers and the lock.** No waker is woken or dropped under the lock
+//!    (`sync/mod.rs`, "Wakers and locks"): served waiters' wakers are
+//!    collected (`WakeList`) and woken after unlocking, and a waker replaced
+//!    by a later poll is dropped after the guard. So a waker may release
+//!    permits, or lock a `Mutex` / `RwLock` built on this, from its `wake`
+//!    or `Drop`.
 //! 6. **Closing.** `CLOSED` is set under the lock and never cleared. After
 //!    it is set no waiter enqueues; `close` fails every queued waiter and
 //!    returns their assigned permits to `state`.
@@ -257,11 +263,13 @@ impl Semaphore {
     /// assert_eq!(sem.try_acquire().err(), Some(TryAcquireError::Closed));
     /// ```
     pub fn close(&self) {
+        // Declared before the guard, so even on unwind no waker is dropped
+        // under the lock (invariant 7).
+        let mut wakers = Vec::new();
         let mut waiters = crate::loom::lock(&self.waiters);
         // Invariant 6: set under the lock, so no waiter enqueues after this.
         self.state.fetch_or(CLOSED, Ordering::Release);
         let mut returned = 0;
-        let mut wakers = Vec::new();
         while let Some(node) = waiters.pop_front() {
             // SAFETY: under the lock, `node` was linked until just now, so it
             // is valid and ours to serve (invariant 5).
@@ -508,8 +516,11 @@ impl Semaphore {
     /// clears `WAITERS` and adds what is left to `state` (invariant 3). Also
     /// called with `rem == 0` by a waiter that just left the queue, to clear
     /// the flag if it was the last.
-    fn release_locked<'a>(&'a self, mut rem: usize, mut waiters: MutexGuard<'a, List<Waiter>>) {
+    fn release_locked<'a>(&'a self, mut rem: usize, waiters: MutexGuard<'a, List<Waiter>>) {
         let mut wakers = WakeList::new();
+        // Declared after `wakers`, so on unwind (an overflow panic) the
+        // guard goes before `wakers` wakes what it holds (invariant 7).
+        let mut waiters = waiters;
         loop {
             while rem > 0 && wakers.can_push() {
                 let Some(node) = waiters.front() else { break };

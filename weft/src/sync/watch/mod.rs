@@ -38,7 +38,10 @@
 //!    `borrow_and_update`, `mark_*`), never while a future is pending, so
 //!    dropping a pending `changed()` loses nothing.
 //! 4. **Lock order.** No code holds two of `value`, `rx_waiters` and
-//!    `tx_waiters` at once, and wakers are woken after unlocking.
+//!    `tx_waiters` at once, and wakers are woken and dropped after
+//!    unlocking (`sync/mod.rs`, "Wakers and locks"): one replaced by a new
+//!    poll or given back by a cancelled wait is moved out and dropped after
+//!    the guard, so its `Drop` may send, or drop a receiver.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -116,7 +119,10 @@ impl<T> Shared<T> {
                 match self.check_changed(seen) {
                     Some(res) => res,
                     None => {
-                        list.register(&mut waiter.key, cx.waker());
+                        let replaced = list.register(&mut waiter.key, cx.waker());
+                        // Invariant 4: dropped after unlocking.
+                        drop(list);
+                        drop(replaced);
                         return Poll::Pending;
                     }
                 }
@@ -134,7 +140,10 @@ impl<T> Shared<T> {
             // Invariant 2: re-check under the lock the last receiver wakes
             // under.
             if self.rx_count.load(Ordering::Acquire) != 0 {
-                list.register(&mut waiter.key, cx.waker());
+                let replaced = list.register(&mut waiter.key, cx.waker());
+                // Invariant 4: dropped after unlocking.
+                drop(list);
+                drop(replaced);
                 return Poll::Pending;
             }
         }
@@ -159,7 +168,10 @@ impl<'a> Waiter<'a> {
 impl Drop for Waiter<'_> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            loom::lock(self.list).remove(key);
+            // Invariant 4: the statement's temporary guard is gone before
+            // the waker is dropped.
+            let waker = loom::lock(self.list).remove(key);
+            drop(waker);
         }
     }
 }
