@@ -40,6 +40,8 @@ pub struct Builder {
     global_queue_interval: Option<u32>,
     event_interval: u32,
     disable_lifo_slot: bool,
+    long_poll_threshold: Option<Duration>,
+    on_long_poll: Option<super::LongPollHook>,
     enable_io: bool,
     enable_time: bool,
     start_paused: bool,
@@ -50,6 +52,9 @@ enum Kind {
     CurrentThread,
     MultiThread,
 }
+
+/// The default of [`Builder::long_poll_threshold`].
+const DEFAULT_LONG_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 
 /// Environment variable that overrides the default worker count.
 pub const WORKER_THREADS_ENV: &str = "WEFT_WORKER_THREADS";
@@ -80,6 +85,8 @@ impl Builder {
             global_queue_interval: None,
             event_interval: 61,
             disable_lifo_slot: false,
+            long_poll_threshold: Some(DEFAULT_LONG_POLL_THRESHOLD),
+            on_long_poll: None,
             enable_io: false,
             enable_time: false,
             start_paused: false,
@@ -293,6 +300,32 @@ impl Builder {
         Ok(super::LocalRuntime::new(self.build()?))
     }
 
+    /// A multi_thread worker stuck in one poll longer than `threshold`
+    /// (a task that blocks, or computes without yielding) is noticed by a
+    /// monitor thread: the work queued behind it moves to other workers (or,
+    /// when every worker is stuck, to a rescue thread), the poll is counted
+    /// in `RuntimeMetrics::long_poll_count`, and the `on_long_poll` hook is
+    /// called. Default 10 ms; `None` turns the monitor off. Lower it to catch
+    /// shorter stalls (the monitor samples every quarter of the threshold,
+    /// at most every 250 µs, while workers are busy, and sleeps when all are
+    /// idle); raise it for workloads whose polls are long by design.
+    pub fn long_poll_threshold(&mut self, threshold: impl Into<Option<Duration>>) -> &mut Self {
+        self.long_poll_threshold = threshold.into();
+        self
+    }
+
+    /// Called by the monitor thread, once per poll that runs past the
+    /// long-poll threshold, with the task's id, how long the poll has run,
+    /// and where the task was spawned. Keep it short: it runs on the
+    /// monitor thread.
+    pub fn on_long_poll<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn(&super::LongPollInfo) + Send + Sync + 'static,
+    {
+        self.on_long_poll = Some(Arc::new(f));
+        self
+    }
+
     /// Build the runtime.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let workers = match self.kind {
@@ -309,6 +342,12 @@ impl Builder {
             event_interval: self.event_interval,
             disable_lifo_slot: self.disable_lifo_slot,
             before_park: self.on_thread_park.clone(),
+            long_poll: self.long_poll_threshold.map(|threshold| {
+                crate::scheduler::multi_thread::MonitorConfig {
+                    threshold,
+                    hook: self.on_long_poll.clone(),
+                }
+            }),
             after_unpark: self.on_thread_unpark.clone(),
         };
         // The handle is only known after the scheduler is built, but pool

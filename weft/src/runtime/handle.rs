@@ -106,7 +106,8 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        self.inner.spawn(future, Id::next())
+        self.inner
+            .spawn(future, Id::next(), std::panic::Location::caller())
     }
 
     /// Run a blocking closure on this runtime's blocking pool.

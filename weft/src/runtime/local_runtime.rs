@@ -90,6 +90,7 @@ impl LocalRuntime {
     }
 
     /// Spawn a `Send` future on the runtime.
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

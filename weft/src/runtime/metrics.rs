@@ -21,6 +21,9 @@ pub(crate) struct WorkerMetrics {
     pub(crate) overflow_count: AtomicU64,
     pub(crate) busy_duration_ns: AtomicU64,
     pub(crate) queue_depth: AtomicUsize,
+    /// Polls the long-poll monitor saw run past its threshold (written by
+    /// the monitor, not the worker).
+    pub(crate) long_poll_count: AtomicU64,
 }
 
 /// The same counters as plain integers, owned by the worker's core.
@@ -213,5 +216,18 @@ impl RuntimeMetrics {
     /// Time `worker` spent running tasks.
     pub fn worker_total_busy_duration(&self, worker: usize) -> Duration {
         Duration::from_nanos(self.worker(worker).busy_duration_ns.load(Ordering::Relaxed))
+    }
+
+    /// Polls on `worker` that ran longer than the long-poll threshold
+    /// (`Builder::long_poll_threshold`; multi_thread only).
+    pub fn worker_long_poll_count(&self, worker: usize) -> u64 {
+        self.worker(worker).long_poll_count.load(Ordering::Relaxed)
+    }
+
+    /// Polls on all workers that ran longer than the long-poll threshold.
+    pub fn long_poll_count(&self) -> u64 {
+        (0..self.num_workers())
+            .map(|w| self.worker_long_poll_count(w))
+            .sum()
     }
 }

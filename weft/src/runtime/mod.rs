@@ -21,6 +21,7 @@ pub(crate) mod driver;
 mod handle;
 pub(crate) mod io;
 mod local_runtime;
+mod long_poll;
 pub(crate) mod metrics;
 pub(crate) mod park_thread;
 #[allow(clippy::module_inception)]
@@ -29,6 +30,8 @@ mod runtime;
 pub use self::builder::{Builder, WORKER_THREADS_ENV};
 pub use self::handle::{EnterGuard, Handle, TryCurrentError};
 pub use self::local_runtime::{LocalOptions, LocalRuntime};
+pub(crate) use self::long_poll::LongPollHook;
+pub use self::long_poll::LongPollInfo;
 pub use self::metrics::RuntimeMetrics;
 pub use self::runtime::Runtime;
 pub(crate) use self::runtime::Scheduler;

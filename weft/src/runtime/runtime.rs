@@ -43,8 +43,10 @@ impl Runtime {
         handle: scheduler::Handle,
         blocking_pool: BlockingPool<BlockingTask>,
     ) -> Runtime {
-        if let Scheduler::MultiThread(mt) = &scheduler {
-            mt.launch();
+        if let (Scheduler::MultiThread(mt), scheduler::Handle::MultiThread(h)) =
+            (&scheduler, &handle)
+        {
+            mt.launch(h);
         }
         Runtime {
             scheduler,
@@ -75,6 +77,7 @@ impl Runtime {
     }
 
     /// Spawn a task on this runtime.
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -84,6 +87,7 @@ impl Runtime {
     }
 
     /// Run a blocking closure on the blocking pool.
+    #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,

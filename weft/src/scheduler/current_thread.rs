@@ -326,12 +326,17 @@ impl Context {
 }
 
 impl Handle {
-    pub(crate) fn spawn<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
+    pub(crate) fn spawn<F>(
+        me: &Arc<Handle>,
+        future: F,
+        id: Id,
+        spawned_at: &'static std::panic::Location<'static>,
+    ) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (join, notified) = me.owned.spawn(future, me.clone(), id);
+        let (join, notified) = me.owned.spawn(future, me.clone(), id, spawned_at);
         if let Some(notified) = notified {
             me.schedule_task(notified);
         }

@@ -61,14 +61,21 @@ impl Context {
 }
 
 impl Handle {
-    pub(crate) fn spawn<F>(&self, future: F, id: Id) -> JoinHandle<F::Output>
+    /// `spawned_at` is the user's call site, captured by the public
+    /// `#[track_caller]` spawn functions.
+    pub(crate) fn spawn<F>(
+        &self,
+        future: F,
+        id: Id,
+        spawned_at: &'static std::panic::Location<'static>,
+    ) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
         match self {
-            Handle::CurrentThread(h) => current_thread::Handle::spawn(h, future, id),
-            Handle::MultiThread(h) => multi_thread::Handle::spawn(h, future, id),
+            Handle::CurrentThread(h) => current_thread::Handle::spawn(h, future, id, spawned_at),
+            Handle::MultiThread(h) => multi_thread::Handle::spawn(h, future, id, spawned_at),
         }
     }
 
@@ -198,5 +205,7 @@ pub(crate) struct Config {
     pub(crate) event_interval: u32,
     pub(crate) disable_lifo_slot: bool,
     pub(crate) before_park: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The long-poll monitor's settings (multi_thread); `None` disables it.
+    pub(crate) long_poll: Option<multi_thread::MonitorConfig>,
     pub(crate) after_unpark: Option<Arc<dyn Fn() + Send + Sync>>,
 }

@@ -26,6 +26,7 @@ use super::state::State;
 use super::JoinError;
 use crate::loom::UnsafeCell;
 use std::future::Future;
+use std::panic::Location;
 use std::ptr::NonNull;
 use std::task::Waker;
 
@@ -47,6 +48,8 @@ pub(crate) struct Header {
     /// Which owned list holds the task (0 = none yet).
     pub(super) owner_id: UnsafeCell<u64>,
     pub(super) id: Id,
+    /// Where the task was spawned (for the long-poll hook).
+    pub(super) spawned_at: &'static Location<'static>,
 }
 
 // SAFETY: every field of the header is either atomic or accessed under the
@@ -79,7 +82,13 @@ pub(crate) struct Links {
 }
 
 impl<T: Future, S> Cell<T, S> {
-    pub(super) fn new(future: T, scheduler: S, id: Id, vtable: &'static Vtable) -> Box<Self> {
+    pub(super) fn new(
+        future: T,
+        scheduler: S,
+        id: Id,
+        vtable: &'static Vtable,
+        spawned_at: &'static Location<'static>,
+    ) -> Box<Self> {
         Box::new(Cell {
             header: Header {
                 state: State::new(),
@@ -87,6 +96,7 @@ impl<T: Future, S> Cell<T, S> {
                 vtable,
                 owner_id: UnsafeCell::new(0),
                 id,
+                spawned_at,
             },
             core: Core {
                 scheduler,
@@ -103,6 +113,12 @@ impl<T: Future, S> Cell<T, S> {
 impl Header {
     pub(crate) fn id(&self) -> Id {
         self.id
+    }
+
+    /// Where the task was spawned: the caller of the public `spawn`
+    /// function (they are `#[track_caller]` and pass it down).
+    pub(crate) fn spawned_at(&self) -> &'static Location<'static> {
+        self.spawned_at
     }
 
     pub(crate) fn state(&self) -> &State {

@@ -53,6 +53,10 @@ impl Id {
     pub(crate) fn as_u64(self) -> u64 {
         self.0.get()
     }
+
+    pub(crate) fn from_u64(raw: NonZeroU64) -> Id {
+        Id(raw)
+    }
 }
 
 impl fmt::Display for Id {

@@ -256,6 +256,7 @@ impl<T: Send + 'static> JoinSet<T> {
     }
 
     /// Spawn a task on the given runtime into the set.
+    #[track_caller]
     pub fn spawn_on<F>(&mut self, future: F, handle: &Handle) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,

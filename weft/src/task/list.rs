@@ -74,12 +74,13 @@ impl<S: Schedule> OwnedTasks<S> {
         future: F,
         scheduler: S,
         id: super::Id,
+        spawned_at: &'static std::panic::Location<'static>,
     ) -> (super::JoinHandle<F::Output>, Option<Notified<S>>)
     where
         F: std::future::Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (task, notified, join) = super::new_task(future, scheduler, id);
+        let (task, notified, join) = super::new_task(future, scheduler, id, spawned_at);
         (join, self.bind(task, notified))
     }
 
@@ -94,13 +95,15 @@ impl<S: Schedule> OwnedTasks<S> {
         future: F,
         scheduler: S,
         id: super::Id,
+        spawned_at: &'static std::panic::Location<'static>,
     ) -> (super::JoinHandle<F::Output>, Option<Notified<S>>)
     where
         F: std::future::Future + 'static,
         F::Output: 'static,
     {
         // SAFETY: forwarded caller contract.
-        let (task, notified, join) = unsafe { super::new_task_local(future, scheduler, id) };
+        let (task, notified, join) =
+            unsafe { super::new_task_local(future, scheduler, id, spawned_at) };
         (join, self.bind(task, notified))
     }
 

@@ -218,7 +218,14 @@ where
     // SAFETY: module invariant "one thread": this runs on the set's thread
     // (the set is `!Send` and `CURRENT` is thread-local), and the set only
     // polls, cancels and drops its tasks there.
-    let (join, notified) = unsafe { shared.owned.spawn_local(future, shared.clone(), Id::next()) };
+    let (join, notified) = unsafe {
+        shared.owned.spawn_local(
+            future,
+            shared.clone(),
+            Id::next(),
+            std::panic::Location::caller(),
+        )
+    };
     if let Some(notified) = notified {
         shared.schedule(notified);
     }

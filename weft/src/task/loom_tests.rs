@@ -147,7 +147,8 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (task, notified, join) = new_task(future, Sched, Id::next());
+    let (task, notified, join) =
+        new_task(future, Sched, Id::next(), std::panic::Location::caller());
     let notified = SCHED
         .owned()
         .bind(task, notified)

@@ -148,6 +148,11 @@ impl<S: 'static> Notified<S> {
         self.raw.header_ptr()
     }
 
+    /// The task's header (the entry keeps the task alive).
+    pub(crate) fn header(&self) -> &Header {
+        self.raw.header()
+    }
+
     /// # Safety
     /// `ptr` came from [`Notified::header_ptr`] of an entry that was not
     /// used since.
@@ -192,13 +197,14 @@ pub(crate) fn new_task<T, S>(
     future: T,
     scheduler: S,
     id: Id,
+    spawned_at: &'static std::panic::Location<'static>,
 ) -> (Task<S>, Notified<S>, JoinHandle<T::Output>)
 where
     T: Future + Send + 'static,
     T::Output: Send + 'static,
     S: Schedule,
 {
-    let raw = RawTask::new::<T, S>(future, scheduler, id);
+    let raw = RawTask::new::<T, S>(future, scheduler, id, spawned_at);
     // SAFETY: the new state holds two references (owner + join handle) and
     // NOTIFIED, which are handed out exactly once here.
     unsafe {
@@ -220,13 +226,14 @@ pub(crate) unsafe fn new_task_local<T, S>(
     future: T,
     scheduler: S,
     id: Id,
+    spawned_at: &'static std::panic::Location<'static>,
 ) -> (Task<S>, Notified<S>, JoinHandle<T::Output>)
 where
     T: Future + 'static,
     T::Output: 'static,
     S: Schedule,
 {
-    let raw = RawTask::new::<T, S>(future, scheduler, id);
+    let raw = RawTask::new::<T, S>(future, scheduler, id, spawned_at);
     // SAFETY: as in `new_task`; the caller keeps the future on its thread.
     unsafe {
         (
@@ -238,6 +245,7 @@ where
 }
 
 /// Allocate a task run by no owned list (blocking work).
+#[track_caller]
 pub(crate) fn new_unowned<T, S>(
     future: T,
     scheduler: S,
@@ -248,7 +256,7 @@ where
     T::Output: Send + 'static,
     S: Schedule,
 {
-    let raw = RawTask::new::<T, S>(future, scheduler, id);
+    let raw = RawTask::new::<T, S>(future, scheduler, id, std::panic::Location::caller());
     (
         UnownedTask {
             raw,

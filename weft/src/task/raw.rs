@@ -50,13 +50,18 @@ pub(crate) struct RawTask {
 impl RawTask {
     /// Allocate a task cell. The new task's state holds two references (the
     /// owner's and the `JoinHandle`'s) and is `NOTIFIED`.
-    pub(super) fn new<T, S>(future: T, scheduler: S, id: Id) -> RawTask
+    pub(super) fn new<T, S>(
+        future: T,
+        scheduler: S,
+        id: Id,
+        spawned_at: &'static std::panic::Location<'static>,
+    ) -> RawTask
     where
         T: Future,
         S: Schedule,
     {
         let vtable: &'static Vtable = &VtableFor::<T, S>::VTABLE;
-        let cell = Cell::new(future, scheduler, id, vtable);
+        let cell = Cell::new(future, scheduler, id, vtable, spawned_at);
         // SAFETY: Box::into_raw never returns null.
         let ptr = unsafe { NonNull::new_unchecked(Box::into_raw(cell).cast::<Header>()) };
         RawTask { ptr }

@@ -32,10 +32,11 @@ where
     F::Output: Send + 'static,
 {
     let id = Id::next();
+    let spawned_at = std::panic::Location::caller();
     let mut future = Some(future);
     let spawned = context::with_current(|handle| {
         let future = future.take().expect("spawned once");
-        handle.spawn(future, id)
+        handle.spawn(future, id, spawned_at)
     });
     match spawned {
         Some(join) => join,

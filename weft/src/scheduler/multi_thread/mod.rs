@@ -12,11 +12,14 @@
 //! can be polled after that point, because polling needs a core.
 
 mod idle;
+mod lifo;
 #[cfg(all(test, loom))]
 mod loom_idle;
+mod monitor;
 pub(crate) mod queue;
 mod worker;
 
+pub(crate) use monitor::MonitorConfig;
 pub(crate) use worker::{block_in_place, Context};
 
 use self::idle::Idle;
@@ -50,12 +53,17 @@ pub(crate) struct Handle {
     worker_metrics: Box<[WorkerMetrics]>,
     pub(crate) blocking: blocking::Spawner,
     pub(crate) drivers: Drivers,
+    /// `None` when the long-poll threshold is disabled.
+    monitor: Option<Arc<monitor::Monitor>>,
 }
 
 /// What other threads may touch of a worker.
 struct Remote {
     steal: queue::Steal<Notified<Arc<Handle>>>,
+    lifo: Arc<lifo::LifoSlot<Notified<Arc<Handle>>>>,
     unpark: Unparker,
+    /// Written by the worker around each poll, read by the monitor.
+    stamp: monitor::PollStamp,
 }
 
 impl MultiThread {
@@ -68,10 +76,19 @@ impl MultiThread {
         let mut cores = Vec::with_capacity(num_workers);
         let mut remotes = Vec::with_capacity(num_workers);
         for index in 0..num_workers {
-            let (core, steal, unpark) = Core::new(index, &config, drivers.shared.clone());
+            let (core, steal, lifo, unpark) = Core::new(index, &config, drivers.shared.clone());
             cores.push(core);
-            remotes.push(Remote { steal, unpark });
+            remotes.push(Remote {
+                steal,
+                lifo,
+                unpark,
+                stamp: monitor::PollStamp::new(),
+            });
         }
+        let monitor = config
+            .long_poll
+            .clone()
+            .map(|c| Arc::new(monitor::Monitor::new(c)));
         let handle = Arc::new(Handle {
             remotes: remotes.into_boxed_slice(),
             inject: Inject::new(),
@@ -83,6 +100,7 @@ impl MultiThread {
             worker_metrics: (0..num_workers).map(|_| WorkerMetrics::default()).collect(),
             blocking,
             drivers,
+            monitor,
         });
         let workers = cores
             .into_iter()
@@ -98,9 +116,12 @@ impl MultiThread {
 
     /// Start the worker threads (on the blocking pool, so runtime shutdown
     /// waits for them the same way it waits for blocking work).
-    pub(crate) fn launch(&self) {
+    pub(crate) fn launch(&self, handle: &Arc<Handle>) {
         for worker in lock(&self.workers).drain(..) {
             worker::launch(worker);
+        }
+        if handle.monitor.is_some() {
+            monitor::Monitor::start(handle);
         }
     }
 
@@ -110,12 +131,17 @@ impl MultiThread {
 }
 
 impl Handle {
-    pub(crate) fn spawn<F>(me: &Arc<Handle>, future: F, id: Id) -> JoinHandle<F::Output>
+    pub(crate) fn spawn<F>(
+        me: &Arc<Handle>,
+        future: F,
+        id: Id,
+        spawned_at: &'static std::panic::Location<'static>,
+    ) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        let (join, notified) = me.owned.spawn(future, me.clone(), id);
+        let (join, notified) = me.owned.spawn(future, me.clone(), id, spawned_at);
         if let Some(notified) = notified {
             me.schedule_task(notified, false);
         }
@@ -164,13 +190,20 @@ impl Handle {
     /// The last searcher went to sleep: make sure no queued work is left
     /// without a worker looking for it.
     fn notify_if_work_pending(&self) {
-        let pending = self.remotes.iter().any(|r| !r.steal.is_empty()) || !self.inject.is_empty();
+        let pending = self
+            .remotes
+            .iter()
+            .any(|r| !r.steal.is_empty() || r.lifo.is_occupied())
+            || !self.inject.is_empty();
         if pending {
             self.notify_parked();
         }
     }
 
     fn close(&self) {
+        if let Some(monitor) = &self.monitor {
+            monitor.shutdown();
+        }
         if self.inject.close() {
             for remote in self.remotes.iter() {
                 remote.unpark.unpark();

@@ -21,6 +21,26 @@
 //! the next ordinary task, and slot polls share the first task's budget, so
 //! two tasks waking each other cannot starve the queue.
 //!
+//! No runnable task is stranded (issue #13); three mechanisms, three
+//! invariants:
+//! - **The slot is stealable, but only by the monitor** (lifo.rs). Other
+//!   workers never take from it, so a message-passing pair stays on one
+//!   core; the long-poll monitor takes it from a worker it has seen in the
+//!   same poll for a whole sampling period (≤ 250 µs) and moves it to the
+//!   inject queue. A child spawned by a task that then blocks runs within
+//!   about a millisecond on another worker.
+//! - **A yielding worker reaches the inject queue.** A yield (explicit or
+//!   a spent budget) is deferred until the worker has polled its drivers
+//!   (scheduler/defer.rs), so a worker whose only task keeps yielding runs
+//!   out of local work and searches: it takes from the inject queue and
+//!   steals, whatever the OS does to the other workers (`task_yielded` also
+//!   makes it look at the inject queue first).
+//! - **A stuck poll does not hold its queue** (monitor.rs). Every poll is
+//!   stamped (two plain stores); the monitor wakes a sleeper to steal a
+//!   stuck worker's queue, counts polls past `long_poll_threshold`, calls
+//!   the `on_long_poll` hook, and, when every worker is stuck, runs their
+//!   queued work (and the drivers) on a rescue thread until one returns.
+//!
 //! Notifying from a poll: a wake that pushes to the local queue (a yield, a
 //! task displaced from the slot, or any wake while the slot is bypassed)
 //! wakes a sleeper at once only if this worker now holds more than one task
@@ -36,6 +56,11 @@
 //! (27 futex round trips per 1,000-round `Notify` ping-pong, against 2 now;
 //! Tokio, which notifies at every push, parks 9 times per 1,000 rounds).
 
+mod block_in_place;
+
+pub(crate) use block_in_place::block_in_place;
+
+use super::lifo::LifoSlot;
 use super::queue::{self, Local};
 use super::Handle;
 use crate::blocking;
@@ -77,7 +102,9 @@ pub(crate) struct Worker {
 pub(crate) struct Core {
     index: usize,
     tick: u32,
-    lifo_slot: Option<Task>,
+    /// Shared with stealers, who take from it only as a last resort
+    /// (lifo.rs).
+    lifo: Arc<LifoSlot<Task>>,
     lifo_enabled: bool,
     run_queue: Local<Task>,
     /// Yielded wakers, woken after the next driver poll (defer.rs).
@@ -130,14 +157,15 @@ impl Core {
         index: usize,
         config: &Config,
         driver: Option<std::sync::Arc<SharedDriver>>,
-    ) -> (Box<Core>, queue::Steal<Task>, Unparker) {
+    ) -> (Box<Core>, queue::Steal<Task>, Arc<LifoSlot<Task>>, Unparker) {
         let (steal, run_queue) = queue::local();
+        let lifo = Arc::new(LifoSlot::new());
         let park = Parker::with_driver(driver);
         let unpark = park.unparker();
         let core = Box::new(Core {
             index,
             tick: 0,
-            lifo_slot: None,
+            lifo: lifo.clone(),
             lifo_enabled: !config.disable_lifo_slot,
             run_queue,
             deferred: Defer::default(),
@@ -158,12 +186,12 @@ impl Core {
             event_interval: config.event_interval,
             disable_lifo_slot: config.disable_lifo_slot,
         });
-        (core, steal, unpark)
+        (core, steal, lifo, unpark)
     }
 
     /// Forget every queued entry (shutdown; entries hold no reference).
     pub(super) fn forget_queued(&mut self) {
-        self.lifo_slot = None;
+        let _ = self.lifo.take();
         while self.run_queue.pop().is_some() {}
         // These are counted wakers, not queue entries: dropping them
         // releases their references.
@@ -177,7 +205,7 @@ impl Core {
 
     /// Tasks held here: the local queue and the LIFO slot.
     fn local_tasks(&self) -> usize {
-        self.run_queue.len() + usize::from(self.lifo_slot.is_some())
+        self.run_queue.len() + usize::from(self.lifo.is_occupied())
     }
 
     /// Whether this worker holds more than the one task it runs next, so
@@ -211,7 +239,7 @@ impl Core {
     }
 
     fn next_local_task(&mut self) -> Option<Task> {
-        self.lifo_slot.take().or_else(|| self.run_queue.pop())
+        self.lifo.take().or_else(|| self.run_queue.pop())
     }
 
     /// Take a fair share of the inject queue into the local queue (one lock
@@ -251,6 +279,9 @@ impl Core {
             return;
         }
         self.is_searching = false;
+        if let Some(monitor) = &handle.monitor {
+            monitor.wake_if_dormant();
+        }
         if handle.idle.transition_worker_from_searching() {
             // We were the last searcher and found work: there may be more,
             // so hand the search on to a sleeper.
@@ -283,7 +314,7 @@ impl Core {
     }
 
     fn has_local_work(&self) -> bool {
-        self.lifo_slot.is_some() || self.run_queue.has_tasks()
+        self.lifo.is_occupied() || self.run_queue.has_tasks()
     }
 
     /// Returns false if the worker must not sleep (it has work).
@@ -453,15 +484,19 @@ impl Context {
         core.transition_from_searching(self.handle());
         core.lifo_enabled = !core.disable_lifo_slot;
         core.stats.poll_count += 1;
+        // Read by the long-poll monitor (monitor.rs).
+        let stamp = &self.handle().remotes[core.index].stamp;
         *self.core.borrow_mut() = Some(core);
         coop::budget(|| {
+            stamp.begin(&task);
             task.run();
+            stamp.end();
             let mut lifo_polls = 0;
             loop {
                 // The core may be gone: the task called block_in_place.
                 let mut core = self.core.borrow_mut().take().ok_or(())?;
                 self.notify_after_poll(&mut core);
-                let Some(task) = core.lifo_slot.take() else {
+                let Some(task) = core.lifo.take() else {
                     return Ok(core);
                 };
                 if !coop::has_remaining() {
@@ -479,7 +514,9 @@ impl Context {
                 }
                 core.stats.poll_count += 1;
                 *self.core.borrow_mut() = Some(core);
+                stamp.begin(&task);
                 task.run();
+                stamp.end();
             }
         })
     }
@@ -555,6 +592,9 @@ impl Context {
             }
             resumed_at = Instant::now();
             core.busy_since = resumed_at;
+            if let Some(monitor) = &handle.monitor {
+                monitor.wake_if_dormant();
+            }
             if core.has_work_to_share() {
                 // The drivers woke more than we run next: now that we are
                 // off the sleepers list, hand some to a sleeper.
@@ -599,14 +639,15 @@ impl Handle {
             core.stats.overflow_count += u64::from(overflowed);
             true
         } else {
-            match core.lifo_slot.replace(task) {
+            match core.lifo.put(task) {
                 Some(prev) => {
                     let overflowed = core.run_queue.push_back_or_overflow(prev, &self.inject);
                     core.stats.overflow_count += u64::from(overflowed);
                     true
                 }
-                // The slot is not stealable: nobody else could run it, so
-                // waking a sleeper would be wasted.
+                // Other workers do not take from the slot (a sleeper woken
+                // for it would split the pair for nothing); if it sits
+                // behind a long poll, the monitor moves it (monitor.rs).
                 None => false,
             }
         };
@@ -680,72 +721,6 @@ fn run_worker(worker: Arc<Worker>) {
         // Err only means the core moved on; nothing more to do here.
         let _ = cx.run(core);
     });
-}
-
-/// See [`crate::task::block_in_place`].
-#[track_caller]
-pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
-    match context::entered() {
-        context::Entered::No => return f(),
-        context::Entered::Yes {
-            allow_block_in_place: false,
-        } => panic!(
-            "block_in_place can only be called from a multi_thread runtime's worker: this \
-             thread is driving a current_thread runtime (or a block_on), which has no other \
-             worker to hand its tasks to. Use weft::task::spawn_blocking instead, or build the \
-             runtime with Builder::new_multi_thread()."
-        ),
-        context::Entered::Yes { .. } => {}
-    }
-    let handed_off = context::with_scheduler(|cx| {
-        let Some(crate::scheduler::Context::MultiThread(cx)) = cx else {
-            return None;
-        };
-        let mut core = cx.core.borrow_mut().take()?;
-        // The slot is not stealable: move its task where others can take it.
-        if let Some(task) = core.lifo_slot.take() {
-            let overflowed = core
-                .run_queue
-                .push_back_or_overflow(task, &cx.worker.handle.inject);
-            core.stats.overflow_count += u64::from(overflowed);
-        }
-        if core.is_searching {
-            core.transition_from_searching(&cx.worker.handle);
-        }
-        // The replacement thread may be slow to start (the blocking pool
-        // may even be full): let a sleeper take the queued work meanwhile.
-        core.notify_after_poll = false;
-        if core.run_queue.has_tasks() {
-            cx.worker.handle.notify_parked();
-        }
-        *lock(&cx.worker.core) = Some(core);
-        launch(cx.worker.clone());
-        Some(cx.worker.clone())
-    });
-    let Some(worker) = handed_off else {
-        // Nested block_in_place, or no core: just block.
-        return context::exit_runtime(f);
-    };
-
-    // When `f` returns, take the core back if the replacement thread has not
-    // started yet; otherwise this thread finishes its task without a core
-    // and stops being a worker (run_task sees the core gone).
-    struct Reclaim(Arc<Worker>, coop::Budget);
-    impl Drop for Reclaim {
-        fn drop(&mut self) {
-            coop::restore(self.1);
-            let core = lock(&self.0.core).take();
-            if let Some(core) = core {
-                context::with_scheduler(|cx| {
-                    if let Some(crate::scheduler::Context::MultiThread(cx)) = cx {
-                        *cx.core.borrow_mut() = Some(core);
-                    }
-                });
-            }
-        }
-    }
-    let _reclaim = Reclaim(worker, coop::stop());
-    context::exit_runtime(f)
 }
 
 /// A small xorshift generator for picking steal victims.

@@ -1,0 +1,344 @@
+//! The long-poll monitor: notices a worker stuck in one poll and keeps the
+//! work queued behind it moving (the idea is Go's `sysmon`).
+//!
+//! Owns: the per-worker [`PollStamp`]s (written by the workers), the
+//! monitor thread, and the rescue thread it starts when a poll runs past
+//! the threshold.
+//!
+//! Invariants:
+//! - **The hot path only stamps.** A worker writes its stamp at the start
+//!   and end of every poll: plain stores to a cache line only it writes.
+//!   `seq` is odd while a poll runs; the task's id and spawn location are
+//!   stored before `seq` turns odd (`Release`), so a reader that sees an odd
+//!   `seq`, reads them, and sees the same `seq` again has read that poll's.
+//! - **Stuck means the same odd `seq` twice.** The monitor samples every
+//!   `period`: 250 µs (at most a quarter of the threshold) after a sample
+//!   that found a worker in the same poll twice, or in a poll with work
+//!   waiting behind it; otherwise doubling each sample up to a quarter of
+//!   the threshold, as Go's `sysmon` backs off. A worker whose
+//!   `seq` is odd and unchanged since the last sample has been in one poll
+//!   for at least a period; the duration reported is measured from the
+//!   first sample that saw it (so it is low by less than one period).
+//! - **What the monitor moves.** For a worker in the same poll across a
+//!   period, it takes the task stranded in its LIFO slot (the only place
+//!   outside the owner that takes from a slot: see lifo.rs) and pushes it to
+//!   the inject queue, and wakes a sleeping worker if the stuck one has
+//!   queued work to steal. Past the threshold it counts a long poll, calls
+//!   the user's hook once per poll, and, if no other worker is free to help
+//!   (a one-worker runtime, or every worker stuck), starts one rescue
+//!   thread. The rescue thread runs tasks from the inject queue and from
+//!   stuck workers' queues, with no core of its own (wakes go to the inject
+//!   queue), and polls the drivers, until no worker is stuck.
+//! - **Sleeping.** After ten samples in a row in which no worker polled
+//!   anything, the monitor sleeps until a worker leaves its park or a
+//!   searching worker finds work (`wake_if_dormant`: one relaxed load on
+//!   those two paths, which every worker passes before it polls again), so
+//!   an idle runtime costs nothing.
+
+use super::queue;
+use super::Handle;
+use crate::coop;
+use crate::runtime::{LongPollHook, LongPollInfo};
+use crate::task::Notified;
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+/// Where one worker is: in a poll (odd `seq`) of which task, or not.
+#[repr(align(64))]
+pub(crate) struct PollStamp {
+    seq: AtomicU64,
+    task_id: AtomicU64,
+    spawned_at: AtomicPtr<Location<'static>>,
+}
+
+impl PollStamp {
+    pub(crate) fn new() -> PollStamp {
+        PollStamp {
+            seq: AtomicU64::new(0),
+            task_id: AtomicU64::new(0),
+            spawned_at: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The worker starts polling `task` (only its worker calls this).
+    #[inline]
+    pub(crate) fn begin(&self, task: &Notified<Arc<Handle>>) {
+        let header = task.header();
+        self.task_id.store(header.id().as_u64(), Ordering::Relaxed);
+        self.spawned_at
+            .store(header.spawned_at() as *const _ as *mut _, Ordering::Relaxed);
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq | 1, Ordering::Release);
+    }
+
+    /// The poll ended.
+    #[inline]
+    pub(crate) fn end(&self) {
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store((seq | 1) + 1, Ordering::Release);
+    }
+
+    /// The task of the poll numbered `seq`, if that poll is still running.
+    fn task_of(&self, seq: u64) -> Option<(u64, &'static Location<'static>)> {
+        let id = self.task_id.load(Ordering::Relaxed);
+        let at = self.spawned_at.load(Ordering::Relaxed);
+        if self.seq.load(Ordering::Acquire) != seq || at.is_null() {
+            return None;
+        }
+        // SAFETY: non-null values come from `&'static Location` in `begin`.
+        Some((id, unsafe { &*at }))
+    }
+}
+
+/// The monitor's settings (from the builder).
+#[derive(Clone)]
+pub(crate) struct MonitorConfig {
+    pub(crate) threshold: Duration,
+    pub(crate) hook: Option<LongPollHook>,
+}
+
+/// Shared between the handle, the monitor thread and the rescue thread.
+pub(crate) struct Monitor {
+    config: MonitorConfig,
+    /// The sampling period after a stuck sighting, and its ceiling.
+    min_period: Duration,
+    max_period: Duration,
+    sleep: Mutex<MonitorSleep>,
+    wakeup: Condvar,
+    dormant: AtomicBool,
+    /// Workers the monitor currently sees past the threshold.
+    stuck: AtomicU64,
+    rescuing: AtomicBool,
+}
+
+struct MonitorSleep {
+    shutdown: bool,
+    kicked: bool,
+}
+
+/// What the monitor remembers of one worker between samples.
+#[derive(Clone, Copy)]
+struct Seen {
+    seq: u64,
+    since: Instant,
+    reported: bool,
+}
+
+const QUIET_SAMPLES_BEFORE_SLEEP: u32 = 10;
+
+impl Monitor {
+    pub(crate) fn new(config: MonitorConfig) -> Monitor {
+        let max_period = (config.threshold / 4).max(Duration::from_micros(50));
+        let min_period = max_period.min(Duration::from_micros(250));
+        Monitor {
+            config,
+            min_period,
+            max_period,
+            sleep: Mutex::new(MonitorSleep {
+                shutdown: false,
+                kicked: false,
+            }),
+            wakeup: Condvar::new(),
+            dormant: AtomicBool::new(false),
+            stuck: AtomicU64::new(0),
+            rescuing: AtomicBool::new(false),
+        }
+    }
+
+    /// Start the monitor thread for `handle`'s workers.
+    pub(crate) fn start(handle: &Arc<Handle>) {
+        let weak = Arc::downgrade(handle);
+        let spawned = std::thread::Builder::new()
+            .name("weft-monitor".into())
+            .spawn(move || run(weak));
+        // No monitor is a lost feature, not a broken runtime.
+        drop(spawned);
+    }
+
+    /// A worker left its park: resume sampling if the monitor sleeps.
+    #[inline]
+    pub(crate) fn wake_if_dormant(&self) {
+        if self.dormant.load(Ordering::Relaxed) {
+            let mut sleep = self.lock();
+            sleep.kicked = true;
+            drop(sleep);
+            self.wakeup.notify_one();
+        }
+    }
+
+    pub(crate) fn shutdown(&self) {
+        self.lock().shutdown = true;
+        self.wakeup.notify_all();
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MonitorSleep> {
+        self.sleep.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleep `period` (or until woken, when `dormant`). Returns false on
+    /// shutdown.
+    fn wait(&self, dormant: bool, period: Duration) -> bool {
+        let mut sleep = self.lock();
+        if dormant {
+            self.dormant.store(true, Ordering::Relaxed);
+            while !sleep.kicked && !sleep.shutdown {
+                sleep = self.wakeup.wait(sleep).unwrap_or_else(|e| e.into_inner());
+            }
+            self.dormant.store(false, Ordering::Relaxed);
+        } else if !sleep.shutdown {
+            sleep = self
+                .wakeup
+                .wait_timeout(sleep, period)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        sleep.kicked = false;
+        !sleep.shutdown
+    }
+}
+
+/// The monitor thread.
+fn run(handle: Weak<Handle>) {
+    let Some(monitor) = handle.upgrade().map(|h| h.monitor.clone()) else {
+        return;
+    };
+    let Some(monitor) = monitor else { return };
+    let workers = handle.upgrade().map_or(0, |h| h.remotes.len());
+    let mut seen: Vec<Option<Seen>> = vec![None; workers];
+    let mut last_seq = vec![0u64; workers];
+    let mut quiet = 0;
+    let mut period = monitor.min_period;
+    while monitor.wait(quiet >= QUIET_SAMPLES_BEFORE_SLEEP, period) {
+        let Some(handle) = handle.upgrade() else {
+            return;
+        };
+        if handle.inject.is_closed() {
+            return;
+        }
+        let now = Instant::now();
+        let mut busy = false;
+        let mut stuck = 0;
+        let mut same_poll = false;
+        for (index, remote) in handle.remotes.iter().enumerate() {
+            let seq = remote.stamp.seq.load(Ordering::Acquire);
+            // Any poll since the last sample, or one running now: busy.
+            busy |= seq != last_seq[index] || seq & 1 == 1;
+            last_seq[index] = seq;
+            if seq & 1 == 0 {
+                seen[index] = None;
+                continue;
+            }
+            match &mut seen[index] {
+                Some(s) if s.seq == seq => {
+                    same_poll = true;
+                    rescue_queued(&handle, index);
+                    let stuck_for = now - s.since;
+                    if stuck_for >= monitor.config.threshold {
+                        stuck += 1;
+                        if !s.reported {
+                            s.reported = true;
+                            report(&handle, &monitor, index, seq, stuck_for);
+                        }
+                    }
+                }
+                slot => {
+                    // A new poll with work waiting behind it: look again
+                    // soon, in case that work is stranded.
+                    same_poll |= remote.lifo.is_occupied() || !remote.steal.is_empty();
+                    *slot = Some(Seen {
+                        seq,
+                        since: now,
+                        reported: false,
+                    })
+                }
+            }
+        }
+        quiet = if busy { 0 } else { quiet + 1 };
+        period = if same_poll {
+            monitor.min_period
+        } else {
+            (period * 2).min(monitor.max_period)
+        };
+        monitor.stuck.store(stuck, Ordering::Relaxed);
+        if stuck > 0
+            && stuck as usize >= handle.remotes.len()
+            && !monitor.rescuing.swap(true, Ordering::AcqRel)
+        {
+            start_rescue(&handle);
+        }
+    }
+}
+
+/// Worker `index` is in the same poll as a period ago: move its stranded
+/// slot task where others can run it, and wake a sleeper for its queue.
+fn rescue_queued(handle: &Arc<Handle>, index: usize) {
+    let remote = &handle.remotes[index];
+    let mut moved = false;
+    if let Some(task) = remote.lifo.steal() {
+        let _ = handle.inject.push(task);
+        moved = true;
+    }
+    if moved || !remote.steal.is_empty() {
+        handle.notify_parked();
+    }
+}
+
+fn report(handle: &Handle, monitor: &Monitor, index: usize, seq: u64, stuck_for: Duration) {
+    handle.worker_metrics[index]
+        .long_poll_count
+        .fetch_add(1, Ordering::Relaxed);
+    let Some(hook) = &monitor.config.hook else {
+        return;
+    };
+    if let Some((id, spawned_at)) = handle.remotes[index].stamp.task_of(seq) {
+        let info = LongPollInfo::new(index, id, stuck_for, spawned_at);
+        // A panicking hook must not stop the monitor.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&info)));
+    }
+}
+
+/// Every worker is stuck: run their queued work on a thread of its own
+/// until one of them comes back.
+fn start_rescue(handle: &Arc<Handle>) {
+    let weak = Arc::downgrade(handle);
+    let spawned = crate::blocking::spawn_blocking_on(&handle.blocking, move || rescue(weak), None);
+    drop(spawned);
+}
+
+/// The rescue thread's loop (module doc).
+fn rescue(handle: Weak<Handle>) {
+    let Some(handle) = handle.upgrade() else {
+        return;
+    };
+    let Some(monitor) = handle.monitor.clone() else {
+        return;
+    };
+    let scheduler_handle = crate::scheduler::Handle::MultiThread(handle.clone());
+    let _current = crate::runtime::context::set_current(&scheduler_handle);
+    // A queue of its own to steal into; nobody steals from it.
+    let (_unused, mut local) = queue::local::<Notified<Arc<Handle>>>();
+    while !handle.inject.is_closed() && monitor.stuck.load(Ordering::Relaxed) > 0 {
+        let next = local.pop().or_else(|| handle.inject.pop()).or_else(|| {
+            handle.remotes.iter().find_map(|r| {
+                let mut stolen = 0;
+                r.steal.steal_into(&mut local, &mut stolen)
+            })
+        });
+        match next {
+            Some(task) => coop::budget(|| task.run()),
+            None => {
+                handle.drivers.poll_now();
+                if handle.inject.is_empty() {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+        }
+    }
+    // Hand back whatever was taken but not run.
+    while let Some(task) = local.pop() {
+        let _ = handle.inject.push(task);
+    }
+    monitor.rescuing.store(false, Ordering::Release);
+}

@@ -1,0 +1,82 @@
+//! `block_in_place`: a task blocks its thread, and the thread's worker
+//! (its core: queue, LIFO slot, deferred wakers) moves to a new thread
+//! first, so the tasks queued behind it keep running.
+//!
+//! Owns: the hand-over and the take-back. Invariant: the core is in
+//! exactly one place, the worker's `core` mutex while a replacement thread
+//! starts, a thread's context while it runs tasks; when the closure returns,
+//! this thread takes the core back only if the replacement has not taken it
+//! yet, and otherwise finishes its task without a core.
+
+use super::{launch, Worker};
+use crate::coop;
+use crate::loom::lock;
+use crate::runtime::context;
+use std::sync::Arc;
+
+/// See [`crate::task::block_in_place`].
+#[track_caller]
+pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
+    match context::entered() {
+        context::Entered::No => return f(),
+        context::Entered::Yes {
+            allow_block_in_place: false,
+        } => panic!(
+            "block_in_place can only be called from a multi_thread runtime's worker: this \
+             thread is driving a current_thread runtime (or a block_on), which has no other \
+             worker to hand its tasks to. Use weft::task::spawn_blocking instead, or build the \
+             runtime with Builder::new_multi_thread()."
+        ),
+        context::Entered::Yes { .. } => {}
+    }
+    let handed_off = context::with_scheduler(|cx| {
+        let Some(crate::scheduler::Context::MultiThread(cx)) = cx else {
+            return None;
+        };
+        let mut core = cx.core.borrow_mut().take()?;
+        // Only the monitor takes from the slot: move its task to the
+        // queue, where others can take it at once.
+        if let Some(task) = core.lifo.take() {
+            let overflowed = core
+                .run_queue
+                .push_back_or_overflow(task, &cx.worker.handle.inject);
+            core.stats.overflow_count += u64::from(overflowed);
+        }
+        if core.is_searching {
+            core.transition_from_searching(&cx.worker.handle);
+        }
+        // The replacement thread may be slow to start (the blocking pool
+        // may even be full): let a sleeper take the queued work meanwhile.
+        core.notify_after_poll = false;
+        if core.run_queue.has_tasks() {
+            cx.worker.handle.notify_parked();
+        }
+        *lock(&cx.worker.core) = Some(core);
+        launch(cx.worker.clone());
+        Some(cx.worker.clone())
+    });
+    let Some(worker) = handed_off else {
+        // Nested block_in_place, or no core: just block.
+        return context::exit_runtime(f);
+    };
+
+    // When `f` returns, take the core back if the replacement thread has not
+    // started yet; otherwise this thread finishes its task without a core
+    // and stops being a worker (run_task sees the core gone).
+    struct Reclaim(Arc<Worker>, coop::Budget);
+    impl Drop for Reclaim {
+        fn drop(&mut self) {
+            coop::restore(self.1);
+            let core = lock(&self.0.core).take();
+            if let Some(core) = core {
+                context::with_scheduler(|cx| {
+                    if let Some(crate::scheduler::Context::MultiThread(cx)) = cx {
+                        *cx.core.borrow_mut() = Some(core);
+                    }
+                });
+            }
+        }
+    }
+    let _reclaim = Reclaim(worker, coop::stop());
+    context::exit_runtime(f)
+}
