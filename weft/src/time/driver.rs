@@ -11,6 +11,9 @@
 //!   must unpark the driver, which then recomputes its timeout; the check
 //!   and the driver's computation happen under the same lock, so a new
 //!   earliest timer cannot be missed.
+//! - A deadline too far for the wheel (clamped to its `MAX_TICK`, over a
+//!   hundred million years) means "never": parks ignore it, so an idle
+//!   frozen clock never jumps there and fires it early.
 //! - Wakers are called, and dropped, after the lock is released: a waker's
 //!   wake or drop may run any code, timer code included. (A waker is cloned
 //!   into the wheel under the lock; for weft's own wakers that is a
@@ -18,7 +21,7 @@
 //!   would be the one case left.)
 
 use super::clock::Clock;
-use super::wheel::{TimerKey, Wheel};
+use super::wheel::{TimerKey, Wheel, MAX_TICK};
 use std::sync::{Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::{Duration, Instant};
@@ -147,7 +150,10 @@ impl Handle {
         take_woken: impl FnOnce() -> bool,
     ) -> Option<Duration> {
         let mut state = self.lock();
-        let next = state.wheel.next_deadline();
+        // A deadline at the wheel's last tick was past its range: it means
+        // "never", so a park neither waits for it nor moves a frozen clock
+        // to it (that would fire it before its deadline).
+        let next = state.wheel.next_deadline().filter(|&tick| tick < MAX_TICK);
         let blocking = timeout != Some(Duration::ZERO);
         // With `spawn_blocking` work in flight, wait for it (its completion
         // unparks us) rather than jump over it. `can_auto_advance` is read
