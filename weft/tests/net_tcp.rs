@@ -554,4 +554,31 @@ rt_test! {
         let client = std::net::TcpStream::connect(std.local_addr().unwrap()).unwrap();
         let _ = TcpStream::from_std(client);
     }
+
+    /// A vectored write of more buffers than writev(2) takes at once comes
+    /// back short with the socket still writable: that must not clear the
+    /// write readiness (the next write would wait for an edge that never
+    /// comes).
+    #[test]
+    fn vectored_write_of_more_than_iov_max_buffers_does_not_stall() {
+        rt().block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
+            let bytes = vec![7u8; 3000];
+            let slices: Vec<_> = bytes.chunks(1).map(std::io::IoSlice::new).collect();
+            let mut sent = 0;
+            while sent < bytes.len() {
+                let n = timeout(Duration::from_secs(10), client.write_vectored(&slices[sent..]))
+                    .await
+                    .expect("a vectored write stalled with the socket writable")
+                    .unwrap();
+                assert!(n > 0);
+                sent += n;
+            }
+            let mut got = vec![0u8; bytes.len()];
+            server.read_exact(&mut got).await.unwrap();
+            assert_eq!(got, bytes);
+        });
+    }
 }

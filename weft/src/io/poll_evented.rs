@@ -27,6 +27,14 @@ pub(crate) struct PollEvented<E: mio::event::Source> {
     registration: Registration,
 }
 
+/// The most one read(2)/write(2) moves on Linux (`MAX_RW_COUNT`), and the
+/// most buffers std hands one writev(2) (`IOV_MAX`). A transfer shorter than
+/// what the call could take means the socket buffer ran dry or full, so
+/// readiness is cleared; one shorter only because of these caps does not,
+/// or the next call would wait for an edge that never comes.
+const MAX_RW_COUNT: usize = 0x7fff_f000;
+const IOV_MAX: usize = 1024;
+
 impl<E: mio::event::Source> PollEvented<E> {
     /// Register for reads and writes on the current runtime.
     ///
@@ -70,7 +78,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = self.io().as_raw_fd();
-        let len = buf.len();
+        let len = buf.len().min(MAX_RW_COUNT);
         let ptr = buf.as_mut_ptr().cast::<libc::c_void>();
         self.poll_stream(cx, Direction::Read, len, || {
             // SAFETY: `ptr` points to `len` writable bytes that we borrow
@@ -122,7 +130,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Write,
     {
-        let len = buf.len();
+        let len = buf.len().min(MAX_RW_COUNT);
         self.poll_stream(cx, Direction::Write, len, || (&mut self.io()).write(buf))
     }
 
@@ -134,7 +142,13 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Write,
     {
-        let len = bufs.iter().map(|b| b.len()).sum();
+        // std's `write_vectored` passes at most IOV_MAX buffers to writev(2):
+        // only those count towards "the write came back short".
+        let len = bufs
+            .iter()
+            .take(IOV_MAX)
+            .fold(0usize, |sum, b| sum.saturating_add(b.len()))
+            .min(MAX_RW_COUNT);
         self.poll_stream(cx, Direction::Write, len, || {
             (&mut self.io()).write_vectored(bufs)
         })
