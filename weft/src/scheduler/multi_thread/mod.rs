@@ -12,7 +12,6 @@
 //! can be polled after that point, because polling needs a core.
 
 mod idle;
-mod lifo;
 #[cfg(all(test, loom))]
 mod loom_idle;
 mod monitor;
@@ -60,7 +59,6 @@ pub(crate) struct Handle {
 /// What other threads may touch of a worker.
 struct Remote {
     steal: queue::Steal<Notified<Arc<Handle>>>,
-    lifo: Arc<lifo::LifoSlot<Notified<Arc<Handle>>>>,
     unpark: Unparker,
     /// Written by the worker around each poll, read by the monitor.
     stamp: monitor::PollStamp,
@@ -76,11 +74,10 @@ impl MultiThread {
         let mut cores = Vec::with_capacity(num_workers);
         let mut remotes = Vec::with_capacity(num_workers);
         for index in 0..num_workers {
-            let (core, steal, lifo, unpark) = Core::new(index, &config, drivers.shared.clone());
+            let (core, steal, unpark) = Core::new(index, &config, drivers.shared.clone());
             cores.push(core);
             remotes.push(Remote {
                 steal,
-                lifo,
                 unpark,
                 stamp: monitor::PollStamp::new(),
             });
@@ -143,7 +140,7 @@ impl Handle {
     {
         let (join, notified) = me.owned.spawn(future, me.clone(), id, spawned_at);
         if let Some(notified) = notified {
-            me.schedule_task(notified, false);
+            me.schedule_task(notified, worker::Push::Wake);
         }
         join
     }
@@ -190,11 +187,7 @@ impl Handle {
     /// The last searcher went to sleep: make sure no queued work is left
     /// without a worker looking for it.
     fn notify_if_work_pending(&self) {
-        let pending = self
-            .remotes
-            .iter()
-            .any(|r| !r.steal.is_empty() || r.lifo.is_occupied())
-            || !self.inject.is_empty();
+        let pending = self.remotes.iter().any(|r| !r.steal.is_empty()) || !self.inject.is_empty();
         if pending {
             self.notify_parked();
         }
@@ -244,11 +237,11 @@ impl Schedule for Arc<Handle> {
     }
 
     fn schedule(&self, task: Notified<Self>) {
-        self.schedule_task(task, false);
+        self.schedule_task(task, worker::Push::Wake);
     }
 
     fn yield_now(&self, task: Notified<Self>) {
-        self.schedule_task(task, true);
+        self.schedule_task(task, worker::Push::Yield);
     }
 }
 

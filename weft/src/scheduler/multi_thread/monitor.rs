@@ -12,18 +12,17 @@
 //!   stored before `seq` turns odd (`Release`), so a reader that sees an odd
 //!   `seq`, reads them, and sees the same `seq` again has read that poll's.
 //! - **Stuck means the same odd `seq` twice.** The monitor samples every
-//!   `period`: 250 µs (at most a quarter of the threshold) after a sample
-//!   that found a worker in the same poll twice, or in a poll with work
-//!   waiting behind it; otherwise doubling each sample up to a quarter of
-//!   the threshold, as Go's `sysmon` backs off. A worker whose
+//!   `period`: 1 ms (at most a quarter of the threshold) after a sample
+//!   that found a worker in the same poll twice, or in a poll with queued
+//!   work behind it; otherwise doubling each sample up to a quarter of the
+//!   threshold, as Go's `sysmon` backs off. A worker whose
 //!   `seq` is odd and unchanged since the last sample has been in one poll
 //!   for at least a period; the duration reported is measured from the
 //!   first sample that saw it (so it is low by less than one period).
 //! - **What the monitor moves.** For a worker in the same poll across a
-//!   period, it takes the task stranded in its LIFO slot (the only place
-//!   outside the owner that takes from a slot: see lifo.rs) and pushes it to
-//!   the inject queue, and wakes a sleeping worker if the stuck one has
-//!   queued work to steal. Past the threshold it counts a long poll, calls
+//!   period, it wakes a sleeping worker if the stuck one has queued work to
+//!   steal (its LIFO slot stays its own: see the worker module doc). Past
+//!   the threshold it counts a long poll, calls
 //!   the user's hook once per poll, and, if no other worker is free to help
 //!   (a one-worker runtime, or every worker stuck), starts one rescue
 //!   thread. The rescue thread runs tasks from the inject queue and from
@@ -45,7 +44,8 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// Where one worker is: in a poll (odd `seq`) of which task, or not.
+/// Where one worker is: in a poll (odd `seq`) of which task, or not. On a
+/// cache line of its own: only its worker writes it.
 #[repr(align(64))]
 pub(crate) struct PollStamp {
     seq: AtomicU64,
@@ -131,7 +131,7 @@ const QUIET_SAMPLES_BEFORE_SLEEP: u32 = 10;
 impl Monitor {
     pub(crate) fn new(config: MonitorConfig) -> Monitor {
         let max_period = (config.threshold / 4).max(Duration::from_micros(50));
-        let min_period = max_period.min(Duration::from_micros(250));
+        let min_period = max_period.min(Duration::from_millis(1));
         Monitor {
             config,
             min_period,
@@ -246,7 +246,7 @@ fn run(handle: Weak<Handle>) {
                 slot => {
                     // A new poll with work waiting behind it: look again
                     // soon, in case that work is stranded.
-                    same_poll |= remote.lifo.is_occupied() || !remote.steal.is_empty();
+                    same_poll |= !remote.steal.is_empty();
                     *slot = Some(Seen {
                         seq,
                         since: now,
@@ -275,12 +275,7 @@ fn run(handle: Weak<Handle>) {
 /// slot task where others can run it, and wake a sleeper for its queue.
 fn rescue_queued(handle: &Arc<Handle>, index: usize) {
     let remote = &handle.remotes[index];
-    let mut moved = false;
-    if let Some(task) = remote.lifo.steal() {
-        let _ = handle.inject.push(task);
-        moved = true;
-    }
-    if moved || !remote.steal.is_empty() {
+    if !remote.steal.is_empty() {
         handle.notify_parked();
     }
 }

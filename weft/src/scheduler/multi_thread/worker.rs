@@ -21,14 +21,16 @@
 //! the next ordinary task, and slot polls share the first task's budget, so
 //! two tasks waking each other cannot starve the queue.
 //!
-//! No runnable task is stranded (issue #13); three mechanisms, three
-//! invariants:
-//! - **The slot is stealable, but only by the monitor** (lifo.rs). Other
-//!   workers never take from it, so a message-passing pair stays on one
-//!   core; the long-poll monitor takes it from a worker it has seen in the
-//!   same poll for a whole sampling period (≤ 250 µs) and moves it to the
-//!   inject queue. A child spawned by a task that then blocks runs within
-//!   about a millisecond on another worker.
+//! Stranded work (issue #13), and what each piece guarantees:
+//! - **The LIFO slot is the owner's alone.** Nobody else takes from it, so
+//!   a message-passing pair stays on one core, and the slot costs no atomic
+//!   operation. The price: a task in the slot of a worker stuck in a long
+//!   poll waits for that poll to end. Measured on this machine, making the
+//!   slot stealable (an atomic take per message, even with only the
+//!   monitor stealing) cost 6–8% on `oneshot_request_reply` and
+//!   `ping_pong`; letting searchers steal it after Go's 3 µs back-off cost
+//!   9–19%; sending spawned tasks to the stealable queue instead cost 25%
+//!   on `ping_pong`. So that case stays open (BENCHMARKS.md, round 5).
 //! - **A yielding worker reaches the inject queue.** A yield (explicit or
 //!   a spent budget) is deferred until the worker has polled its drivers
 //!   (scheduler/defer.rs), so a worker whose only task keeps yielding runs
@@ -36,10 +38,11 @@
 //!   steals, whatever the OS does to the other workers (`task_yielded` also
 //!   makes it look at the inject queue first).
 //! - **A stuck poll does not hold its queue** (monitor.rs). Every poll is
-//!   stamped (two plain stores); the monitor wakes a sleeper to steal a
-//!   stuck worker's queue, counts polls past `long_poll_threshold`, calls
-//!   the `on_long_poll` hook, and, when every worker is stuck, runs their
-//!   queued work (and the drivers) on a rescue thread until one returns.
+//!   stamped (plain stores to the worker's own cache line); the monitor
+//!   wakes a sleeper to steal a stuck worker's queue, counts polls past
+//!   `long_poll_threshold`, calls the `on_long_poll` hook, and, when every
+//!   worker is stuck, runs their queued work (and the drivers) on a rescue
+//!   thread until one returns.
 //!
 //! Notifying from a poll: a wake that pushes to the local queue (a yield, a
 //! task displaced from the slot, or any wake while the slot is bypassed)
@@ -60,7 +63,6 @@ mod block_in_place;
 
 pub(crate) use block_in_place::block_in_place;
 
-use super::lifo::LifoSlot;
 use super::queue::{self, Local};
 use super::Handle;
 use crate::blocking;
@@ -102,9 +104,7 @@ pub(crate) struct Worker {
 pub(crate) struct Core {
     index: usize,
     tick: u32,
-    /// Shared with stealers, who take from it only as a last resort
-    /// (lifo.rs).
-    lifo: Arc<LifoSlot<Task>>,
+    lifo_slot: Option<Task>,
     lifo_enabled: bool,
     run_queue: Local<Task>,
     /// Yielded wakers, woken after the next driver poll (defer.rs).
@@ -157,15 +157,14 @@ impl Core {
         index: usize,
         config: &Config,
         driver: Option<std::sync::Arc<SharedDriver>>,
-    ) -> (Box<Core>, queue::Steal<Task>, Arc<LifoSlot<Task>>, Unparker) {
+    ) -> (Box<Core>, queue::Steal<Task>, Unparker) {
         let (steal, run_queue) = queue::local();
-        let lifo = Arc::new(LifoSlot::new());
         let park = Parker::with_driver(driver);
         let unpark = park.unparker();
         let core = Box::new(Core {
             index,
             tick: 0,
-            lifo: lifo.clone(),
+            lifo_slot: None,
             lifo_enabled: !config.disable_lifo_slot,
             run_queue,
             deferred: Defer::default(),
@@ -186,12 +185,12 @@ impl Core {
             event_interval: config.event_interval,
             disable_lifo_slot: config.disable_lifo_slot,
         });
-        (core, steal, lifo, unpark)
+        (core, steal, unpark)
     }
 
     /// Forget every queued entry (shutdown; entries hold no reference).
     pub(super) fn forget_queued(&mut self) {
-        let _ = self.lifo.take();
+        self.lifo_slot = None;
         while self.run_queue.pop().is_some() {}
         // These are counted wakers, not queue entries: dropping them
         // releases their references.
@@ -205,7 +204,7 @@ impl Core {
 
     /// Tasks held here: the local queue and the LIFO slot.
     fn local_tasks(&self) -> usize {
-        self.run_queue.len() + usize::from(self.lifo.is_occupied())
+        self.run_queue.len() + usize::from(self.lifo_slot.is_some())
     }
 
     /// Whether this worker holds more than the one task it runs next, so
@@ -239,7 +238,7 @@ impl Core {
     }
 
     fn next_local_task(&mut self) -> Option<Task> {
-        self.lifo.take().or_else(|| self.run_queue.pop())
+        self.lifo_slot.take().or_else(|| self.run_queue.pop())
     }
 
     /// Take a fair share of the inject queue into the local queue (one lock
@@ -314,7 +313,7 @@ impl Core {
     }
 
     fn has_local_work(&self) -> bool {
-        self.lifo.is_occupied() || self.run_queue.has_tasks()
+        self.lifo_slot.is_some() || self.run_queue.has_tasks()
     }
 
     /// Returns false if the worker must not sleep (it has work).
@@ -496,7 +495,7 @@ impl Context {
                 // The core may be gone: the task called block_in_place.
                 let mut core = self.core.borrow_mut().take().ok_or(())?;
                 self.notify_after_poll(&mut core);
-                let Some(task) = core.lifo.take() else {
+                let Some(task) = core.lifo_slot.take() else {
                     return Ok(core);
                 };
                 if !coop::has_remaining() {
@@ -609,14 +608,26 @@ impl Context {
     }
 }
 
+/// How a task reaches a worker's queues.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Push {
+    /// Woken or spawned by the running task: the LIFO slot, so it runs
+    /// next. (Spawns too: sending them to the back of the queue instead,
+    /// which would make them stealable behind a blocking parent, cost 25%
+    /// on `ping_pong` and 10% on `chained_spawn`, measured.)
+    Wake,
+    /// Woke itself during its poll: the back of the queue.
+    Yield,
+}
+
 impl Handle {
-    pub(super) fn schedule_task(&self, task: Task, is_yield: bool) {
+    pub(super) fn schedule_task(&self, task: Task, push: Push) {
         let leftover = context::with_scheduler(|cx| {
             if let Some(crate::scheduler::Context::MultiThread(cx)) = cx {
                 if std::ptr::eq(&*cx.worker.handle, self) {
                     if let Ok(mut core) = cx.core.try_borrow_mut() {
                         if let Some(core) = core.as_mut() {
-                            self.schedule_local(core, task, is_yield);
+                            self.schedule_local(core, task, push);
                             return None;
                         }
                     }
@@ -629,25 +640,24 @@ impl Handle {
         }
     }
 
-    fn schedule_local(&self, core: &mut Core, task: Task, is_yield: bool) {
+    fn schedule_local(&self, core: &mut Core, task: Task, push: Push) {
         core.stats.local_schedule_count += 1;
         // A yield, or a wake while the running task is out of budget (its
         // forced yield): let remote work go first on the next tick.
-        core.task_yielded |= is_yield || !coop::has_remaining();
-        let pushed_to_queue = if is_yield || !core.lifo_enabled {
+        core.task_yielded |= push == Push::Yield || !coop::has_remaining();
+        let pushed_to_queue = if push != Push::Wake || !core.lifo_enabled {
             let overflowed = core.run_queue.push_back_or_overflow(task, &self.inject);
             core.stats.overflow_count += u64::from(overflowed);
             true
         } else {
-            match core.lifo.put(task) {
+            match core.lifo_slot.replace(task) {
                 Some(prev) => {
                     let overflowed = core.run_queue.push_back_or_overflow(prev, &self.inject);
                     core.stats.overflow_count += u64::from(overflowed);
                     true
                 }
-                // Other workers do not take from the slot (a sleeper woken
-                // for it would split the pair for nothing); if it sits
-                // behind a long poll, the monitor moves it (monitor.rs).
+                // The slot is not stealable: nobody else could run it, so
+                // waking a sleeper would be wasted.
                 None => false,
             }
         };

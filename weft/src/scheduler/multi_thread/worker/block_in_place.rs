@@ -36,7 +36,7 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         let mut core = cx.core.borrow_mut().take()?;
         // Only the monitor takes from the slot: move its task to the
         // queue, where others can take it at once.
-        if let Some(task) = core.lifo.take() {
+        if let Some(task) = core.lifo_slot.take() {
             let overflowed = core
                 .run_queue
                 .push_back_or_overflow(task, &cx.worker.handle.inject);
