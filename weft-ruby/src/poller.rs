@@ -327,7 +327,9 @@ mod tests {
         assert_eq!(unsafe { libc::write(fds[1], b"x".as_ptr().cast(), 1) }, 1);
         let mut seen = Vec::new();
         poller
-            .wait(&shared, Some(Duration::ZERO), |fd, ev, _| seen.push((fd, ev)))
+            .wait(&shared, Some(Duration::ZERO), |fd, ev, _| {
+                seen.push((fd, ev))
+            })
             .unwrap();
         assert_eq!(seen, vec![(fds[0], READABLE)]);
         for fd in fds {

@@ -102,8 +102,8 @@ impl Scheduler {
     }
 
     fn initialize(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
-        let (poller, shared) = Poller::new()
-            .map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
+        let (poller, shared) =
+            Poller::new().map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
         if rb_self.shared.set(shared).is_err() {
             return Err(Error::new(
                 ruby.exception_runtime_error(),
