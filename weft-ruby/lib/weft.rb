@@ -57,9 +57,12 @@ module Weft
       close(true)
     end
 
-    # Run the remaining fibers and free the poller. Idempotent.
+    # Run the remaining fibers and free the poller. Idempotent. In a
+    # forked child (which inherited the parent's waiting fibers and poller)
+    # it only frees the child's copy of the poller.
     def close(internal = false)
       return Fiber.set_scheduler(nil) if !internal && Fiber.scheduler.equal?(self)
+      return _close_poller if _forked?
       return if closed?
 
       begin

@@ -131,25 +131,27 @@ impl Poller {
 
     /// Wait for events up to `timeout` (`None`: forever), then call `f`
     /// with each `(fd, ready events, error-or-hangup)`. A zero timeout polls
-    /// with the GVL held; otherwise the GVL is released while blocked.
+    /// with the GVL held; otherwise the GVL is released while blocked. The
+    /// outer `Err` is a Ruby interrupt (Thread#raise/kill, a signal) that
+    /// arrived while blocked; the inner one is the poller's error.
     pub fn wait(
         &mut self,
         shared: &Shared,
         timeout: Option<Duration>,
         mut f: impl FnMut(RawFd, u8, bool),
-    ) -> io::Result<()> {
+    ) -> Result<io::Result<()>, magnus::Error> {
         let result = if timeout == Some(Duration::ZERO) {
             self.poll.poll(&mut self.events, timeout)
         } else {
             shared.blocked.store(true, Ordering::SeqCst);
             let result = self.poll_without_gvl(shared, timeout);
             shared.blocked.store(false, Ordering::SeqCst);
-            result
+            result?
         };
         match result {
             Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
-            Err(e) => return Err(e),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Ok(())),
+            Err(e) => return Ok(Err(e)),
         }
         for event in self.events.iter() {
             if event.token() == WAKE_TOKEN {
@@ -167,10 +169,14 @@ impl Poller {
             }
             f(event.token().0 as RawFd, ready, event.is_error())
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
-    fn poll_without_gvl(&mut self, shared: &Shared, timeout: Option<Duration>) -> io::Result<()> {
+    fn poll_without_gvl(
+        &mut self,
+        shared: &Shared,
+        timeout: Option<Duration>,
+    ) -> Result<io::Result<()>, magnus::Error> {
         struct Call<'a> {
             poll: &'a mut mio::Poll,
             events: &'a mut mio::Events,
@@ -196,19 +202,34 @@ impl Poller {
             timeout,
             result: None,
         };
-        // SAFETY: `run` touches only `call` (no Ruby object, no Ruby API),
-        // as required without the GVL; `interrupt` only writes the eventfd.
-        // Both pointers outlive the call (see the module invariants).
-        unsafe {
-            rb_sys::rb_thread_call_without_gvl(
-                Some(run),
-                &mut call as *mut Call<'_> as *mut c_void,
-                Some(interrupt),
-                shared as *const Shared as *mut c_void,
-            );
+        let call_ptr = &mut call as *mut Call<'_> as *mut c_void;
+        let shared_ptr = shared as *const Shared as *mut c_void;
+        // `rb_thread_call_without_gvl` handles pending interrupts before and
+        // after the poll, and an interrupt may raise (Thread#raise) or throw
+        // (Thread#kill): `protect` turns that into an `Err` instead of a
+        // longjmp over these Rust frames.
+        let protected = magnus::rb_sys::protect(|| {
+            // SAFETY: `run` touches only `call` (no Ruby object, no Ruby
+            // API), as required without the GVL; `interrupt` only writes the
+            // eventfd. Both pointers outlive the call (module invariants).
+            unsafe {
+                rb_sys::rb_thread_call_without_gvl(
+                    Some(run),
+                    call_ptr,
+                    Some(interrupt),
+                    shared_ptr,
+                );
+            }
+            rb_sys::Qnil as rb_sys::VALUE
+        });
+        let result = call.result.take();
+        if result.is_none() {
+            // Interrupted before the poll ran: the buffer still holds the
+            // previous turn's events, which must not be dispatched again.
+            self.events.clear();
         }
-        // An interrupt may end the call before the poll ran.
-        call.result.unwrap_or(Ok(()))
+        protected?;
+        Ok(result.unwrap_or(Ok(())))
     }
 }
 
@@ -330,6 +351,7 @@ mod tests {
             .wait(&shared, Some(Duration::ZERO), |fd, ev, _| {
                 seen.push((fd, ev))
             })
+            .unwrap()
             .unwrap();
         assert_eq!(seen, vec![(fds[0], READABLE)]);
         for fd in fds {

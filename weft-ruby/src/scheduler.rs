@@ -47,6 +47,9 @@ pub struct Scheduler {
     poller: RefCell<Option<Poller>>,
     shared: OnceLock<Shared>,
     closed: RefCell<bool>,
+    /// The process that created the poller: after `fork` the child shares
+    /// the parent's epoll instance, so a child must not use it.
+    owner: OnceLock<u32>,
 }
 
 impl DataTypeFunctions for Scheduler {
@@ -95,6 +98,27 @@ fn deadline(d: Duration) -> Instant {
 }
 
 impl Scheduler {
+    fn forked(&self) -> bool {
+        self.owner
+            .get()
+            .is_some_and(|pid| *pid != std::process::id())
+    }
+
+    /// Refuse to wait in a forked child, whose poller would be the
+    /// parent's epoll instance.
+    fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
+        match self.owner.get() {
+            Some(pid) if *pid != std::process::id() => Err(Error::new(
+                ruby.exception_runtime_error(),
+                format!(
+                    "this Weft::Scheduler was created in process {pid} and cannot be used after \
+                     fork (the poller would be shared with the parent); create a new one"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {
         self.shared
             .get()
@@ -111,6 +135,7 @@ impl Scheduler {
             ));
         }
         *rb_self.poller.borrow_mut() = Some(poller);
+        let _ = rb_self.owner.set(std::process::id());
         Ok(())
     }
 
@@ -131,6 +156,7 @@ impl Scheduler {
         events: u8,
         timeout: Value,
     ) -> Result<Value, Error> {
+        rb_self.check_owner(ruby)?;
         let timeout = duration(ruby, timeout)?;
         let fd: i32 = io.funcall("fileno", ())?;
         let fiber = ruby.fiber_current();
@@ -189,6 +215,7 @@ impl Scheduler {
 
     /// `block(blocker, timeout)` core: true if unblocked, false on timeout.
     fn block_for(ruby: &Ruby, rb_self: &Self, timeout: Value) -> Result<bool, Error> {
+        rb_self.check_owner(ruby)?;
         let timeout = duration(ruby, timeout)?;
         let fiber = ruby.fiber_current();
         let key = {
@@ -204,6 +231,7 @@ impl Scheduler {
 
     /// `kernel_sleep(duration)` core (nil: until woken).
     fn sleep_for(ruby: &Ruby, rb_self: &Self, time: Value) -> Result<bool, Error> {
+        rb_self.check_owner(ruby)?;
         let time = duration(ruby, time)?;
         let fiber = ruby.fiber_current();
         let key = {
@@ -258,8 +286,13 @@ impl Scheduler {
         array
     }
 
+    /// Closed, or inherited through `fork` (unusable in the child).
     fn is_closed(rb_self: &Self) -> bool {
-        *rb_self.closed.borrow()
+        *rb_self.closed.borrow() || rb_self.forked()
+    }
+
+    fn is_forked(rb_self: &Self) -> bool {
+        rb_self.forked()
     }
 
     /// Free the poller's fds (after `run` drained the fibers). Idempotent.
@@ -313,6 +346,7 @@ impl Scheduler {
 
     /// Run until no fiber is waiting on this scheduler.
     fn run(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
+        rb_self.check_owner(ruby)?;
         let shared = rb_self.shared(ruby)?;
         let mut unblocked = Vec::new();
         let mut failed = None;
@@ -368,7 +402,7 @@ impl Scheduler {
         let result = match self.poller.borrow_mut().as_mut() {
             Some(p) => p.wait(shared, timeout, |fd, ready, all| {
                 events.push((fd, ready, all))
-            }),
+            })?,
             None => Err(std::io::Error::other("the scheduler is closed")),
         };
         result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))?;
@@ -394,6 +428,7 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("_cancel_raise", magnus::method!(Scheduler::cancel_raise, 1))?;
     class.define_method("waiting", magnus::method!(Scheduler::waiting, 0))?;
     class.define_method("closed?", magnus::method!(Scheduler::is_closed, 0))?;
+    class.define_method("_forked?", magnus::method!(Scheduler::is_forked, 0))?;
     class.define_method("_close_poller", magnus::method!(Scheduler::close_poller, 0))?;
     class.define_method("run", magnus::method!(Scheduler::run, 0))?;
     class.define_singleton_method("backend", magnus::function!(backend, 0))?;

@@ -221,6 +221,81 @@ class TestWeftScheduler < Minitest::Test
     w&.close
   end
 
+  def test_thread_kill_reaches_a_loop_parked_in_the_poller
+    started = Thread::Queue.new
+    thread = Thread.new do
+      Fiber.set_scheduler(Weft::Scheduler.new)
+      Fiber.schedule { started << true; sleep 10 }
+      Fiber.set_scheduler(nil)
+    end
+    started.pop
+    sleep 0.05
+    took = elapsed { thread.kill.join }
+    assert_operator took, :<, 1
+  end
+
+  def test_thread_raise_reaches_a_loop_parked_in_the_poller
+    started = Thread::Queue.new
+    thread = Thread.new do
+      Thread.current.report_on_exception = false
+      Fiber.set_scheduler(Weft::Scheduler.new)
+      Fiber.schedule { started << true; sleep 10 }
+      Fiber.set_scheduler(nil)
+    end
+    started.pop
+    sleep 0.05
+    thread.raise(ArgumentError, "stop")
+    took = elapsed { assert_raises(ArgumentError) { thread.join } }
+    assert_operator took, :<, 1
+  end
+
+  def test_sigint_interrupts_a_parked_loop
+    code = <<~RUBY
+      Fiber.set_scheduler(Weft::Scheduler.new)
+      Fiber.schedule { $stdout.puts("ready"); $stdout.flush; sleep 10 }
+      begin
+        Fiber.set_scheduler(nil)
+      rescue Interrupt
+        puts "interrupted"
+      end
+    RUBY
+    IO.popen([RbConfig.ruby, *$LOAD_PATH.flat_map { |d| ["-I", d] }, "-rweft", "-e", code], "r+") do |io|
+      assert_equal "ready\n", io.gets
+      sleep 0.05
+      took = elapsed do
+        Process.kill(:INT, io.pid)
+        assert_equal "interrupted\n", io.gets
+      end
+      assert_operator took, :<, 1
+    end
+  end
+
+  def test_fork_child_gets_a_clear_error
+    r, w = IO.pipe
+    with_scheduler do |s|
+      Fiber.schedule do
+        pid = fork do
+          r.close
+          w.write(s.closed?.inspect)
+          begin
+            s.run
+            w.write(" ran")
+          rescue RuntimeError => e
+            w.write(" #{e.message[/fork/]}")
+          end
+          w.close
+          exit!(0)
+        end
+        w.close
+        Process.wait(pid)
+      end
+    end
+    assert_equal "true fork", r.read
+  ensure
+    r&.close
+    w&.close unless w&.closed?
+  end
+
   def test_ten_thousand_fibers
     n = 10_000
     r, w = IO.pipe
