@@ -79,6 +79,28 @@ fn value(obj: Obj) -> Value {
     unsafe { Value::from_raw(obj) }
 }
 
+/// The fd of `io`, read from its `rb_io_t` (no method call): `Ok(None)` if
+/// `io` is closed, `Err` if it is not a Ruby IO (then `fileno` is asked).
+fn io_fd(io: Value) -> Result<Option<i32>, ()> {
+    let Some(file) = magnus::RFile::from_value(io) else {
+        return Err(());
+    };
+    let raw = file.as_raw() as *const rb_sys::RFile;
+    // SAFETY: `file` is a live T_FILE object (checked by `from_value`, and
+    // alive because the caller holds it), so `raw` points at its RFile;
+    // `fptr` is either null (never opened) or its rb_io_t, which Ruby frees
+    // only with the object. Read with the GVL held.
+    let fd = unsafe {
+        let fptr = (*raw).fptr;
+        if fptr.is_null() {
+            -1
+        } else {
+            (*fptr).fd
+        }
+    };
+    Ok((fd >= 0).then_some(fd))
+}
+
 fn duration(ruby: &Ruby, v: Value) -> Result<Option<Duration>, Error> {
     if v.is_nil() {
         return Ok(None);
@@ -90,6 +112,9 @@ fn duration(ruby: &Ruby, v: Value) -> Result<Option<Duration>, Error> {
     // Clamp: negative is "now"; a huge one is "a century", not an overflow.
     Ok(Some(Duration::from_secs_f64(secs.clamp(0.0, 3.0e9))))
 }
+
+/// How often an idle loop checks that the IOs its fibers wait on are open.
+const CLOSED_CHECK: Duration = Duration::from_millis(100);
 
 fn deadline(d: Duration) -> Instant {
     let now = Instant::now();
@@ -158,7 +183,11 @@ impl Scheduler {
     ) -> Result<Value, Error> {
         rb_self.check_owner(ruby)?;
         let timeout = duration(ruby, timeout)?;
-        let fd: i32 = io.funcall("fileno", ())?;
+        let fd: i32 = match io_fd(io) {
+            Ok(Some(fd)) => fd,
+            Ok(None) => return Err(Error::new(ruby.exception_io_error(), "closed stream")),
+            Err(()) => io.funcall("fileno", ())?,
+        };
         let fiber = ruby.fiber_current();
         let (key, ctl) = rb_self
             .state
@@ -380,7 +409,20 @@ impl Scheduler {
             };
             rb_self.poll(ruby, shared, Some(Duration::ZERO))?;
             if timeout != Some(Duration::ZERO) && rb_self.state.borrow().ready_len() == 0 {
+                // Ruby 3.1 does not tell a scheduler that an IO was closed,
+                // and closing removes the fd from epoll: a fiber waiting on
+                // an IO another fiber closed would wait forever. So an idle
+                // loop looks at its waited IOs every CLOSED_CHECK.
+                let ios = rb_self.state.borrow().waited_ios();
+                let timeout = match timeout {
+                    _ if ios.is_empty() => timeout,
+                    None => Some(CLOSED_CHECK),
+                    Some(t) => Some(t.min(CLOSED_CHECK)),
+                };
                 rb_self.poll(ruby, shared, timeout)?;
+                if !ios.is_empty() && rb_self.state.borrow().ready_len() == 0 {
+                    rb_self.wake_closed(&ios);
+                }
             }
             // Let Thread#raise, Thread#kill and signals in (the unblock
             // function ended the poll for them).
@@ -394,6 +436,20 @@ impl Scheduler {
             for r in raises {
                 Self::resume(ruby, r.fiber, Some(&r), &mut failed)?;
             }
+        }
+    }
+
+    /// Wake every waiter of an IO that was closed under it (its retry
+    /// then raises `IOError`, as Ruby does for a closed stream).
+    fn wake_closed(&self, ios: &[(i32, Obj)]) {
+        let closed: Vec<i32> = ios
+            .iter()
+            .filter(|(_, io)| matches!(io_fd(value(*io)), Ok(None)))
+            .map(|(fd, _)| *fd)
+            .collect();
+        let mut state = self.state.borrow_mut();
+        for fd in closed {
+            state.dispatch(fd, 0, true);
         }
     }
 

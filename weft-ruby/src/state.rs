@@ -372,6 +372,15 @@ impl State {
             .collect()
     }
 
+    /// The fds that have waiters, with the IO they wait on.
+    pub fn waited_ios(&self) -> Vec<(RawFd, Obj)> {
+        self.fds
+            .iter()
+            .filter(|(_, e)| !e.waiters.is_empty())
+            .filter_map(|(fd, e)| Some((*fd, e.io?)))
+            .collect()
+    }
+
     /// Every Ruby object held, for the GC mark function.
     pub fn each_object(&self, mut f: impl FnMut(Obj)) {
         for w in self.slots.iter().filter_map(|s| s.waiter.as_ref()) {

@@ -87,6 +87,48 @@ class TestWeftScheduler < Minitest::Test
     w&.close unless w&.closed?
   end
 
+  def test_close_during_a_wait_raises_in_the_waiter
+    r, w = IO.pipe
+    error = closer = nil
+    took = elapsed do
+      with_scheduler do
+        Fiber.schedule do
+          r.read(1)
+        rescue IOError => e
+          error = e
+        end
+        Fiber.schedule do
+          sleep 0.01
+          r.close
+        rescue IOError => e
+          # Ruby 3.1 also tells the closer ("stream closed in another thread").
+          closer = e
+        end
+      end
+    end
+    assert_kind_of IOError, error
+    assert_kind_of IOError, closer
+    assert_operator took, :<, 1
+  ensure
+    w&.close
+  end
+
+  def test_waiting_on_a_closed_io_raises
+    r, w = IO.pipe
+    r.close
+    error = nil
+    with_scheduler do |s|
+      Fiber.schedule do
+        s.io_wait(r, IO::READABLE, 1)
+      rescue IOError => e
+        error = e
+      end
+    end
+    assert_kind_of IOError, error
+  ensure
+    w&.close
+  end
+
   def test_fd_reuse_after_close
     got = []
     with_scheduler do
