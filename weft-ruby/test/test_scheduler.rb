@@ -293,6 +293,7 @@ class TestWeftScheduler < Minitest::Test
 
   def test_sigint_interrupts_a_parked_loop
     code = <<~RUBY
+      trap("INT", "DEFAULT") # a shell's background job inherits SIGINT ignored
       Fiber.set_scheduler(Weft::Scheduler.new)
       Fiber.schedule { $stdout.puts("ready"); $stdout.flush; sleep 10 }
       begin
@@ -306,9 +307,11 @@ class TestWeftScheduler < Minitest::Test
       sleep 0.05
       took = elapsed do
         Process.kill(:INT, io.pid)
-        assert_equal "interrupted\n", io.gets
+        assert_equal "interrupted\n", Timeout.timeout(5) { io.gets }
       end
       assert_operator took, :<, 1
+    ensure
+      Process.kill(:KILL, io.pid) rescue nil
     end
   end
 
