@@ -10,6 +10,7 @@
 //! - every `VALUE` kept in Rust is marked by the scheduler's mark function,
 //!   so it stays alive (and unmoved) while Rust holds it.
 
+pub mod io_hooks;
 pub mod poller;
 pub mod scheduler;
 pub mod state;

@@ -235,6 +235,12 @@ impl Poller {
 
 /// Is `fd` ready for `events` right now? (`poll(2)` with a zero timeout.)
 pub fn ready_now(fd: RawFd, events: u8) -> u8 {
+    poll_one(fd, events, 0)
+}
+
+/// `poll(2)` on one fd for up to `ms` milliseconds (-1: forever), holding
+/// whatever lock the caller holds: the events ready, 0 if none.
+pub fn poll_one(fd: RawFd, events: u8, ms: i32) -> u8 {
     let mut wanted = 0;
     if events & READABLE != 0 {
         wanted |= libc::POLLIN;
@@ -251,7 +257,7 @@ pub fn ready_now(fd: RawFd, events: u8) -> u8 {
         revents: 0,
     };
     // SAFETY: `pfd` is a valid pollfd for the duration of the call.
-    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    let n = unsafe { libc::poll(&mut pfd, 1, ms) };
     if n <= 0 {
         return 0;
     }

@@ -29,7 +29,7 @@
 //!   reported on `$stderr`. Anything else (`exit`, `Interrupt`, thread
 //!   kill) stops the loop at once and propagates.
 
-use crate::poller::{ready_now, Armed, Poller, Shared};
+use crate::poller::{poll_one, ready_now, Armed, Poller, Shared};
 use crate::state::{IoCtl, Obj, Raise, State, Wake};
 use magnus::prelude::*;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
@@ -101,6 +101,22 @@ fn io_fd(io: Value) -> Result<Option<i32>, ()> {
     Ok((fd >= 0).then_some(fd))
 }
 
+/// `poll(2)` on one fd, blocking the thread (only for a forked child).
+fn wait_blocking(fd: i32, events: u8, timeout: Option<Duration>) -> Option<u8> {
+    let ms = timeout.map_or(-1, |t| i32::try_from(t.as_millis()).unwrap_or(i32::MAX));
+    let ready = poll_one(fd, events, ms);
+    (ready != 0).then_some(ready)
+}
+
+/// The fd of `io`: `IOError` if it is closed; `fileno` for a non-IO.
+pub(crate) fn fd_of(ruby: &Ruby, io: Value) -> Result<i32, Error> {
+    match io_fd(io) {
+        Ok(Some(fd)) => Ok(fd),
+        Ok(None) => Err(Error::new(ruby.exception_io_error(), "closed stream")),
+        Err(()) => io.funcall("fileno", ()),
+    }
+}
+
 fn duration(ruby: &Ruby, v: Value) -> Result<Option<Duration>, Error> {
     if v.is_nil() {
         return Ok(None);
@@ -131,7 +147,7 @@ impl Scheduler {
 
     /// Refuse to wait in a forked child, whose poller would be the
     /// parent's epoll instance.
-    fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
+    pub(crate) fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
         match self.owner.get() {
             Some(pid) if *pid != std::process::id() => Err(Error::new(
                 ruby.exception_runtime_error(),
@@ -181,33 +197,49 @@ impl Scheduler {
         events: u8,
         timeout: Value,
     ) -> Result<Value, Error> {
-        rb_self.check_owner(ruby)?;
         let timeout = duration(ruby, timeout)?;
-        let fd: i32 = match io_fd(io) {
-            Ok(Some(fd)) => fd,
-            Ok(None) => return Err(Error::new(ruby.exception_io_error(), "closed stream")),
-            Err(()) => io.funcall("fileno", ())?,
-        };
+        let fd = fd_of(ruby, io)?;
+        Ok(match rb_self.wait_fd(ruby, io, fd, events, timeout)? {
+            Some(e) => ruby.integer_from_i64(e.into()).as_value(),
+            None => ruby.qfalse().as_value(),
+        })
+    }
+
+    /// Wait until `fd` (of `io`) is ready for one of `events`: the ready
+    /// events, or `None` on timeout.
+    pub(crate) fn wait_fd(
+        &self,
+        ruby: &Ruby,
+        io: Value,
+        fd: i32,
+        events: u8,
+        timeout: Option<Duration>,
+    ) -> Result<Option<u8>, Error> {
+        if self.forked() {
+            // A forked child must not touch the parent's epoll instance;
+            // its inherited fibers get a blocking wait instead.
+            return Ok(wait_blocking(fd, events, timeout));
+        }
         let fiber = ruby.fiber_current();
-        let (key, ctl) = rb_self
+        let (key, ctl) = self
             .state
             .borrow_mut()
             .add_io(obj(fiber), obj(io), fd, events);
         let armed = match ctl {
             IoCtl::Arm(interest) => {
-                let registered = rb_self.registered(fd);
-                let result = match rb_self.poller.borrow().as_ref() {
+                let registered = self.registered(fd);
+                let result = match self.poller.borrow().as_ref() {
                     Some(p) => p.arm(fd, interest, registered == 0),
                     None => Ok(Armed::AlwaysReady),
                 };
                 match result {
                     Ok(Armed::Ok) => {
-                        rb_self.state.borrow_mut().set_registered(fd, interest);
+                        self.state.borrow_mut().set_registered(fd, interest);
                         0
                     }
                     Ok(Armed::AlwaysReady) => events,
                     Err(e) => {
-                        rb_self.state.borrow_mut().remove(key);
+                        self.state.borrow_mut().remove(key);
                         return Err(Error::new(ruby.exception_io_error(), e.to_string()));
                     }
                 }
@@ -215,26 +247,22 @@ impl Scheduler {
             IoCtl::Check => ready_now(fd, events),
         };
         if armed != 0 {
-            rb_self.state.borrow_mut().remove(key);
-            return Ok(ruby.integer_from_i64(armed.into()).as_value());
+            self.state.borrow_mut().remove(key);
+            return Ok(Some(armed));
         }
         if timeout == Some(Duration::ZERO) {
             // A zero timeout is a readiness check: arming reports current
             // readiness through the poller, so look once without blocking.
             let now = ready_now(fd, events);
-            rb_self.state.borrow_mut().remove(key);
-            return Ok(if now != 0 {
-                ruby.integer_from_i64(now.into()).as_value()
-            } else {
-                ruby.qfalse().as_value()
-            });
+            self.state.borrow_mut().remove(key);
+            return Ok((now != 0).then_some(now));
         }
         if let Some(t) = timeout {
-            rb_self.state.borrow_mut().add_timer(key, deadline(t));
+            self.state.borrow_mut().add_timer(key, deadline(t));
         }
-        match rb_self.suspend(ruby, key)? {
-            Some(Wake::Events(e)) => Ok(ruby.integer_from_i64(e.into()).as_value()),
-            _ => Ok(ruby.qfalse().as_value()),
+        match self.suspend(ruby, key)? {
+            Some(Wake::Events(e)) => Ok(Some(e)),
+            _ => Ok(None),
         }
     }
 
@@ -477,6 +505,8 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     class.define_alloc_func::<Scheduler>();
     class.define_method("initialize", magnus::method!(Scheduler::initialize, 0))?;
     class.define_method("io_wait", magnus::method!(Scheduler::io_wait, 3))?;
+    class.define_method("io_read", magnus::method!(crate::io_hooks::io_read, 3))?;
+    class.define_method("io_write", magnus::method!(crate::io_hooks::io_write, 3))?;
     class.define_method("_block", magnus::method!(Scheduler::block_for, 1))?;
     class.define_method("_sleep", magnus::method!(Scheduler::sleep_for, 1))?;
     class.define_method("unblock", magnus::method!(Scheduler::unblock, 2))?;
