@@ -1,0 +1,55 @@
+# frozen_string_literal: true
+# The seed article's HTTP server (one Ruby thread: read the request with
+# `gets` until the blank line, answer a fixed response), on a scheduler
+# chosen by the first argument:
+#
+#   ruby -I weft-ruby/lib weft-ruby/examples/http_server.rb [weft|threads] [PORT] [close|keepalive]
+#
+# `weft` runs every connection as a fiber on Weft::Scheduler; `threads`
+# runs a thread per connection (the no-scheduler baseline). Stop with ^C.
+require "socket"
+
+kind = ARGV[0] || "weft"
+port = Integer(ARGV[1] || 3002)
+keepalive = ARGV[2] == "keepalive"
+RESPONSE = "HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World\n"
+
+def handle(socket, keepalive)
+  loop do
+    line = socket.gets
+    break if line.nil?
+
+    line = socket.gets until line == "\r\n" || line.nil?
+    break if line.nil?
+
+    socket.write(RESPONSE)
+    break unless keepalive
+  end
+rescue Errno::ECONNRESET, Errno::EPIPE
+  nil
+ensure
+  socket.close
+end
+
+server = TCPServer.new("127.0.0.1", port)
+server.listen(Socket::SOMAXCONN)
+$stderr.puts "listening on 127.0.0.1:#{port} (#{kind}#{keepalive ? ", keep-alive" : ""})"
+
+case kind
+when "weft"
+  require "weft"
+  Fiber.set_scheduler(Weft::Scheduler.new)
+  Fiber.schedule do
+    loop do
+      socket = server.accept
+      Fiber.schedule { handle(socket, keepalive) }
+    end
+  end
+when "threads"
+  loop do
+    socket = server.accept
+    Thread.new { handle(socket, keepalive) }
+  end
+else
+  abort "unknown scheduler #{kind.inspect}: weft or threads"
+end

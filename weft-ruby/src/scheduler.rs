@@ -1,0 +1,530 @@
+//! `Weft::Scheduler`: the Ruby object, its hooks and its event loop.
+//!
+//! Owns: one [`State`] (waiters, fds, timers), one [`Poller`] and the
+//! [`Shared`] side for other threads. The hooks written here are the hot
+//! ones (`io_wait`, `block`, `kernel_sleep`, `unblock`) and the loop
+//! (`run`); `lib/weft.rb` adds the rest in Ruby (`fiber`, `close`,
+//! `timeout_after`, `process_wait`, `address_resolve`).
+//!
+//! Model: a hook running on fiber F records a waiter for F and calls
+//! `Fiber.yield`, which returns to whoever resumed F — the loop, or the
+//! caller of `Fiber.schedule` the first time. The loop resumes each woken
+//! waiter with `Fiber#resume`; the waiter then removes itself (on a normal
+//! return and on an exception alike) and reads why it was woken.
+//!
+//! Invariants:
+//! - `state` is borrowed only between Ruby calls, never across one: a
+//!   Ruby call may run the GC, whose mark function borrows `state`, or
+//!   re-enter the scheduler from another fiber.
+//! - `poller` is borrowed by the loop, including while it is blocked
+//!   without the GVL; nothing else borrows it then (only the owner thread
+//!   runs hooks and the loop; other threads use `shared`).
+//! - Every Ruby object the Rust side holds is in `state` or `shared` and is
+//!   marked by [`DataTypeFunctions::mark`] (non-moving marks, so the raw
+//!   `VALUE`s stay valid under compaction).
+//! - An exception (a `StandardError`) escaping a fiber resumed by the loop
+//!   does not stop the loop: the other fibers run to completion, then
+//!   `run` raises the first such exception (Ruby's test/fiber expects it to
+//!   come out of `run`, as with Ruby's reference scheduler); later ones are
+//!   reported on `$stderr`. Anything else (`exit`, `Interrupt`, thread
+//!   kill) stops the loop at once and propagates.
+
+use crate::poller::{poll_one, ready_now, Armed, Poller, Shared};
+use crate::state::{IoCtl, Obj, Raise, State, Wake};
+use magnus::prelude::*;
+use magnus::rb_sys::{AsRawValue, FromRawValue};
+use magnus::typed_data::DataTypeFunctions;
+use magnus::{gc, Error, Fiber, RArray, Ruby, TypedData, Value};
+use std::cell::RefCell;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The Ruby class `Weft::Scheduler`.
+#[derive(TypedData, Default)]
+#[magnus(class = "Weft::Scheduler", free_immediately, mark, size)]
+pub struct Scheduler {
+    state: RefCell<State>,
+    poller: RefCell<Option<Poller>>,
+    shared: OnceLock<Shared>,
+    closed: RefCell<bool>,
+    /// The process that created the poller: after `fork` the child shares
+    /// the parent's epoll instance, so a child must not use it.
+    owner: OnceLock<u32>,
+}
+
+impl DataTypeFunctions for Scheduler {
+    fn mark(&self, _marker: &gc::Marker) {
+        let mark = |obj: Obj| {
+            // SAFETY: `obj` is a live VALUE held by this scheduler (module
+            // invariant); marking it during this object's mark phase is
+            // what keeps it alive and unmoved.
+            unsafe { rb_sys::rb_gc_mark(obj) }
+        };
+        // `state` is never borrowed across a Ruby call (module invariant),
+        // so it is free whenever the GC can run.
+        self.state.borrow().each_object(mark);
+        if let Some(shared) = self.shared.get() {
+            shared.each_object(mark);
+        }
+    }
+}
+
+fn obj(value: impl AsRawValue) -> Obj {
+    value.as_raw()
+}
+
+fn value(obj: Obj) -> Value {
+    // SAFETY: every `Obj` this module turns back into a Value is held in
+    // `state`/`shared` and marked, so it is still alive.
+    unsafe { Value::from_raw(obj) }
+}
+
+/// The fd of `io`, read from its `rb_io_t` (no method call): `Ok(None)` if
+/// `io` is closed, `Err` if it is not a Ruby IO (then `fileno` is asked).
+fn io_fd(io: Value) -> Result<Option<i32>, ()> {
+    let Some(file) = magnus::RFile::from_value(io) else {
+        return Err(());
+    };
+    let raw = file.as_raw() as *const rb_sys::RFile;
+    // SAFETY: `file` is a live T_FILE object (checked by `from_value`, and
+    // alive because the caller holds it), so `raw` points at its RFile;
+    // `fptr` is either null (never opened) or its rb_io_t, which Ruby frees
+    // only with the object. Read with the GVL held.
+    let fd = unsafe {
+        let fptr = (*raw).fptr;
+        if fptr.is_null() {
+            -1
+        } else {
+            (*fptr).fd
+        }
+    };
+    Ok((fd >= 0).then_some(fd))
+}
+
+/// `poll(2)` on one fd, blocking the thread (only for a forked child).
+fn wait_blocking(fd: i32, events: u8, timeout: Option<Duration>) -> Option<u8> {
+    let ms = timeout.map_or(-1, |t| i32::try_from(t.as_millis()).unwrap_or(i32::MAX));
+    let ready = poll_one(fd, events, ms);
+    (ready != 0).then_some(ready)
+}
+
+/// The fd of `io`: `IOError` if it is closed; `fileno` for a non-IO.
+pub(crate) fn fd_of(ruby: &Ruby, io: Value) -> Result<i32, Error> {
+    match io_fd(io) {
+        Ok(Some(fd)) => Ok(fd),
+        Ok(None) => Err(Error::new(ruby.exception_io_error(), "closed stream")),
+        Err(()) => io.funcall("fileno", ()),
+    }
+}
+
+fn duration(ruby: &Ruby, v: Value) -> Result<Option<Duration>, Error> {
+    if v.is_nil() {
+        return Ok(None);
+    }
+    let secs = f64::try_convert(v)?;
+    if secs.is_nan() {
+        return Err(Error::new(ruby.exception_arg_error(), "timeout is NaN"));
+    }
+    // Clamp: negative is "now"; a huge one is "a century", not an overflow.
+    Ok(Some(Duration::from_secs_f64(secs.clamp(0.0, 3.0e9))))
+}
+
+/// How often an idle loop checks that the IOs its fibers wait on are open.
+const CLOSED_CHECK: Duration = Duration::from_millis(100);
+
+fn deadline(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(3_000_000_000))
+}
+
+impl Scheduler {
+    fn forked(&self) -> bool {
+        self.owner
+            .get()
+            .is_some_and(|pid| *pid != std::process::id())
+    }
+
+    /// Refuse to wait in a forked child, whose poller would be the
+    /// parent's epoll instance.
+    pub(crate) fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
+        match self.owner.get() {
+            Some(pid) if *pid != std::process::id() => Err(Error::new(
+                ruby.exception_runtime_error(),
+                format!(
+                    "this Weft::Scheduler was created in process {pid} and cannot be used after \
+                     fork (the poller would be shared with the parent); create a new one"
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {
+        self.shared
+            .get()
+            .ok_or_else(|| Error::new(ruby.exception_runtime_error(), "scheduler not initialized"))
+    }
+
+    fn initialize(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
+        let (poller, shared) =
+            Poller::new().map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
+        if rb_self.shared.set(shared).is_err() {
+            return Err(Error::new(
+                ruby.exception_runtime_error(),
+                "scheduler already initialized",
+            ));
+        }
+        *rb_self.poller.borrow_mut() = Some(poller);
+        let _ = rb_self.owner.set(std::process::id());
+        Ok(())
+    }
+
+    /// Suspend the current fiber until the loop resumes it; then remove
+    /// its waiter and return why it was woken.
+    fn suspend(&self, ruby: &Ruby, key: crate::state::Key) -> Result<Option<Wake>, Error> {
+        let result = ruby.fiber_yield::<_, Value>(());
+        let wake = self.state.borrow_mut().remove(key);
+        result?;
+        Ok(wake)
+    }
+
+    /// `io_wait(io, events, timeout)`: the ready events, or false on timeout.
+    fn io_wait(
+        ruby: &Ruby,
+        rb_self: &Self,
+        io: Value,
+        events: u8,
+        timeout: Value,
+    ) -> Result<Value, Error> {
+        let timeout = duration(ruby, timeout)?;
+        let fd = fd_of(ruby, io)?;
+        Ok(match rb_self.wait_fd(ruby, io, fd, events, timeout)? {
+            Some(e) => ruby.integer_from_i64(e.into()).as_value(),
+            None => ruby.qfalse().as_value(),
+        })
+    }
+
+    /// Wait until `fd` (of `io`) is ready for one of `events`: the ready
+    /// events, or `None` on timeout.
+    pub(crate) fn wait_fd(
+        &self,
+        ruby: &Ruby,
+        io: Value,
+        fd: i32,
+        events: u8,
+        timeout: Option<Duration>,
+    ) -> Result<Option<u8>, Error> {
+        if self.forked() {
+            // A forked child must not touch the parent's epoll instance;
+            // its inherited fibers get a blocking wait instead.
+            return Ok(wait_blocking(fd, events, timeout));
+        }
+        let fiber = ruby.fiber_current();
+        let (key, ctl) = self
+            .state
+            .borrow_mut()
+            .add_io(obj(fiber), obj(io), fd, events);
+        let armed = match ctl {
+            IoCtl::Arm(interest) => {
+                let registered = self.registered(fd);
+                let result = match self.poller.borrow().as_ref() {
+                    Some(p) => p.arm(fd, interest, registered == 0),
+                    None => Ok(Armed::AlwaysReady),
+                };
+                match result {
+                    Ok(Armed::Ok) => {
+                        self.state.borrow_mut().set_registered(fd, interest);
+                        0
+                    }
+                    Ok(Armed::AlwaysReady) => events,
+                    Err(e) => {
+                        self.state.borrow_mut().remove(key);
+                        return Err(Error::new(ruby.exception_io_error(), e.to_string()));
+                    }
+                }
+            }
+            IoCtl::Check => ready_now(fd, events),
+        };
+        if armed != 0 {
+            self.state.borrow_mut().remove(key);
+            return Ok(Some(armed));
+        }
+        if timeout == Some(Duration::ZERO) {
+            // A zero timeout is a readiness check: arming reports current
+            // readiness through the poller, so look once without blocking.
+            let now = ready_now(fd, events);
+            self.state.borrow_mut().remove(key);
+            return Ok((now != 0).then_some(now));
+        }
+        if let Some(t) = timeout {
+            self.state.borrow_mut().add_timer(key, deadline(t));
+        }
+        match self.suspend(ruby, key)? {
+            Some(Wake::Events(e)) => Ok(Some(e)),
+            _ => Ok(None),
+        }
+    }
+
+    fn registered(&self, fd: i32) -> u8 {
+        self.state.borrow().registered(fd)
+    }
+
+    /// `block(blocker, timeout)` core: true if unblocked, false on timeout.
+    fn block_for(ruby: &Ruby, rb_self: &Self, timeout: Value) -> Result<bool, Error> {
+        rb_self.check_owner(ruby)?;
+        let timeout = duration(ruby, timeout)?;
+        let fiber = ruby.fiber_current();
+        let key = {
+            let mut state = rb_self.state.borrow_mut();
+            let key = state.add_block(obj(fiber), timeout.is_some());
+            if let Some(t) = timeout {
+                state.add_timer(key, deadline(t));
+            }
+            key
+        };
+        Ok(rb_self.suspend(ruby, key)? == Some(Wake::Unblocked))
+    }
+
+    /// `kernel_sleep(duration)` core (nil: until woken).
+    fn sleep_for(ruby: &Ruby, rb_self: &Self, time: Value) -> Result<bool, Error> {
+        rb_self.check_owner(ruby)?;
+        let time = duration(ruby, time)?;
+        let fiber = ruby.fiber_current();
+        let key = {
+            let mut state = rb_self.state.borrow_mut();
+            let key = state.add_sleep(obj(fiber), time.is_some());
+            if let Some(t) = time {
+                state.add_timer(key, deadline(t));
+            }
+            key
+        };
+        rb_self.suspend(ruby, key)?;
+        Ok(true)
+    }
+
+    /// `unblock(blocker, fiber)`: from any thread.
+    fn unblock(ruby: &Ruby, rb_self: &Self, _blocker: Value, fiber: Value) -> Result<(), Error> {
+        rb_self.shared(ruby)?.unblock(obj(fiber));
+        Ok(())
+    }
+
+    /// Schedule `klass.new(message)` to be raised in `fiber` after
+    /// `duration` seconds; returns an id for `_cancel_raise`.
+    fn raise_after(
+        ruby: &Ruby,
+        rb_self: &Self,
+        fiber: Value,
+        time: Value,
+        class: Value,
+        message: Value,
+    ) -> Result<u64, Error> {
+        let at = deadline(duration(ruby, time)?.unwrap_or(Duration::ZERO));
+        let raise = Raise {
+            fiber: obj(fiber),
+            class: obj(class),
+            message: obj(message),
+        };
+        Ok(rb_self.state.borrow_mut().add_raise(raise, at))
+    }
+
+    fn cancel_raise(rb_self: &Self, id: u64) {
+        rb_self.state.borrow_mut().cancel_raise(id);
+    }
+
+    /// Fibers waiting with a deadline.
+    fn waiting(ruby: &Ruby, rb_self: &Self) -> RArray {
+        let fibers = rb_self.state.borrow().timed_fibers();
+        let array = ruby.ary_new_capa(fibers.len());
+        for f in fibers {
+            // Pushing cannot fail for a fresh, unfrozen array.
+            let _ = array.push(value(f));
+        }
+        array
+    }
+
+    /// Closed, or inherited through `fork` (unusable in the child).
+    fn is_closed(rb_self: &Self) -> bool {
+        *rb_self.closed.borrow() || rb_self.forked()
+    }
+
+    fn is_forked(rb_self: &Self) -> bool {
+        rb_self.forked()
+    }
+
+    /// Free the poller's fds (after `run` drained the fibers). Idempotent.
+    fn close_poller(rb_self: &Self) {
+        *rb_self.closed.borrow_mut() = true;
+        rb_self.poller.borrow_mut().take();
+        if let Some(shared) = rb_self.shared.get() {
+            shared.close();
+        }
+    }
+
+    /// Resume `fiber`. A `StandardError` escaping it is kept in `failed`
+    /// (the first) or reported (the rest) instead of raised.
+    fn resume(
+        ruby: &Ruby,
+        fiber: Obj,
+        raise: Option<&Raise>,
+        failed: &mut Option<Error>,
+    ) -> Result<(), Error> {
+        let Some(fiber) = Fiber::from_value(value(fiber)) else {
+            return Ok(());
+        };
+        if !fiber.is_alive() {
+            return Ok(());
+        }
+        let result = match raise {
+            None => fiber.resume::<_, Value>(()).map(drop),
+            Some(r) => fiber
+                .funcall::<_, _, Value>("raise", (value(r.class), value(r.message)))
+                .map(drop),
+        };
+        match result {
+            Err(e) if e.is_kind_of(ruby.exception_standard_error()) && failed.is_none() => {
+                *failed = Some(e);
+                Ok(())
+            }
+            Err(e) if e.is_kind_of(ruby.exception_standard_error()) => {
+                let text = match e.value() {
+                    Some(exc) => exc
+                        .funcall::<_, _, String>("full_message", ())
+                        .unwrap_or_else(|_| e.to_string()),
+                    None => e.to_string(),
+                };
+                let msg = format!("weft: a fiber terminated with an exception:\n{text}");
+                let _: Value = ruby.module_kernel().funcall("warn", (msg,))?;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+
+    /// Run until no fiber is waiting on this scheduler.
+    fn run(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
+        rb_self.check_owner(ruby)?;
+        let shared = rb_self.shared(ruby)?;
+        let mut unblocked = Vec::new();
+        let mut failed = None;
+        loop {
+            shared.take_unblocked(&mut unblocked);
+            {
+                let mut state = rb_self.state.borrow_mut();
+                for fiber in unblocked.drain(..) {
+                    state.unblock(fiber);
+                }
+            }
+            // Resume only the fibers ready now: one that re-queues itself
+            // runs on the next turn, after I/O has been looked at.
+            let n = rb_self.state.borrow().ready_len();
+            for _ in 0..n {
+                let next = rb_self.state.borrow_mut().pop_ready();
+                let Some(fiber) = next else { break };
+                Self::resume(ruby, fiber, None, &mut failed)?;
+            }
+            let (live, ready, next) = {
+                let mut state = rb_self.state.borrow_mut();
+                (state.live(), state.ready_len(), state.next_deadline())
+            };
+            if live == 0 && ready == 0 && !shared.has_unblocked() {
+                return failed.map_or(Ok(()), Err);
+            }
+            let timeout = if ready > 0 || shared.has_unblocked() {
+                Some(Duration::ZERO)
+            } else {
+                next.map(|at| at.saturating_duration_since(Instant::now()))
+            };
+            rb_self.poll(ruby, shared, Some(Duration::ZERO))?;
+            if timeout != Some(Duration::ZERO) && rb_self.state.borrow().ready_len() == 0 {
+                // Ruby 3.1 does not tell a scheduler that an IO was closed,
+                // and closing removes the fd from epoll: a fiber waiting on
+                // an IO another fiber closed would wait forever. So an idle
+                // loop looks at its waited IOs every CLOSED_CHECK.
+                let ios = rb_self.state.borrow().waited_ios();
+                let timeout = match timeout {
+                    _ if ios.is_empty() => timeout,
+                    None => Some(CLOSED_CHECK),
+                    Some(t) => Some(t.min(CLOSED_CHECK)),
+                };
+                rb_self.poll(ruby, shared, timeout)?;
+                if !ios.is_empty() && rb_self.state.borrow().ready_len() == 0 {
+                    rb_self.wake_closed(&ios);
+                }
+            }
+            // Let Thread#raise, Thread#kill and signals in (the unblock
+            // function ended the poll for them).
+            magnus::rb_sys::protect(|| {
+                // SAFETY: called with the GVL held, inside `protect`, which
+                // catches the non-local exit this may take.
+                unsafe { rb_sys::rb_thread_check_ints() };
+                ruby.qnil().as_raw()
+            })?;
+            let raises = rb_self.state.borrow_mut().expire(Instant::now());
+            for r in raises {
+                Self::resume(ruby, r.fiber, Some(&r), &mut failed)?;
+            }
+        }
+    }
+
+    /// Wake every waiter of an IO that was closed under it (its retry
+    /// then raises `IOError`, as Ruby does for a closed stream).
+    fn wake_closed(&self, ios: &[(i32, Obj)]) {
+        let closed: Vec<i32> = ios
+            .iter()
+            .filter(|(_, io)| matches!(io_fd(value(*io)), Ok(None)))
+            .map(|(fd, _)| *fd)
+            .collect();
+        let mut state = self.state.borrow_mut();
+        for fd in closed {
+            state.dispatch(fd, 0, true);
+        }
+    }
+
+    fn poll(&self, ruby: &Ruby, shared: &Shared, timeout: Option<Duration>) -> Result<(), Error> {
+        let mut events = Vec::new();
+        let result = match self.poller.borrow_mut().as_mut() {
+            Some(p) => p.wait(shared, timeout, |fd, ready, all| {
+                events.push((fd, ready, all))
+            })?,
+            None => Err(std::io::Error::other("the scheduler is closed")),
+        };
+        result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))?;
+        let mut state = self.state.borrow_mut();
+        for (fd, ready, all) in events {
+            state.dispatch(fd, ready, all);
+        }
+        Ok(())
+    }
+}
+
+/// Define `Weft::Scheduler`'s Rust methods.
+pub fn define(ruby: &Ruby) -> Result<(), Error> {
+    let weft = ruby.define_module("Weft")?;
+    let class = weft.define_class("Scheduler", ruby.class_object())?;
+    class.define_alloc_func::<Scheduler>();
+    class.define_method("initialize", magnus::method!(Scheduler::initialize, 0))?;
+    class.define_method("io_wait", magnus::method!(Scheduler::io_wait, 3))?;
+    class.define_method("io_read", magnus::method!(crate::io_hooks::io_read, 3))?;
+    class.define_method("io_write", magnus::method!(crate::io_hooks::io_write, 3))?;
+    class.define_method("_block", magnus::method!(Scheduler::block_for, 1))?;
+    class.define_method("_sleep", magnus::method!(Scheduler::sleep_for, 1))?;
+    class.define_method("unblock", magnus::method!(Scheduler::unblock, 2))?;
+    class.define_method("_raise_after", magnus::method!(Scheduler::raise_after, 4))?;
+    class.define_method("_cancel_raise", magnus::method!(Scheduler::cancel_raise, 1))?;
+    class.define_method("waiting", magnus::method!(Scheduler::waiting, 0))?;
+    class.define_method("closed?", magnus::method!(Scheduler::is_closed, 0))?;
+    class.define_method("_forked?", magnus::method!(Scheduler::is_forked, 0))?;
+    class.define_method("_close_poller", magnus::method!(Scheduler::close_poller, 0))?;
+    class.define_method("run", magnus::method!(Scheduler::run, 0))?;
+    class.define_singleton_method("backend", magnus::function!(backend, 0))?;
+    Ok(())
+}
+
+fn backend() -> &'static str {
+    if cfg!(any(target_os = "linux", target_os = "android")) {
+        "epoll"
+    } else {
+        "kqueue"
+    }
+}

@@ -1,0 +1,400 @@
+# frozen_string_literal: true
+# weft's own tests for Weft::Scheduler (minitest, bundled with Ruby).
+# Run: weft-ruby/test/run.sh minitest (or `cargo test -p weft-ruby`).
+require "minitest/autorun"
+require "timeout"
+require "weft"
+
+class TestWeftScheduler < Minitest::Test
+  # Run the block on a fresh thread with a Weft::Scheduler; the scheduler's
+  # loop runs when the block returns (at Fiber.set_scheduler(nil)).
+  def with_scheduler
+    result = nil
+    Thread.new do
+      scheduler = Weft::Scheduler.new
+      Fiber.set_scheduler(scheduler)
+      begin
+        result = yield scheduler
+      ensure
+        Fiber.set_scheduler(nil)
+      end
+    end.join
+    result
+  end
+
+  def elapsed
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    yield
+    Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+  end
+
+  def test_backend
+    assert_equal "epoll", Weft::Scheduler.backend
+  end
+
+  def test_several_fibers_wait_on_one_fd
+    r, w = IO.pipe
+    woken = []
+    with_scheduler do
+      3.times { |i| Fiber.schedule { woken << [i, r.wait_readable(1)] } }
+      Fiber.schedule { w.write("x") }
+    end
+    assert_equal [0, 1, 2], woken.map(&:first).sort
+    assert(woken.all? { |_, ready| ready.equal?(r) })
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_io_wait_returns_the_ready_events
+    r, w = IO.pipe
+    events = with_scheduler do |s|
+      out = nil
+      Fiber.schedule { out = s.io_wait(w, IO::READABLE | IO::WRITABLE, 1) }
+      -> { out }
+    end.call
+    assert_equal IO::WRITABLE, events
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_io_wait_times_out
+    r, w = IO.pipe
+    result = :unset
+    took = elapsed do
+      with_scheduler { Fiber.schedule { result = r.wait_readable(0.05) } }
+    end
+    assert_nil result
+    assert_operator took, :>=, 0.05
+    assert_operator took, :<, 1
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_reads_and_writes_through_a_pipe
+    r, w = IO.pipe
+    data = "x" * 200_000 # more than a pipe buffer: the writer must wait
+    got = nil
+    with_scheduler do
+      Fiber.schedule { got = r.read(data.bytesize) }
+      Fiber.schedule { w.write(data); w.close }
+    end
+    assert_equal data, got
+  ensure
+    r&.close
+    w&.close unless w&.closed?
+  end
+
+  def test_close_during_a_wait_raises_in_the_waiter
+    r, w = IO.pipe
+    error = closer = nil
+    took = elapsed do
+      with_scheduler do
+        Fiber.schedule do
+          r.read(1)
+        rescue IOError => e
+          error = e
+        end
+        Fiber.schedule do
+          sleep 0.01
+          r.close
+        rescue IOError => e
+          # Without the io_read hook Ruby 3.1 also raises in the closer
+          # ("stream closed in another thread"); with it, only the waiter.
+          closer = e
+        end
+      end
+    end
+    assert_kind_of IOError, error
+    assert_nil closer
+    assert_operator took, :<, 1
+  ensure
+    w&.close
+  end
+
+  def test_waiting_on_a_closed_io_raises
+    r, w = IO.pipe
+    r.close
+    error = nil
+    with_scheduler do |s|
+      Fiber.schedule do
+        s.io_wait(r, IO::READABLE, 1)
+      rescue IOError => e
+        error = e
+      end
+    end
+    assert_kind_of IOError, error
+  ensure
+    w&.close
+  end
+
+  def test_io_read_and_io_write_hooks
+    r, w = IO.pipe
+    data = "z" * 100_000
+    got = nil
+    file = nil
+    with_scheduler do |s|
+      Fiber.schedule { got = r.read(data.bytesize) }
+      Fiber.schedule { w.write(data) }
+      Fiber.schedule { file = File.read(__FILE__) }
+      assert s.respond_to?(:io_read)
+    end
+    assert_equal data, got
+    assert_equal File.read(__FILE__), file
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_io_read_with_a_partial_buffer
+    r, w = IO.pipe
+    result = with_scheduler do |s|
+      out = nil
+      Fiber.schedule do
+        buffer = IO::Buffer.new(8)
+        w.write("abc")
+        n = s.io_read(r, buffer, 1)
+        out = [n, buffer.get_string(0, n)]
+      end
+      -> { out }
+    end.call
+    assert_equal [3, "abc"], result
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_fd_reuse_after_close
+    got = []
+    with_scheduler do
+      2.times do
+        r, w = IO.pipe
+        Fiber.schedule { got << r.read(2); r.close }
+        Fiber.schedule { w.write("ok"); w.close }
+      end
+    end
+    assert_equal %w[ok ok], got
+  end
+
+  def test_sleep_order
+    order = []
+    with_scheduler do
+      [0.03, 0.01, 0.02, 0].each { |t| Fiber.schedule { sleep(t); order << t } }
+    end
+    assert_equal [0, 0.01, 0.02, 0.03], order
+  end
+
+  def test_waiting_lists_sleeping_fibers
+    size = with_scheduler do |s|
+      5.times { Fiber.schedule { sleep 0.01 } }
+      s.waiting.size
+    end
+    assert_equal 5, size
+  end
+
+  def test_cross_thread_unblock_is_prompt
+    queue = Thread::Queue.new
+    popped = nil
+    took = elapsed do
+      with_scheduler do
+        Fiber.schedule { popped = queue.pop }
+        Thread.new { sleep 0.05; queue << :hi }
+      end
+    end
+    assert_equal :hi, popped
+    assert_operator took, :<, 0.5, "the loop was not woken by unblock"
+  end
+
+  def test_mutex_between_fibers_and_threads
+    mutex = Thread::Mutex.new
+    count = 0
+    threads = 2.times.map do
+      Thread.new do
+        with_scheduler { 10.times { Fiber.schedule { mutex.synchronize { sleep 0.001; count += 1 } } } }
+      end
+    end
+    threads.each(&:join)
+    assert_equal 20, count
+  end
+
+  def test_exception_in_a_fiber_does_not_stop_the_others
+    done = []
+    error = assert_raises(RuntimeError) do
+      Thread.new do
+        Thread.current.report_on_exception = false
+        Fiber.set_scheduler(Weft::Scheduler.new)
+        Fiber.schedule { sleep 0.01; raise "boom" }
+        Fiber.schedule { sleep 0.02; done << 1 }
+        Fiber.schedule { sleep 0.03; done << 2 }
+        Fiber.set_scheduler(nil)
+      end.join
+    end
+    assert_equal "boom", error.message
+    assert_equal [1, 2], done
+  end
+
+  def test_timeout_raises_in_the_waiting_fiber
+    r, w = IO.pipe
+    result = nil
+    with_scheduler do
+      Fiber.schedule do
+        Timeout.timeout(0.05) { r.read(1) }
+      rescue Timeout::Error => e
+        result = e
+      end
+    end
+    assert_kind_of Timeout::Error, result
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_timeout_cancelled_when_the_block_finishes
+    result = with_scheduler do
+      out = nil
+      Fiber.schedule { out = Timeout.timeout(0.05) { :fast }; sleep 0.1 }
+      -> { out }
+    end.call
+    assert_equal :fast, result
+  end
+
+  def test_process_wait
+    status = nil
+    with_scheduler do
+      Fiber.schedule do
+        pid = Process.spawn("true")
+        _, status = Process.wait2(pid)
+      end
+    end
+    assert status.success?
+  end
+
+  def test_close_is_idempotent_and_frees_its_fds
+    fds = -> { Dir.children("/proc/self/fd").size }
+    before = fds.call
+    s = Weft::Scheduler.new
+    assert_operator fds.call, :>, before
+    s.close
+    s.close
+    assert s.closed?
+    assert_equal before, fds.call
+  end
+
+  def test_waiting_fibers_survive_gc_and_compaction
+    r, w = IO.pipe
+    got = []
+    with_scheduler do
+      20.times { |i| Fiber.schedule { r.wait_readable; got << i } }
+      Fiber.schedule do
+        sleep 0.01
+        GC.start
+        GC.compact if GC.respond_to?(:compact)
+        w.write("x")
+      end
+    end
+    assert_equal (0...20).to_a, got.sort
+  ensure
+    r&.close
+    w&.close
+  end
+
+  def test_thread_kill_reaches_a_loop_parked_in_the_poller
+    started = Thread::Queue.new
+    thread = Thread.new do
+      Fiber.set_scheduler(Weft::Scheduler.new)
+      Fiber.schedule { started << true; sleep 10 }
+      Fiber.set_scheduler(nil)
+    end
+    started.pop
+    sleep 0.05
+    took = elapsed { thread.kill.join }
+    assert_operator took, :<, 1
+  end
+
+  def test_thread_raise_reaches_a_loop_parked_in_the_poller
+    started = Thread::Queue.new
+    thread = Thread.new do
+      Thread.current.report_on_exception = false
+      Fiber.set_scheduler(Weft::Scheduler.new)
+      Fiber.schedule { started << true; sleep 10 }
+      Fiber.set_scheduler(nil)
+    end
+    started.pop
+    sleep 0.05
+    thread.raise(ArgumentError, "stop")
+    took = elapsed { assert_raises(ArgumentError) { thread.join } }
+    assert_operator took, :<, 1
+  end
+
+  def test_sigint_interrupts_a_parked_loop
+    code = <<~RUBY
+      trap("INT", "DEFAULT") # a shell's background job inherits SIGINT ignored
+      Fiber.set_scheduler(Weft::Scheduler.new)
+      Fiber.schedule { $stdout.puts("ready"); $stdout.flush; sleep 10 }
+      begin
+        Fiber.set_scheduler(nil)
+      rescue Interrupt
+        puts "interrupted"
+      end
+    RUBY
+    IO.popen([RbConfig.ruby, *$LOAD_PATH.flat_map { |d| ["-I", d] }, "-rweft", "-e", code], "r+") do |io|
+      assert_equal "ready\n", io.gets
+      sleep 0.05
+      took = elapsed do
+        Process.kill(:INT, io.pid)
+        assert_equal "interrupted\n", Timeout.timeout(5) { io.gets }
+      end
+      assert_operator took, :<, 1
+    ensure
+      Process.kill(:KILL, io.pid) rescue nil
+    end
+  end
+
+  def test_fork_child_gets_a_clear_error
+    r, w = IO.pipe
+    with_scheduler do |s|
+      Fiber.schedule do
+        pid = fork do
+          r.close
+          w.write(s.closed?.inspect)
+          begin
+            s.run
+            w.write(" ran")
+          rescue RuntimeError => e
+            w.write(" #{e.message[/fork/]}")
+          end
+          w.close
+          exit!(0)
+        end
+        w.close
+        Process.wait(pid)
+      end
+    end
+    assert_equal "true fork", r.read
+  ensure
+    r&.close
+    w&.close unless w&.closed?
+  end
+
+  def test_ten_thousand_fibers
+    n = 10_000
+    r, w = IO.pipe
+    woken = 0
+    slept = 0
+    took = elapsed do
+      with_scheduler do
+        n.times { Fiber.schedule { r.wait_readable; woken += 1 } }
+        n.times { Fiber.schedule { sleep 0.001; slept += 1 } }
+        Fiber.schedule { w.write("go") }
+      end
+    end
+    assert_equal n, woken
+    assert_equal n, slept
+    assert_operator took, :<, 30
+  ensure
+    r&.close
+    w&.close
+  end
+end
