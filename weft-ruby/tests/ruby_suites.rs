@@ -14,9 +14,25 @@ fn profile_dir() -> PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
+/// The cdylib cargo built: `cargo test` leaves it beside this test in
+/// `target/<profile>/deps` (only `cargo build` copies it up a level).
+fn built_so() -> PathBuf {
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let beside_test = deps.join("libweft_ruby.so");
+    if beside_test.exists() {
+        beside_test
+    } else {
+        profile_dir().join("libweft_ruby.so")
+    }
+}
+
 /// A directory holding `weft/weft.so`, for `ruby -I`.
 fn ext_dir(name: &str) -> PathBuf {
-    let so = profile_dir().join("libweft_ruby.so");
+    let so = built_so();
     assert!(
         so.exists(),
         "{} is missing: cargo did not build the cdylib",
