@@ -9,9 +9,9 @@ use std::fmt;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
-use super::pipe::{lock, Pipe};
+use super::pipe::{close_locked, lock, poll_read_locked, poll_write_locked, Pipe};
 use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Creates a connected pair of in-memory streams: bytes written to one can
@@ -81,12 +81,7 @@ impl AsyncRead for DuplexStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let (res, to_wake) = lock(&self.read).poll_read(cx, buf);
-        to_wake.wake();
-        let res = ready!(res);
-        coop.made_progress();
-        Poll::Ready(res)
+        poll_read_locked(&self.read, cx, buf)
     }
 }
 
@@ -105,12 +100,7 @@ impl AsyncWrite for DuplexStream {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let (res, to_wake) = lock(&self.write).poll_write(cx, bufs);
-        to_wake.wake();
-        let res = ready!(res);
-        coop.made_progress();
-        Poll::Ready(res)
+        poll_write_locked(&self.write, cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -122,8 +112,7 @@ impl AsyncWrite for DuplexStream {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let to_wake = lock(&self.write).close();
-        to_wake.wake();
+        close_locked(&self.write);
         Poll::Ready(Ok(()))
     }
 }
@@ -132,10 +121,8 @@ impl Drop for DuplexStream {
     fn drop(&mut self) {
         // The peer reads end of stream after the data already sent, and its
         // writes fail from now on.
-        let to_wake = lock(&self.write).close();
-        to_wake.wake();
-        let to_wake = lock(&self.read).close();
-        to_wake.wake();
+        close_locked(&self.write);
+        close_locked(&self.read);
     }
 }
 

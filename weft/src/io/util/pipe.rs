@@ -139,3 +139,38 @@ pub(super) fn lock(pipe: &Mutex<Pipe>) -> MutexGuard<'_, Pipe> {
     // Pipe operations cannot panic half-way through an update.
     pipe.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The stream side of a pipe read: one budget unit, the read under the
+/// lock, the wake-up after it (`duplex` and `simplex` both read this way).
+pub(super) fn poll_read_locked(
+    pipe: &Mutex<Pipe>,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    let coop = std::task::ready!(crate::coop::poll_proceed(cx));
+    let (res, to_wake) = lock(pipe).poll_read(cx, buf);
+    to_wake.wake();
+    let res = std::task::ready!(res);
+    coop.made_progress();
+    Poll::Ready(res)
+}
+
+/// The stream side of a pipe write, as [`poll_read_locked`].
+pub(super) fn poll_write_locked(
+    pipe: &Mutex<Pipe>,
+    cx: &mut Context<'_>,
+    bufs: &[IoSlice<'_>],
+) -> Poll<io::Result<usize>> {
+    let coop = std::task::ready!(crate::coop::poll_proceed(cx));
+    let (res, to_wake) = lock(pipe).poll_write(cx, bufs);
+    to_wake.wake();
+    let res = std::task::ready!(res);
+    coop.made_progress();
+    Poll::Ready(res)
+}
+
+/// Close the pipe (the reader drains what is left, then sees the end).
+pub(super) fn close_locked(pipe: &Mutex<Pipe>) {
+    let to_wake = lock(pipe).close();
+    to_wake.wake();
+}

@@ -9,9 +9,9 @@ use std::fmt;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::Mutex;
-use std::task::{ready, Context, Poll};
+use std::task::{Context, Poll};
 
-use super::pipe::{lock, Pipe};
+use super::pipe::{close_locked, lock, poll_read_locked, poll_write_locked, Pipe};
 use super::{split, ReadHalf, WriteHalf};
 use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -68,12 +68,7 @@ impl AsyncRead for SimplexStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let (res, to_wake) = lock(&self.pipe).poll_read(cx, buf);
-        to_wake.wake();
-        let res = ready!(res);
-        coop.made_progress();
-        Poll::Ready(res)
+        poll_read_locked(&self.pipe, cx, buf)
     }
 }
 
@@ -91,12 +86,7 @@ impl AsyncWrite for SimplexStream {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let coop = ready!(crate::coop::poll_proceed(cx));
-        let (res, to_wake) = lock(&self.pipe).poll_write(cx, bufs);
-        to_wake.wake();
-        let res = ready!(res);
-        coop.made_progress();
-        Poll::Ready(res)
+        poll_write_locked(&self.pipe, cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -108,8 +98,7 @@ impl AsyncWrite for SimplexStream {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let to_wake = lock(&self.pipe).close();
-        to_wake.wake();
+        close_locked(&self.pipe);
         Poll::Ready(Ok(()))
     }
 }
