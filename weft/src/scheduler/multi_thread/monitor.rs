@@ -31,8 +31,9 @@
 //! - **Sleeping.** After ten samples in a row in which no worker polled
 //!   anything, the monitor sleeps until a worker leaves its park or a
 //!   searching worker finds work (`wake_if_dormant`: one relaxed load on
-//!   those two paths, which every worker passes before it polls again), so
-//!   an idle runtime costs nothing.
+//!   those two paths, which every worker passes before it polls again), or
+//!   100 ms pass: a kick that raced with falling asleep is late by at most
+//!   that, and an idle runtime costs ten wake-ups a second.
 
 use super::queue;
 use super::Handle;
@@ -127,6 +128,8 @@ struct Seen {
 }
 
 const QUIET_SAMPLES_BEFORE_SLEEP: u32 = 10;
+/// How long a dormant monitor sleeps between looks when nobody kicks it.
+const DORMANT_SLEEP: Duration = Duration::from_millis(100);
 
 impl Monitor {
     pub(crate) fn new(config: MonitorConfig) -> Monitor {
@@ -183,8 +186,14 @@ impl Monitor {
         let mut sleep = self.lock();
         if dormant {
             self.dormant.store(true, Ordering::Relaxed);
-            while !sleep.kicked && !sleep.shutdown {
-                sleep = self.wakeup.wait(sleep).unwrap_or_else(|e| e.into_inner());
+            // Bounded: a kick that raced with going dormant (the worker
+            // read `dormant` just before it was set) costs at most this.
+            if !sleep.kicked && !sleep.shutdown {
+                sleep = self
+                    .wakeup
+                    .wait_timeout(sleep, DORMANT_SLEEP)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
             }
             self.dormant.store(false, Ordering::Relaxed);
         } else if !sleep.shutdown {
