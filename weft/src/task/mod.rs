@@ -32,6 +32,7 @@ mod loom_tests;
 mod raw;
 mod spawn;
 mod state;
+mod task_local;
 mod waker;
 mod yield_now;
 
@@ -42,7 +43,14 @@ pub use self::join::JoinHandle;
 pub use self::join_set::JoinSet;
 pub use self::local::{spawn_local, LocalEnterGuard, LocalSet};
 pub use self::spawn::{block_in_place, spawn, spawn_blocking};
+pub use self::task_local::{AccessError, LocalKey, TaskLocalFuture};
 pub use self::yield_now::yield_now;
+
+/// The future types of this module, at Tokio's path
+/// (`tokio::task::futures`).
+pub mod futures {
+    pub use super::task_local::TaskLocalFuture;
+}
 pub use crate::coop::{consume_budget, unconstrained, Unconstrained};
 
 /// Cooperative scheduling: the per-task operation budget.
