@@ -26,6 +26,7 @@
 mod blocking;
 mod coop;
 mod loom;
+mod macros;
 mod scheduler;
 
 pub mod compat;
@@ -40,6 +41,16 @@ pub mod task;
 pub mod time;
 
 pub use task::spawn;
+
+/// Support items for the exported macros (`join!`, `try_join!`): not an
+/// API.
+#[doc(hidden)]
+pub mod macros_support {
+    pub use crate::macros::join::{
+        join_len, maybe_done, poll_all, poll_budget, take_all, take_err, take_oks, Join, MaybeDone,
+        TryJoin,
+    };
+}
 
 #[cfg(feature = "macros")]
 pub use weft_macros::{main, test};

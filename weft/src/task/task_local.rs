@@ -133,7 +133,7 @@ impl<T: 'static> LocalKey<T> {
     pub fn try_with<F: FnOnce(&T) -> R, R>(&'static self, f: F) -> Result<R, AccessError> {
         let value = self.inner.try_with(|cell| {
             let borrow = cell.borrow();
-            borrow.as_ref().map(|v| f(v))
+            borrow.as_ref().map(f)
         });
         match value {
             Ok(Some(r)) => Ok(r),
