@@ -42,7 +42,7 @@ pub mod time;
 
 pub use task::spawn;
 
-/// Support items for the exported macros (`join!`, `try_join!`): not an
+/// Support items for the exported macros (`join!`, `try_join!`, `select!`): not an
 /// API.
 #[doc(hidden)]
 pub mod macros_support {
@@ -50,6 +50,7 @@ pub mod macros_support {
         join_len, maybe_done, poll_all, poll_budget, take_all, take_err, take_oks, Join, MaybeDone,
         TryJoin,
     };
+    pub use crate::macros::select::{into_future, poll_budget as select_poll_budget, random_start};
 }
 
 #[cfg(feature = "macros")]

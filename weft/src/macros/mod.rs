@@ -1,9 +1,10 @@
 //! The declarative macros Tokio exports at its crate root, under weft:
-//! `pin!`, `join!`, `try_join!` (and `task_local!`, with its types in
+//! `pin!`, `join!`, `try_join!`, `select!` (and `task_local!`, with its types in
 //! `task/task_local.rs`). They refer to weft through `$crate`, so they work
 //! when weft is renamed (`tokio = { package = "weft" }`).
 
 pub(crate) mod join;
+pub(crate) mod select;
 
 /// Pins values on the stack: `pin!(a, b)` shadows local variables with
 /// pinned references to them, and `pin! { let x = expr; }` pins new ones.

@@ -1,0 +1,247 @@
+//! `select!`: wait on several branches, run the handler of the first one
+//! whose future completes with a value that matches its pattern.
+//!
+//! Owns: the macro and its support. A token muncher normalises each
+//! branch into `[(index) (output slot) (pattern) (future) (precondition)
+//! (handler)]`, taking the index literal and a fresh identifier for the
+//! branch's output slot from two fixed lists of 64 (so no expansion
+//! recurses deeper than one level per branch). The futures sit in one flat
+//! pinned tuple, polled by index; the winner's output waits in its slot
+//! until every future has been dropped, then its handler runs.
+//!
+//! Semantics, as Tokio documents them:
+//! - every precondition is evaluated first; then every future expression,
+//!   disabled branches included (their futures are never polled);
+//! - branches are polled in a random order each time, or in declaration
+//!   order with `biased;`;
+//! - a completed branch whose value does not match its pattern is disabled
+//!   and the others keep going;
+//! - all futures are dropped before the chosen handler runs, so the
+//!   handler may use what they borrowed;
+//! - with every branch disabled, the `else` branch runs, or, without one,
+//!   `select!` panics;
+//! - at most 64 branches (a `u64` mask);
+//! - with the task's budget spent, it yields before polling (as Tokio's
+//!   does), so a `select!` loop over always-ready branches lets others run.
+
+use std::cell::Cell;
+use std::task::{Context, Poll};
+
+/// `IntoFuture`, as a function the macro can call.
+#[doc(hidden)]
+pub fn into_future<F: std::future::IntoFuture>(f: F) -> F::IntoFuture {
+    f.into_future()
+}
+
+thread_local! {
+    static RNG: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Where the default (unbiased) order starts: a thread-local xorshift,
+/// seeded from the thread's stack address and the clock.
+#[doc(hidden)]
+pub fn random_start(n: usize) -> usize {
+    RNG.try_with(|rng| {
+        let mut x = rng.get();
+        if x == 0 {
+            let seed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            x = (seed ^ (&x as *const u64 as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        rng.set(x);
+        (((x >> 32) * n as u64) >> 32) as usize
+    })
+    .unwrap_or(0)
+}
+
+/// `Pending` (and a deferred wake) when the task's budget is spent: a
+/// select loop over always-ready branches yields like any resource.
+#[doc(hidden)]
+pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
+    crate::macros::join::poll_budget(cx)
+}
+
+/// Waits on several branches and runs the handler of the first whose
+/// future completes with a value matching its pattern; Tokio's syntax and
+/// semantics (see the module doc): `biased;`, `, if precondition`, pattern
+/// fall-through, `else`, at most 64 branches.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// # weft::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let (tx, mut rx) = weft::sync::mpsc::channel(1);
+/// tx.send(3).await.unwrap();
+/// let got = weft::select! {
+///     Some(v) = rx.recv() => v * 2,
+///     _ = weft::time::sleep(Duration::from_secs(5)) => 0,
+/// };
+/// assert_eq!(got, 6);
+/// # });
+/// ```
+#[macro_export]
+macro_rules! select {
+    (biased; $($t:tt)*) => {
+        $crate::__select_parse!(true; [
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+            31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58
+            59 60 61 62 63
+        ]; [
+            __o0 __o1 __o2 __o3 __o4 __o5 __o6 __o7 __o8 __o9 __o10 __o11 __o12 __o13 __o14
+            __o15 __o16 __o17 __o18 __o19 __o20 __o21 __o22 __o23 __o24 __o25 __o26 __o27 __o28
+            __o29 __o30 __o31 __o32 __o33 __o34 __o35 __o36 __o37 __o38 __o39 __o40 __o41 __o42
+            __o43 __o44 __o45 __o46 __o47 __o48 __o49 __o50 __o51 __o52 __o53 __o54 __o55 __o56
+            __o57 __o58 __o59 __o60 __o61 __o62 __o63
+        ]; []; $($t)*)
+    };
+    (@unbiased $($t:tt)*) => {
+        $crate::__select_parse!(false; [
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30
+            31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58
+            59 60 61 62 63
+        ]; [
+            __o0 __o1 __o2 __o3 __o4 __o5 __o6 __o7 __o8 __o9 __o10 __o11 __o12 __o13 __o14
+            __o15 __o16 __o17 __o18 __o19 __o20 __o21 __o22 __o23 __o24 __o25 __o26 __o27 __o28
+            __o29 __o30 __o31 __o32 __o33 __o34 __o35 __o36 __o37 __o38 __o39 __o40 __o41 __o42
+            __o43 __o44 __o45 __o46 __o47 __o48 __o49 __o50 __o51 __o52 __o53 __o54 __o55 __o56
+            __o57 __o58 __o59 __o60 __o61 __o62 __o63
+        ]; []; $($t)*)
+    };
+    ($($t:tt)*) => {
+        $crate::select!(@unbiased $($t)*)
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_parse {
+    // A separating comma after a block handler.
+    ($b:tt; $is:tt; $os:tt; [$($br:tt)*]; , $($rest:tt)*) => {
+        $crate::__select_parse!($b; $is; $os; [$($br)*]; $($rest)*)
+    };
+    ($b:tt; $is:tt; $os:tt; [$($br:tt)*]; else => $e:expr $(,)?) => {
+        $crate::__select_gen!($b; [$($br)*]; { $e })
+    };
+    ($b:tt; $is:tt; $os:tt; [$($br:tt)*];) => {
+        $crate::__select_gen!($b; [$($br)*]; {
+            ::core::panic!("select!: every branch is disabled and there is no `else` branch")
+        })
+    };
+    ($b:tt; [$i:tt $($is:tt)*]; [$o:ident $($os:tt)*]; [$($br:tt)*];
+        $p:pat = $f:expr, if $c:expr => $h:block $($rest:tt)*) => {
+        $crate::__select_parse!($b; [$($is)*]; [$($os)*];
+            [$($br)* [($i) ($o) ($p) ($f) ($c) ($h)]]; $($rest)*)
+    };
+    ($b:tt; [$i:tt $($is:tt)*]; [$o:ident $($os:tt)*]; [$($br:tt)*];
+        $p:pat = $f:expr, if $c:expr => $h:expr $(, $($rest:tt)*)?) => {
+        $crate::__select_parse!($b; [$($is)*]; [$($os)*];
+            [$($br)* [($i) ($o) ($p) ($f) ($c) ($h)]]; $($($rest)*)?)
+    };
+    ($b:tt; [$i:tt $($is:tt)*]; [$o:ident $($os:tt)*]; [$($br:tt)*];
+        $p:pat = $f:expr => $h:block $($rest:tt)*) => {
+        $crate::__select_parse!($b; [$($is)*]; [$($os)*];
+            [$($br)* [($i) ($o) ($p) ($f) (true) ($h)]]; $($rest)*)
+    };
+    ($b:tt; [$i:tt $($is:tt)*]; [$o:ident $($os:tt)*]; [$($br:tt)*];
+        $p:pat = $f:expr => $h:expr $(, $($rest:tt)*)?) => {
+        $crate::__select_parse!($b; [$($is)*]; [$($os)*];
+            [$($br)* [($i) ($o) ($p) ($f) (true) ($h)]]; $($($rest)*)?)
+    };
+    ($b:tt; []; []; $($rest:tt)+) => {
+        ::core::compile_error!("select! takes at most 64 branches")
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_gen {
+    ($b:tt; [$([($i:tt) ($o:ident) ($p:pat) ($f:expr) ($c:expr) ($h:expr)])+]; $else:block) => {{
+        const __WEFT_BRANCHES: usize = 0 $(+ $crate::__select_one!($i))+;
+        let mut __weft_mask: u64 = 0;
+        // Every precondition first, then every future (disabled ones too).
+        $(
+            if !$c {
+                __weft_mask |= 1u64 << $i;
+            }
+        )+
+        $(
+            #[allow(unused_mut)]
+            let mut $o = ::core::option::Option::None;
+        )+
+        // The futures live in this block only: they are dropped before a
+        // handler runs.
+        #[allow(unused_variables, unreachable_patterns, clippy::modulo_one)]
+        let __weft_winner: ::core::option::Option<usize> = {
+            let mut __weft_futs = ::core::pin::pin!(($($crate::macros_support::into_future($f),)+));
+            let __weft_start = if $b {
+                0
+            } else {
+                $crate::macros_support::random_start(__WEFT_BRANCHES)
+            };
+            ::core::future::poll_fn(|cx| {
+                if $crate::macros_support::select_poll_budget(cx).is_pending() {
+                    return ::core::task::Poll::Pending;
+                }
+                let mut __weft_pending = false;
+                for __weft_k in 0..__WEFT_BRANCHES {
+                    let __weft_i = (__weft_start + __weft_k) % __WEFT_BRANCHES;
+                    if __weft_mask & (1u64 << __weft_i) != 0 {
+                        continue;
+                    }
+                    $(
+                        if __weft_i == $i {
+                            // SAFETY: the tuple is pinned on the stack and
+                            // never moved; each field is a structurally
+                            // pinned future.
+                            let __weft_fut = unsafe {
+                                __weft_futs.as_mut().map_unchecked_mut(|t| &mut t.$i)
+                            };
+                            match ::core::future::Future::poll(__weft_fut, cx) {
+                                ::core::task::Poll::Ready(__weft_v) => {
+                                    // A completed future is never polled again.
+                                    __weft_mask |= 1u64 << $i;
+                                    if ::core::matches!(&__weft_v, $p) {
+                                        $o = ::core::option::Option::Some(__weft_v);
+                                        return ::core::task::Poll::Ready(
+                                            ::core::option::Option::Some($i),
+                                        );
+                                    }
+                                }
+                                ::core::task::Poll::Pending => __weft_pending = true,
+                            }
+                        }
+                    )+
+                }
+                if __weft_pending {
+                    ::core::task::Poll::Pending
+                } else {
+                    ::core::task::Poll::Ready(::core::option::Option::None)
+                }
+            })
+            .await
+        };
+        #[allow(unreachable_patterns, unreachable_code)]
+        let __weft_result = match __weft_winner {
+            $(
+                ::core::option::Option::Some($i) => match $o {
+                    ::core::option::Option::Some($p) => $h,
+                    _ => ::core::unreachable!("select!: the winner's value did not match"),
+                },
+            )+
+            _ => $else,
+        };
+        __weft_result
+    }};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_one {
+    ($i:tt) => {
+        1
+    };
+}
