@@ -30,6 +30,7 @@ mod macros;
 mod scheduler;
 
 pub mod compat;
+pub mod fs;
 #[cfg(feature = "hyper")]
 pub mod hyper;
 pub mod io;

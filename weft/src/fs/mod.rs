@@ -1,0 +1,154 @@
+//! Filesystem operations, as `tokio::fs` offers them (part of issue #14).
+//!
+//! Owns: the free functions and [`ReadDir`]/[`DirEntry`]. Every operation
+//! runs the std call on the blocking pool (as Tokio does), so it never
+//! blocks a worker; the io_uring driver is meant to take them over later.
+//! `File` and `OpenOptions` are not here yet.
+//!
+//! Like every blocking-pool operation, these need a runtime: called outside
+//! one they panic, naming the fix.
+
+mod read_dir;
+
+pub use read_dir::{read_dir, DirEntry, ReadDir};
+
+use std::fs::{Metadata, Permissions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Run a blocking filesystem call on the blocking pool.
+pub(crate) async fn asyncify<F, T>(f: F) -> io::Result<T>
+where
+    F: FnOnce() -> io::Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    match crate::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) => Err(io::Error::other(format!(
+            "the blocking filesystem operation did not finish: {e}"
+        ))),
+    }
+}
+
+/// The whole contents of a file.
+///
+/// ```
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("weft-fs-doc-{}", std::process::id()));
+/// weft::fs::create_dir_all(&dir).await?;
+/// let file = dir.join("hello.txt");
+/// weft::fs::write(&file, b"hello").await?;
+/// assert_eq!(weft::fs::read(&file).await?, b"hello");
+/// assert_eq!(weft::fs::read_to_string(&file).await?, "hello");
+/// weft::fs::remove_dir_all(&dir).await?;
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::read(path)).await
+}
+
+/// The whole contents of a UTF-8 file.
+pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::read_to_string(path)).await
+}
+
+/// Create or truncate a file and write `contents` to it.
+pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    let path = path.as_ref().to_owned();
+    let contents = contents.as_ref().to_owned();
+    asyncify(move || std::fs::write(path, contents)).await
+}
+
+/// Copy a file's contents and permissions; returns the bytes copied.
+pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
+    let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
+    asyncify(move || std::fs::copy(from, to)).await
+}
+
+/// Rename a file or directory, replacing `to` if it exists.
+pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+    let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
+    asyncify(move || std::fs::rename(from, to)).await
+}
+
+/// Create a directory.
+pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::create_dir(path)).await
+}
+
+/// Create a directory and any missing parents.
+pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::create_dir_all(path)).await
+}
+
+/// Remove a file.
+pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::remove_file(path)).await
+}
+
+/// Remove an empty directory.
+pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::remove_dir(path)).await
+}
+
+/// Remove a directory and everything in it.
+pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::remove_dir_all(path)).await
+}
+
+/// A file's metadata, following symbolic links.
+pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::metadata(path)).await
+}
+
+/// A file's metadata, not following a final symbolic link.
+pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::symlink_metadata(path)).await
+}
+
+/// The absolute path with every link and `..` resolved.
+pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::canonicalize(path)).await
+}
+
+/// Create a hard link `link` to `original`.
+pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    let (original, link) = (original.as_ref().to_owned(), link.as_ref().to_owned());
+    asyncify(move || std::fs::hard_link(original, link)).await
+}
+
+/// Create a symbolic link `link` pointing at `original` (Unix).
+pub async fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    let (original, link) = (original.as_ref().to_owned(), link.as_ref().to_owned());
+    asyncify(move || std::os::unix::fs::symlink(original, link)).await
+}
+
+/// Where a symbolic link points.
+pub async fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::read_link(path)).await
+}
+
+/// Change a file's permissions.
+pub async fn set_permissions(path: impl AsRef<Path>, perm: Permissions) -> io::Result<()> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || std::fs::set_permissions(path, perm)).await
+}
+
+/// Whether `path` exists (an error if that cannot be told, e.g. no
+/// permission to look).
+pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || path.try_exists()).await
+}

@@ -1,0 +1,96 @@
+//! `weft::fs`: the free functions and `read_dir`, on every flavour (a
+//! first slice of issue #14).
+
+#[macro_use]
+mod support;
+
+rt_test! {
+    use std::path::PathBuf;
+
+    /// A fresh directory per test and flavour.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "weft-fs-{}-{:?}-{name}",
+            std::process::id(),
+            FLAVOR
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn write_read_copy_rename_remove() {
+        rt().block_on(async {
+            let dir = scratch("files");
+            weft::fs::create_dir_all(dir.join("sub/deeper")).await.unwrap();
+            let a = dir.join("a.txt");
+            weft::fs::write(&a, "contents").await.unwrap();
+            assert_eq!(weft::fs::read_to_string(&a).await.unwrap(), "contents");
+            assert_eq!(weft::fs::copy(&a, dir.join("b.txt")).await.unwrap(), 8);
+            weft::fs::rename(dir.join("b.txt"), dir.join("sub/c.txt")).await.unwrap();
+            assert_eq!(weft::fs::read(dir.join("sub/c.txt")).await.unwrap(), b"contents");
+            assert_eq!(weft::fs::metadata(&a).await.unwrap().len(), 8);
+            assert!(weft::fs::try_exists(&a).await.unwrap());
+            weft::fs::remove_file(&a).await.unwrap();
+            assert!(!weft::fs::try_exists(&a).await.unwrap());
+            let err = weft::fs::read(&a).await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+            weft::fs::remove_dir(dir.join("sub/deeper")).await.unwrap();
+            weft::fs::remove_dir_all(&dir).await.unwrap();
+            assert!(!dir.exists());
+        });
+    }
+
+    #[test]
+    fn links_and_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        rt().block_on(async {
+            let dir = scratch("links");
+            weft::fs::create_dir(&dir).await.unwrap();
+            let target = dir.join("target");
+            weft::fs::write(&target, b"t").await.unwrap();
+            weft::fs::symlink(&target, dir.join("sym")).await.unwrap();
+            weft::fs::hard_link(&target, dir.join("hard")).await.unwrap();
+            assert_eq!(weft::fs::read_link(dir.join("sym")).await.unwrap(), target);
+            assert!(weft::fs::symlink_metadata(dir.join("sym"))
+                .await
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            assert_eq!(
+                weft::fs::canonicalize(dir.join("sym")).await.unwrap(),
+                std::fs::canonicalize(&target).unwrap()
+            );
+            weft::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600))
+                .await
+                .unwrap();
+            let mode = weft::fs::metadata(&target).await.unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            weft::fs::remove_dir_all(&dir).await.unwrap();
+        });
+    }
+
+    #[test]
+    fn read_dir_yields_every_entry_across_batches() {
+        rt().block_on(async {
+            let dir = scratch("listing");
+            weft::fs::create_dir(&dir).await.unwrap();
+            // More than one batch of 32.
+            for i in 0..70 {
+                weft::fs::write(dir.join(format!("f{i:02}")), b"").await.unwrap();
+            }
+            let mut entries = weft::fs::read_dir(&dir).await.unwrap();
+            let mut names = Vec::new();
+            while let Some(entry) = entries.next_entry().await.unwrap() {
+                assert!(entry.file_type().await.unwrap().is_file());
+                assert_eq!(entry.path(), dir.join(entry.file_name()));
+                names.push(entry.file_name().into_string().unwrap());
+            }
+            names.sort();
+            let expected: Vec<_> = (0..70).map(|i| format!("f{i:02}")).collect();
+            assert_eq!(names, expected);
+            assert!(entries.next_entry().await.unwrap().is_none());
+            weft::fs::remove_dir_all(&dir).await.unwrap();
+        });
+    }
+}
