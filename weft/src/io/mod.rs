@@ -80,6 +80,7 @@ pub(crate) use forward_writes_to_inner;
 mod async_fd;
 pub(crate) mod poll_evented;
 mod read_buf;
+mod stdio;
 mod traits;
 pub mod util;
 
@@ -97,6 +98,7 @@ pub mod unix {
 }
 pub use read_buf::ReadBuf;
 pub use std::io::{Error, ErrorKind, IoSlice, IoSliceMut, Result, SeekFrom};
+pub use stdio::{stderr, stdin, stdout, Stderr, Stdin, Stdout};
 pub use traits::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite};
 
 pub use util::{
