@@ -1,11 +1,14 @@
-//! Signals: [`ctrl_c`].
+//! Signals: [`ctrl_c`] and [`unix::signal`].
 //!
 //! Owns: turning a Unix signal into readiness on the I/O driver. Each
-//! waiting `ctrl_c` future owns a socket pair and a registered signal
-//! action that writes one byte to the pair's sending end; the receiving
-//! end is registered with the reactor like any socket. Writing to a socket
-//! is async-signal-safe, which is all the handler does. The action is
-//! unregistered when the future completes or is dropped.
+//! waiting `ctrl_c` future, and each [`unix::Signal`], owns a socket pair
+//! and a registered signal action that writes one byte to the pair's
+//! sending end; the receiving end is registered with the reactor like any
+//! socket. Writing to a socket is async-signal-safe, which is all the
+//! handler does. The action is unregistered when the future completes or
+//! the listener is dropped.
+
+pub mod unix;
 
 use crate::io::poll_evented::PollEvented;
 use crate::io::Interest;

@@ -1,0 +1,199 @@
+//! `signal::unix`: listen for any Unix signal, as `tokio::signal::unix`
+//! does (part of issue #14).
+//!
+//! Owns: [`Signal`] (one listener: its socket pair, the registered action
+//! and the registration of the receiving end) and [`SignalKind`]. A
+//! listener sees every delivery from its creation on; deliveries that
+//! arrive before a `recv` are kept (coalesced: several deliveries between
+//! two `recv`s may be seen as one, as in Tokio). Several listeners of one
+//! signal each see it.
+//!
+//! One difference from Tokio: Tokio never uninstalls its handler, so once a
+//! program has listened for, say, `SIGTERM`, the signal no longer
+//! terminates it; weft's action goes away with the last listener, and the
+//! default behaviour comes back.
+
+use crate::io::poll_evented::PollEvented;
+use crate::io::Interest;
+use crate::runtime::io::scheduled_io::Direction;
+use std::fmt;
+use std::future::poll_fn;
+use std::io::{self, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::task::{Context, Poll};
+
+/// Which signal to listen for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SignalKind(libc::c_int);
+
+impl SignalKind {
+    /// Any signal by number (`libc::SIGUSR1`, ...). Listening for `SIGKILL`,
+    /// `SIGSTOP` or a fault signal (`SIGSEGV`, `SIGILL`, `SIGFPE`) fails.
+    pub const fn from_raw(signum: std::os::raw::c_int) -> SignalKind {
+        SignalKind(signum)
+    }
+
+    /// The signal's number.
+    pub const fn as_raw_value(&self) -> std::os::raw::c_int {
+        self.0
+    }
+
+    /// `SIGALRM`.
+    pub const fn alarm() -> SignalKind {
+        SignalKind(libc::SIGALRM)
+    }
+
+    /// `SIGCHLD`.
+    pub const fn child() -> SignalKind {
+        SignalKind(libc::SIGCHLD)
+    }
+
+    /// `SIGHUP`.
+    pub const fn hangup() -> SignalKind {
+        SignalKind(libc::SIGHUP)
+    }
+
+    /// `SIGINT`.
+    pub const fn interrupt() -> SignalKind {
+        SignalKind(libc::SIGINT)
+    }
+
+    /// `SIGIO`.
+    pub const fn io() -> SignalKind {
+        SignalKind(libc::SIGIO)
+    }
+
+    /// `SIGPIPE`.
+    pub const fn pipe() -> SignalKind {
+        SignalKind(libc::SIGPIPE)
+    }
+
+    /// `SIGQUIT`.
+    pub const fn quit() -> SignalKind {
+        SignalKind(libc::SIGQUIT)
+    }
+
+    /// `SIGTERM`.
+    pub const fn terminate() -> SignalKind {
+        SignalKind(libc::SIGTERM)
+    }
+
+    /// `SIGUSR1`.
+    pub const fn user_defined1() -> SignalKind {
+        SignalKind(libc::SIGUSR1)
+    }
+
+    /// `SIGUSR2`.
+    pub const fn user_defined2() -> SignalKind {
+        SignalKind(libc::SIGUSR2)
+    }
+
+    /// `SIGWINCH`.
+    pub const fn window_change() -> SignalKind {
+        SignalKind(libc::SIGWINCH)
+    }
+}
+
+impl From<std::os::raw::c_int> for SignalKind {
+    fn from(signum: std::os::raw::c_int) -> SignalKind {
+        SignalKind::from_raw(signum)
+    }
+}
+
+impl From<SignalKind> for std::os::raw::c_int {
+    fn from(kind: SignalKind) -> std::os::raw::c_int {
+        kind.as_raw_value()
+    }
+}
+
+/// A listener for one kind of signal; see [`signal`].
+pub struct Signal {
+    receiver: PollEvented<mio::net::UnixStream>,
+    id: signal_hook_registry::SigId,
+}
+
+/// Listen for `kind`: from now on, each delivery of the signal makes
+/// [`Signal::recv`] complete.
+///
+/// # Errors
+/// For a signal that cannot be caught (`SIGKILL`, `SIGSTOP`, fault signals).
+///
+/// # Panics
+/// Outside a runtime with the I/O driver.
+///
+/// ```
+/// use weft::signal::unix::{signal, SignalKind};
+///
+/// # weft::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let mut usr1 = signal(SignalKind::user_defined1())?;
+/// // SAFETY (for the example): raising a signal someone listens for.
+/// unsafe { libc::raise(libc::SIGUSR1) };
+/// assert_eq!(usr1.recv().await, Some(()));
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+#[track_caller]
+pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    // These cannot be caught, or catching them could not be made safe.
+    const FORBIDDEN: [libc::c_int; 5] = [
+        libc::SIGKILL,
+        libc::SIGSTOP,
+        libc::SIGILL,
+        libc::SIGFPE,
+        libc::SIGSEGV,
+    ];
+    if kind.0 < 0 || FORBIDDEN.contains(&kind.0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("signal {} cannot be listened for", kind.0),
+        ));
+    }
+    let (receiver, sender) = UnixStream::pair()?;
+    receiver.set_nonblocking(true)?;
+    sender.set_nonblocking(true)?;
+    let receiver = PollEvented::new_with_interest(
+        mio::net::UnixStream::from_std(receiver),
+        Interest::READABLE,
+    )?;
+    let action = move || {
+        // A full buffer means a wake-up is already pending.
+        let _ = (&sender).write(&[1]);
+    };
+    // SAFETY: the action only calls `write(2)` on a socket it owns, which
+    // is async-signal-safe; it allocates nothing and takes no lock.
+    let id = unsafe { signal_hook_registry::register(kind.0, action) }?;
+    Ok(Signal { receiver, id })
+}
+
+impl Signal {
+    /// Wait for the next delivery. Always `Some(())` (the stream of
+    /// deliveries never ends); `Option` for Tokio's signature. Cancel-safe.
+    pub async fn recv(&mut self) -> Option<()> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Poll-style [`Signal::recv`].
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
+        let receiver = &self.receiver;
+        let mut drain = [0u8; 64];
+        match receiver
+            .registration()
+            .poll_io(cx, Direction::Read, || (&**receiver).read(&mut drain))
+        {
+            Poll::Ready(_) => Poll::Ready(Some(())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        signal_hook_registry::unregister(self.id);
+    }
+}
+
+impl fmt::Debug for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Signal").finish_non_exhaustive()
+    }
+}

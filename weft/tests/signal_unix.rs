@@ -1,0 +1,48 @@
+//! `weft::signal::unix` (a slice of issue #14): a listener sees a signal
+//! raised after it was created, even before it calls `recv`; several
+//! listeners of one signal each see it; uncatchable signals are refused.
+//! One test function, since signals are process-wide.
+
+use std::time::Duration;
+use weft::signal::unix::{signal, SignalKind};
+
+#[test]
+fn signals_reach_every_listener() {
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut first = signal(SignalKind::user_defined2()).unwrap();
+        let mut second = signal(SignalKind::user_defined2()).unwrap();
+        // Delivered before anyone waits: kept for the next recv.
+        // SAFETY: raising a signal that has listeners (the actions above).
+        assert_eq!(unsafe { libc::raise(libc::SIGUSR2) }, 0);
+        let limit = Duration::from_secs(10);
+        assert_eq!(
+            weft::time::timeout(limit, first.recv()).await.unwrap(),
+            Some(())
+        );
+        assert_eq!(
+            weft::time::timeout(limit, second.recv()).await.unwrap(),
+            Some(())
+        );
+        // Nothing more is pending.
+        let extra = weft::time::timeout(Duration::from_millis(20), first.recv()).await;
+        assert!(extra.is_err(), "a single delivery was seen twice");
+
+        // A waiting listener is woken by a later delivery.
+        let waiter = weft::spawn(async move { first.recv().await });
+        weft::time::sleep(Duration::from_millis(10)).await;
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::raise(libc::SIGUSR2) }, 0);
+        assert_eq!(
+            weft::time::timeout(limit, waiter).await.unwrap().unwrap(),
+            Some(())
+        );
+
+        assert!(signal(SignalKind::from_raw(libc::SIGKILL)).is_err());
+        assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
+    });
+}
