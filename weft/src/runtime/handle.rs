@@ -76,6 +76,16 @@ impl fmt::Debug for EnterGuard<'_> {
     }
 }
 
+/// The scheduler a runtime runs (`Handle::runtime_flavor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    /// `Builder::new_current_thread`.
+    CurrentThread,
+    /// `Builder::new_multi_thread`.
+    MultiThread,
+}
+
 impl Handle {
     /// The handle of the runtime this thread is in.
     ///
@@ -142,6 +152,22 @@ impl Handle {
         EnterGuard {
             _guard: context::set_current(&self.inner),
             _marker: PhantomData,
+        }
+    }
+
+    /// Which scheduler this runtime runs.
+    ///
+    /// ```
+    /// use weft::runtime::{Builder, RuntimeFlavor};
+    ///
+    /// let rt = Builder::new_current_thread().build().unwrap();
+    /// assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+    /// ```
+    pub fn runtime_flavor(&self) -> RuntimeFlavor {
+        if self.inner.is_current_thread() {
+            RuntimeFlavor::CurrentThread
+        } else {
+            RuntimeFlavor::MultiThread
         }
     }
 

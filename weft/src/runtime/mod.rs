@@ -28,7 +28,7 @@ pub(crate) mod park_thread;
 mod runtime;
 
 pub use self::builder::{Builder, WORKER_THREADS_ENV};
-pub use self::handle::{EnterGuard, Handle, TryCurrentError};
+pub use self::handle::{EnterGuard, Handle, RuntimeFlavor, TryCurrentError};
 pub use self::local_runtime::{LocalOptions, LocalRuntime};
 pub(crate) use self::long_poll::LongPollHook;
 pub use self::long_poll::LongPollInfo;

@@ -274,6 +274,58 @@ impl<T: Send + 'static> JoinSet<T> {
     }
 }
 
+impl<T: 'static> JoinSet<T> {
+    /// Spawn a `!Send` future into the set, on the current
+    /// [`LocalSet`](super::LocalSet) or `LocalRuntime`.
+    ///
+    /// # Panics
+    /// Outside a `LocalSet`.
+    #[track_caller]
+    pub fn spawn_local<F>(&mut self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.insert(super::spawn_local(future))
+    }
+
+    /// Spawn a `!Send` future into the set, on `local`.
+    #[track_caller]
+    pub fn spawn_local_on<F>(&mut self, future: F, local: &super::LocalSet) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.insert(local.spawn_local(future))
+    }
+}
+
+/// Spawns every future into a new set (on the current runtime).
+impl<T, F> FromIterator<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    #[track_caller]
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        let mut set = JoinSet::new();
+        set.extend(iter);
+        set
+    }
+}
+
+/// Spawns every future into the set (on the current runtime).
+impl<T, F> Extend<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    #[track_caller]
+    fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
+        for future in iter {
+            self.spawn(future);
+        }
+    }
+}
+
 impl<T> Drop for JoinSet<T> {
     fn drop(&mut self) {
         self.abort_all();

@@ -342,6 +342,27 @@ pub struct Receiver<T> {
     next: u64,
 }
 
+impl<T: Clone> Sender<T> {
+    /// A sender with no receiver yet; make receivers with
+    /// [`Sender::subscribe`]. (Tokio's `broadcast::Sender::new`.)
+    ///
+    /// # Panics
+    /// As [`channel`]: a capacity of zero, or above `usize::MAX / 2`.
+    ///
+    /// ```
+    /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let tx = weft::sync::broadcast::Sender::new(4);
+    /// let mut rx = tx.subscribe();
+    /// tx.send(7).unwrap();
+    /// assert_eq!(rx.recv().await.unwrap(), 7);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn new(capacity: usize) -> Sender<T> {
+        channel(capacity).0
+    }
+}
+
 impl<T> Sender<T> {
     /// Sends a value to every current receiver.
     ///

@@ -293,6 +293,19 @@ impl<T: fmt::Debug> fmt::Debug for Ref<'_, T> {
 }
 
 impl<T> Sender<T> {
+    /// A sender with no receiver yet; make receivers with
+    /// [`Sender::subscribe`]. (Tokio's `watch::Sender::new`.)
+    ///
+    /// ```
+    /// let tx = weft::sync::watch::Sender::new(1);
+    /// let rx = tx.subscribe();
+    /// tx.send(2).unwrap();
+    /// assert_eq!(*rx.borrow(), 2);
+    /// ```
+    pub fn new(init: T) -> Sender<T> {
+        channel(init).0
+    }
+
     /// Sends a new value, notifying every receiver.
     ///
     /// Fails, giving the value back, if there are no receivers; the stored
