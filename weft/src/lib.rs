@@ -35,6 +35,7 @@ pub mod fs;
 pub mod hyper;
 pub mod io;
 pub mod net;
+pub mod process;
 pub mod runtime;
 pub mod signal;
 pub mod sync;

@@ -1,5 +1,5 @@
 //! Unix-domain sockets: [`UnixListener`], [`UnixStream`] (with its split
-//! halves) and [`UnixDatagram`].
+//! halves), [`UnixDatagram`] and [`pipe`] (pipes and FIFOs).
 //!
 //! Owns: the Unix socket types, registered with the I/O driver like the
 //! TCP and UDP ones, the credentials type [`UCred`], and the rule for what
@@ -9,6 +9,7 @@
 
 mod datagram;
 mod listener;
+pub mod pipe;
 mod split;
 mod stream;
 mod ucred;
