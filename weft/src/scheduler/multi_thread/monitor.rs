@@ -8,9 +8,15 @@
 //! Invariants:
 //! - **The hot path only stamps.** A worker writes its stamp at the start
 //!   and end of every poll: plain stores to a cache line only it writes.
-//!   `seq` is odd while a poll runs; the task's id and spawn location are
-//!   stored before `seq` turns odd (`Release`), so a reader that sees an odd
-//!   `seq`, reads them, and sees the same `seq` again has read that poll's.
+//!   `seq` is odd while a poll runs. The stamp is a seqlock with one
+//!   writer: the task's id and spawn location are stored before `seq`
+//!   turns odd (`Release`), after a `Release` fence that orders them after
+//!   the previous poll's closing `seq`; a reader that saw an odd `seq`
+//!   (`Acquire`), reads them, and after an `Acquire` fence sees the same
+//!   `seq` again has read that poll's and not the next one's (the fences
+//!   pair up whenever the reader read a newer poll's value). Both fences
+//!   cost nothing on x86 and ARM's `dmb ishst`/`ishld` elsewhere. Modelled
+//!   in `loom_stamp` below.
 //! - **Stuck means the same odd `seq` twice.** The monitor samples every
 //!   `period`: 1 ms (at most a quarter of the threshold) after a sample
 //!   that found a worker in the same poll twice, or in a poll with queued
@@ -38,10 +44,10 @@
 use super::queue;
 use super::Handle;
 use crate::coop;
+use crate::loom::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use crate::runtime::{LongPollHook, LongPollInfo};
 use crate::task::Notified;
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -67,9 +73,16 @@ impl PollStamp {
     #[inline]
     pub(crate) fn begin(&self, task: &Notified<Arc<Handle>>) {
         let header = task.header();
-        self.task_id.store(header.id().as_u64(), Ordering::Relaxed);
+        self.begin_raw(header.id().as_u64(), header.spawned_at());
+    }
+
+    #[inline]
+    fn begin_raw(&self, task_id: u64, spawned_at: &'static Location<'static>) {
+        // Pairs with the fence in `task_of` (module doc).
+        fence(Ordering::Release);
+        self.task_id.store(task_id, Ordering::Relaxed);
         self.spawned_at
-            .store(header.spawned_at() as *const _ as *mut _, Ordering::Relaxed);
+            .store(spawned_at as *const _ as *mut _, Ordering::Relaxed);
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq | 1, Ordering::Release);
     }
@@ -81,11 +94,14 @@ impl PollStamp {
         self.seq.store((seq | 1) + 1, Ordering::Release);
     }
 
-    /// The task of the poll numbered `seq`, if that poll is still running.
+    /// The task of the poll numbered `seq` (read with `Acquire`), if that
+    /// poll is still running.
     fn task_of(&self, seq: u64) -> Option<(u64, &'static Location<'static>)> {
         let id = self.task_id.load(Ordering::Relaxed);
         let at = self.spawned_at.load(Ordering::Relaxed);
-        if self.seq.load(Ordering::Acquire) != seq || at.is_null() {
+        // Pairs with the fence in `begin_raw` (module doc).
+        fence(Ordering::Acquire);
+        if self.seq.load(Ordering::Relaxed) != seq || at.is_null() {
             return None;
         }
         // SAFETY: non-null values come from `&'static Location` in `begin`.
@@ -280,8 +296,8 @@ fn run(handle: Weak<Handle>) {
     }
 }
 
-/// Worker `index` is in the same poll as a period ago: move its stranded
-/// slot task where others can run it, and wake a sleeper for its queue.
+/// Worker `index` is in the same poll as a period ago: wake a sleeper to
+/// steal its queue.
 fn rescue_queued(handle: &Arc<Handle>, index: usize) {
     let remote = &handle.remotes[index];
     if !remote.steal.is_empty() {
@@ -345,4 +361,62 @@ fn rescue(handle: Weak<Handle>) {
         let _ = handle.inject.push(task);
     }
     monitor.rescuing.store(false, Ordering::Release);
+}
+
+#[cfg(all(test, loom))]
+mod loom_stamp {
+    //! The stamp's seqlock: a monitor that sampled an odd `seq` and then
+    //! asks `task_of(seq)` gets that poll's task or `None`, never the task
+    //! of the poll before or after it, whatever the worker does meanwhile.
+    //! Removing either fence, or the re-read of `seq`, makes loom find a
+    //! reader that pairs poll 1's `seq` with poll 2's task. The reader is a
+    //! spawned thread: run on the model's main thread, its first load was
+    //! never scheduled after the worker's stores, and the model passed
+    //! without checking anything.
+
+    use super::PollStamp;
+    use crate::loom::Arc;
+    use std::panic::Location;
+    use std::sync::atomic::Ordering;
+
+    #[track_caller]
+    fn here() -> &'static Location<'static> {
+        Location::caller()
+    }
+
+    #[test]
+    fn loom_poll_stamp_reader_never_mixes_two_polls() {
+        loom::model(|| {
+            let first = here();
+            let second = here();
+            let stamp = Arc::new(PollStamp::new());
+            let worker = {
+                let stamp = stamp.clone();
+                loom::thread::spawn(move || {
+                    stamp.begin_raw(1, first);
+                    stamp.end();
+                    stamp.begin_raw(2, second);
+                })
+            };
+            let reader = loom::thread::spawn({
+                let stamp = stamp.clone();
+                move || {
+                    let seq = stamp.seq.load(Ordering::Acquire);
+                    if seq & 1 == 1 {
+                        let expected = if seq == 1 { (1, first) } else { (2, second) };
+                        if let Some((id, at)) = stamp.task_of(seq) {
+                            assert_eq!(
+                                (id, at),
+                                expected,
+                                "seq {seq} read with another poll's task"
+                            );
+                        }
+                    }
+                }
+            });
+            reader.join().unwrap();
+            worker.join().unwrap();
+            assert_eq!(stamp.task_of(3), Some((2, second)));
+        });
+    }
 }
