@@ -79,6 +79,14 @@ impl Instant {
     pub(crate) fn far_future() -> Instant {
         Instant::now() + Duration::from_secs(86_400 * 365 * 30)
     }
+
+    /// `self + d`, or [`far_future`](Self::far_future) ("never") when that
+    /// is past the clock's range: `sleep(Duration::MAX)` and the like must
+    /// not panic. Every timer deadline computed from a duration goes
+    /// through here.
+    pub(crate) fn saturating_add_or_never(self, d: Duration) -> Instant {
+        self.checked_add(d).unwrap_or_else(Instant::far_future)
+    }
 }
 
 impl From<std::time::Instant> for Instant {

@@ -68,21 +68,15 @@ pub enum MissedTickBehavior {
 impl MissedTickBehavior {
     fn next_deadline(self, missed: Instant, now: Instant, period: Duration) -> Instant {
         match self {
-            MissedTickBehavior::Burst => deadline_after(missed, period),
-            MissedTickBehavior::Delay => deadline_after(now, period),
+            MissedTickBehavior::Burst => missed.saturating_add_or_never(period),
+            MissedTickBehavior::Delay => now.saturating_add_or_never(period),
             MissedTickBehavior::Skip => {
                 let late = (now - missed).as_nanos();
                 let into_period = late % period.as_nanos();
-                deadline_after(now, period - Duration::from_nanos(into_period as u64))
+                now.saturating_add_or_never(period - Duration::from_nanos(into_period as u64))
             }
         }
     }
-}
-
-/// `from + d`, or "never" (the far future the timers use) when that
-/// is past the clock's range: `interval(Duration::MAX)` must not panic.
-fn deadline_after(from: Instant, d: Duration) -> Instant {
-    from.checked_add(d).unwrap_or_else(Instant::far_future)
 }
 
 /// Ticks at a fixed period; created by [`interval`] or [`interval_at`].
@@ -110,7 +104,7 @@ impl Interval {
             self.missed_tick_behavior
                 .next_deadline(scheduled, now, self.period)
         } else {
-            deadline_after(scheduled, self.period)
+            scheduled.saturating_add_or_never(self.period)
         };
         Pin::new(&mut self.delay).reset(next);
         Poll::Ready(scheduled)
@@ -118,7 +112,7 @@ impl Interval {
 
     /// Restart: the next tick is one period from now.
     pub fn reset(&mut self) {
-        Pin::new(&mut self.delay).reset(deadline_after(Instant::now(), self.period));
+        Pin::new(&mut self.delay).reset(Instant::now().saturating_add_or_never(self.period));
     }
 
     /// The next tick completes at once.
@@ -128,7 +122,7 @@ impl Interval {
 
     /// The next tick is `after` from now.
     pub fn reset_after(&mut self, after: Duration) {
-        Pin::new(&mut self.delay).reset(deadline_after(Instant::now(), after));
+        Pin::new(&mut self.delay).reset(Instant::now().saturating_add_or_never(after));
     }
 
     /// The next tick is at `deadline`.

@@ -33,9 +33,7 @@ use std::time::Duration;
 pub fn sleep(duration: Duration) -> Sleep {
     let driver = time_driver();
     let now = Instant::now();
-    let deadline = now
-        .checked_add(duration)
-        .unwrap_or_else(Instant::far_future);
+    let deadline = now.saturating_add_or_never(duration);
     Sleep::new(driver, deadline)
 }
 

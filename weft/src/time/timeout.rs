@@ -32,9 +32,7 @@ use std::time::Duration;
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    let deadline = Instant::now()
-        .checked_add(duration)
-        .unwrap_or_else(Instant::far_future);
+    let deadline = Instant::now().saturating_add_or_never(duration);
     timeout_at(deadline, future)
 }
 
