@@ -1,19 +1,16 @@
 //! Signals: [`ctrl_c`] and [`unix::signal`].
 //!
 //! Owns: turning a Unix signal into readiness on the I/O driver. Each
-//! waiting `ctrl_c` future, and each [`unix::Signal`], owns a socket pair
-//! and a registered signal action that writes one byte to the pair's
-//! sending end; the receiving end is registered with the reactor like any
-//! socket. Writing to a socket is async-signal-safe, which is all the
-//! handler does. The action is unregistered when the future completes or
-//! the listener is dropped.
+//! listener ([`unix::Signal`], and the one inside a waiting `ctrl_c`
+//! future) owns a socket pair and a registered signal action that writes
+//! one byte to the pair's sending end; the receiving end is registered
+//! with the reactor like any socket. Writing to a socket is
+//! async-signal-safe, which is all the handler does. The action is
+//! unregistered when the listener is dropped.
 
 pub mod unix;
 
-use crate::io::poll_evented::PollEvented;
-use crate::io::Interest;
-use std::io::{self, Read, Write};
-use std::os::unix::net::UnixStream;
+use std::io;
 
 /// Wait for the next `SIGINT` (Ctrl-C) delivered to the process.
 ///
@@ -31,32 +28,7 @@ use std::os::unix::net::UnixStream;
 /// }
 /// ```
 pub async fn ctrl_c() -> io::Result<()> {
-    let (receiver, sender) = UnixStream::pair()?;
-    receiver.set_nonblocking(true)?;
-    sender.set_nonblocking(true)?;
-    let receiver = PollEvented::new_with_interest(
-        mio::net::UnixStream::from_std(receiver),
-        Interest::READABLE,
-    )?;
-    let action = move || {
-        // A full buffer means a wake-up is already pending.
-        let _ = (&sender).write(&[1]);
-    };
-    // SAFETY: the action only calls `write(2)` on a socket it owns, which
-    // is async-signal-safe; it allocates nothing and takes no lock.
-    let id = unsafe { signal_hook_registry::register(libc::SIGINT, action) }?;
-    struct Unregister(signal_hook_registry::SigId);
-    impl Drop for Unregister {
-        fn drop(&mut self) {
-            signal_hook_registry::unregister(self.0);
-        }
-    }
-    let _unregister = Unregister(id);
-    let mut byte = [0u8; 1];
-    receiver
-        .registration()
-        .async_io(Interest::READABLE, || (&*receiver).read(&mut byte))
-        .await?;
+    unix::signal(unix::SignalKind::interrupt())?.recv().await;
     Ok(())
 }
 
