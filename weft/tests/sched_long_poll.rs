@@ -3,8 +3,8 @@
 //! runs on time, and the long-poll hook reports the task with its spawn
 //! location. Each test runs on 1, 2 and 4 workers.
 //!
-//! (A task left in the blocked worker's LIFO slot still waits for the poll
-//! to end: the slot is the owner's alone, see the worker module doc.)
+//! A task left in the blocked worker's LIFO slot is stolen by the monitor
+//! (`sched_stranded.rs` tests that).
 //!
 //! Timing bounds are far from what the mechanism needs (it acts within a
 //! monitoring period, or the threshold), so a loaded CI machine does not
@@ -43,8 +43,8 @@ fn timer_and_socket_behind_a_blocked_worker(workers: usize) {
                 Instant::now()
             });
             // Each spawn goes to this worker's LIFO slot and pushes the one
-            // before to its queue: this one keeps the slot (and waits for
-            // the block to end), so the two above are in the queue.
+            // before to its queue: this one takes the slot, so the two
+            // above are in the queue.
             let slot_holder = weft::spawn(async {});
             let writer = std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(100));

@@ -60,11 +60,16 @@ impl WorkerStats {
 pub(crate) struct SchedulerMetrics {
     pub(crate) remote_schedule_count: AtomicU64,
     pub(crate) budget_forced_yield_count: AtomicU64,
+    pub(crate) lifo_steal_count: AtomicU64,
 }
 
 impl SchedulerMetrics {
     pub(crate) fn inc_remote_schedule(&self) {
         self.remote_schedule_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn inc_lifo_steal(&self) {
+        self.lifo_steal_count.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn inc_budget_forced_yield(&self) {
@@ -149,6 +154,16 @@ impl RuntimeMetrics {
     /// cancelled or completed one frees its entry at once).
     pub fn num_timer_entries(&self) -> usize {
         self.handle.driver().time().map_or(0, |t| t.entry_count())
+    }
+
+    /// Tasks the long-poll monitor took out of the LIFO slot of a worker
+    /// stuck in one poll, so another worker could run them (multi_thread;
+    /// 0 elsewhere). Message-passing workloads should see none.
+    pub fn lifo_steal_count(&self) -> u64 {
+        self.handle
+            .scheduler_metrics()
+            .lifo_steal_count
+            .load(Ordering::Relaxed)
     }
 
     /// Tasks scheduled from outside the runtime's worker threads.

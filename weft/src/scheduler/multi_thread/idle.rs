@@ -121,6 +121,15 @@ impl Idle {
         true
     }
 
+    /// Whether any worker is unparked. A read-modify-write, so that it takes
+    /// part in the total order of the counts' updates: the long-poll
+    /// monitor reads it after announcing that it goes dormant, and a worker
+    /// counted unparked reads that announcement after its update (see
+    /// `Monitor::wait`).
+    pub(super) fn any_unparked(&self) -> bool {
+        unparked(self.state.fetch_add(0, Ordering::SeqCst)) > 0
+    }
+
     /// Whether the worker is still on the sleepers list (not chosen to wake).
     pub(super) fn is_parked(&self, worker: usize) -> bool {
         lock(&self.sleepers).contains(&worker)

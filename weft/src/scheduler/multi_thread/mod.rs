@@ -12,6 +12,7 @@
 //! can be polled after that point, because polling needs a core.
 
 mod idle;
+mod lifo;
 #[cfg(all(test, loom))]
 mod loom_idle;
 mod monitor;
@@ -62,6 +63,8 @@ struct Remote {
     unpark: Unparker,
     /// Written by the worker around each poll, read by the monitor.
     stamp: monitor::PollStamp,
+    /// The worker's LIFO slot, which the monitor may steal from.
+    lifo: Arc<lifo::LifoSlot<Notified<Arc<Handle>>>>,
 }
 
 impl MultiThread {
@@ -75,17 +78,22 @@ impl MultiThread {
         let mut remotes = Vec::with_capacity(num_workers);
         for index in 0..num_workers {
             let (core, steal, unpark) = Core::new(index, &config, drivers.shared.clone());
+            let lifo = core.lifo_slot();
             cores.push(core);
             remotes.push(Remote {
                 steal,
                 unpark,
                 stamp: monitor::PollStamp::new(),
+                lifo,
             });
         }
         let monitor = config
             .long_poll
             .clone()
             .map(|c| Arc::new(monitor::Monitor::new(c)));
+        if monitor.is_some() {
+            lifo::prepare_steals();
+        }
         let handle = Arc::new(Handle {
             remotes: remotes.into_boxed_slice(),
             inject: Inject::new(),

@@ -18,16 +18,23 @@
 //!   cost nothing on x86 and ARM's `dmb ishst`/`ishld` elsewhere. Modelled
 //!   in `loom_stamp` below.
 //! - **Stuck means the same odd `seq` twice.** The monitor samples every
-//!   `period`: 1 ms (at most a quarter of the threshold) after a sample
-//!   that found a worker in the same poll twice, or in a poll with queued
-//!   work behind it; otherwise doubling each sample up to a quarter of the
-//!   threshold, as Go's `sysmon` backs off. A worker whose
+//!   `period`: [`LIFO_RECHECK`] after a sample that found a worker in a
+//!   poll with a task in its LIFO slot (so a task stranded there is stolen
+//!   a quarter of a millisecond later), unless such a re-check found
+//!   nothing in the last [`LIFO_RECHECK_COOLDOWN`] samples (message
+//!   passing fills the slot during most polls, and each wake-up of the
+//!   monitor costs its CPU ~10 µs on this machine's VM); 500 µs (at most
+//!   a quarter of the threshold) after one that found a worker in the same
+//!   poll twice, or in a poll with queued work behind it; otherwise
+//!   doubling each sample up to [`MAX_PERIOD`] (1 ms), as Go's `sysmon`
+//!   backs off. A worker whose
 //!   `seq` is odd and unchanged since the last sample has been in one poll
 //!   for at least a period; the duration reported is measured from the
 //!   first sample that saw it (so it is low by less than one period).
 //! - **What the monitor moves.** For a worker in the same poll across a
-//!   period, it wakes a sleeping worker if the stuck one has queued work to
-//!   steal (its LIFO slot stays its own: see the worker module doc). Past
+//!   period, it steals the task in its LIFO slot onto the inject queue
+//!   (lifo.rs: the owner pays no atomic read-modify-write for this) and
+//!   wakes a sleeping worker if the stuck one has work to take. Past
 //!   the threshold it counts a long poll, calls
 //!   the user's hook once per poll, and, if no other worker is free to help
 //!   (a one-worker runtime, or every worker stuck), starts one rescue
@@ -36,10 +43,15 @@
 //!   queue), and polls the drivers, until no worker is stuck.
 //! - **Sleeping.** After ten samples in a row in which no worker polled
 //!   anything, the monitor sleeps until a worker leaves its park or a
-//!   searching worker finds work (`wake_if_dormant`: one relaxed load on
-//!   those two paths, which every worker passes before it polls again), or
-//!   100 ms pass: a kick that raced with falling asleep is late by at most
-//!   that, and an idle runtime costs ten wake-ups a second.
+//!   searching worker finds work (`wake_if_dormant`: one load on those two
+//!   paths, which every worker passes before it polls again), or 100 ms
+//!   pass (so an idle runtime costs ten wake-ups a second). No kick is
+//!   lost to a race with falling asleep: the monitor stores `dormant` and
+//!   then reads the idle counts, a worker is counted unparked before it
+//!   reads `dormant`, all `SeqCst` (Dekker's handshake), so either the
+//!   monitor sees an unparked worker and stays awake, or the worker sees
+//!   `dormant` and kicks it. (Before, a lost kick left a task stranded in a
+//!   LIFO slot for up to 100 ms.)
 
 use super::queue;
 use super::Handle;
@@ -144,13 +156,23 @@ struct Seen {
 }
 
 const QUIET_SAMPLES_BEFORE_SLEEP: u32 = 10;
+/// The sampling period after a sample found a worker in a poll with a task
+/// in its LIFO slot: if the same poll is still running this much later,
+/// the task is stolen.
+const LIFO_RECHECK: Duration = Duration::from_micros(250);
+/// The longest sampling period while any worker polls: a task left in
+/// the slot of a worker that then blocks is first seen within this.
+const MAX_PERIOD: Duration = Duration::from_millis(1);
+/// After a LIFO re-check found nothing to steal (the poll had ended, as
+/// it does in message passing), this many samples pass before the next.
+const LIFO_RECHECK_COOLDOWN: u32 = 8;
 /// How long a dormant monitor sleeps between looks when nobody kicks it.
 const DORMANT_SLEEP: Duration = Duration::from_millis(100);
 
 impl Monitor {
     pub(crate) fn new(config: MonitorConfig) -> Monitor {
-        let max_period = (config.threshold / 4).max(Duration::from_micros(50));
-        let min_period = max_period.min(Duration::from_millis(1));
+        let max_period = (config.threshold / 4).clamp(Duration::from_micros(50), MAX_PERIOD);
+        let min_period = max_period.min(Duration::from_micros(500));
         Monitor {
             config,
             min_period,
@@ -179,7 +201,8 @@ impl Monitor {
     /// A worker left its park: resume sampling if the monitor sleeps.
     #[inline]
     pub(crate) fn wake_if_dormant(&self) {
-        if self.dormant.load(Ordering::Relaxed) {
+        // SeqCst: the worker's half of the handshake in the module doc.
+        if self.dormant.load(Ordering::SeqCst) {
             let mut sleep = self.lock();
             sleep.kicked = true;
             drop(sleep);
@@ -196,23 +219,29 @@ impl Monitor {
         self.sleep.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sleep `period` (or until woken, when `dormant`). Returns false on
-    /// shutdown.
-    fn wait(&self, dormant: bool, period: Duration) -> bool {
-        let mut sleep = self.lock();
+    /// Sleep `period` (or until woken, when `dormant` and no worker is
+    /// unparked: `any_unparked`). Returns false on shutdown.
+    fn wait(&self, dormant: bool, period: Duration, any_unparked: impl Fn() -> bool) -> bool {
         if dormant {
-            self.dormant.store(true, Ordering::Relaxed);
-            // Bounded: a kick that raced with going dormant (the worker
-            // read `dormant` just before it was set) costs at most this.
-            if !sleep.kicked && !sleep.shutdown {
+            // SeqCst, then the idle counts: the monitor's half of the
+            // handshake in the module doc. (Outside the lock: the check may
+            // drop the last handle to the runtime.)
+            self.dormant.store(true, Ordering::SeqCst);
+            let stay_awake = any_unparked();
+            let mut sleep = self.lock();
+            if !sleep.kicked && !sleep.shutdown && !stay_awake {
                 sleep = self
                     .wakeup
                     .wait_timeout(sleep, DORMANT_SLEEP)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
-            self.dormant.store(false, Ordering::Relaxed);
-        } else if !sleep.shutdown {
+            self.dormant.store(false, Ordering::SeqCst);
+            sleep.kicked = false;
+            return !sleep.shutdown;
+        }
+        let mut sleep = self.lock();
+        if !sleep.shutdown {
             sleep = self
                 .wakeup
                 .wait_timeout(sleep, period)
@@ -226,16 +255,22 @@ impl Monitor {
 
 /// The monitor thread.
 fn run(handle: Weak<Handle>) {
-    let Some(monitor) = handle.upgrade().map(|h| h.monitor.clone()) else {
+    let Some((monitor, workers)) = handle
+        .upgrade()
+        .and_then(|h| Some((h.monitor.clone()?, h.remotes.len())))
+    else {
         return;
     };
-    let Some(monitor) = monitor else { return };
-    let workers = handle.upgrade().map_or(0, |h| h.remotes.len());
     let mut seen: Vec<Option<Seen>> = vec![None; workers];
     let mut last_seq = vec![0u64; workers];
     let mut quiet = 0;
     let mut period = monitor.min_period;
-    while monitor.wait(quiet >= QUIET_SAMPLES_BEFORE_SLEEP, period) {
+    // Whether this sample is the quick re-check of a LIFO sighting, and how
+    // many samples until the next one is allowed.
+    let mut lifo_recheck = false;
+    let mut lifo_cooldown = 0;
+    let any_unparked = || handle.upgrade().is_some_and(|h| h.idle.any_unparked());
+    while monitor.wait(quiet >= QUIET_SAMPLES_BEFORE_SLEEP, period, any_unparked) {
         let Some(handle) = handle.upgrade() else {
             return;
         };
@@ -246,6 +281,8 @@ fn run(handle: Weak<Handle>) {
         let mut busy = false;
         let mut stuck = 0;
         let mut same_poll = false;
+        let mut lifo_waiting = false;
+        let mut stole = false;
         for (index, remote) in handle.remotes.iter().enumerate() {
             let seq = remote.stamp.seq.load(Ordering::Acquire);
             // Any poll since the last sample, or one running now: busy.
@@ -258,7 +295,7 @@ fn run(handle: Weak<Handle>) {
             match &mut seen[index] {
                 Some(s) if s.seq == seq => {
                     same_poll = true;
-                    rescue_queued(&handle, index);
+                    stole |= rescue_queued(&handle, index);
                     let stuck_for = now - s.since;
                     if stuck_for >= monitor.config.threshold {
                         stuck += 1;
@@ -272,6 +309,7 @@ fn run(handle: Weak<Handle>) {
                     // A new poll with work waiting behind it: look again
                     // soon, in case that work is stranded.
                     same_poll |= !remote.steal.is_empty();
+                    lifo_waiting |= remote.lifo.looks_occupied();
                     *slot = Some(Seen {
                         seq,
                         since: now,
@@ -281,7 +319,15 @@ fn run(handle: Weak<Handle>) {
             }
         }
         quiet = if busy { 0 } else { quiet + 1 };
-        period = if same_poll {
+        if lifo_recheck && !stole {
+            lifo_cooldown = LIFO_RECHECK_COOLDOWN;
+        } else {
+            lifo_cooldown = lifo_cooldown.saturating_sub(1);
+        }
+        lifo_recheck = lifo_waiting && lifo_cooldown == 0;
+        period = if lifo_recheck {
+            LIFO_RECHECK.min(monitor.min_period)
+        } else if same_poll {
             monitor.min_period
         } else {
             (period * 2).min(monitor.max_period)
@@ -296,13 +342,22 @@ fn run(handle: Weak<Handle>) {
     }
 }
 
-/// Worker `index` is in the same poll as a period ago: wake a sleeper to
-/// steal its queue.
-fn rescue_queued(handle: &Arc<Handle>, index: usize) {
+/// Worker `index` is in the same poll as a period ago: move its LIFO
+/// task to the inject queue, and wake a sleeper to run it and to steal the
+/// worker's queue.
+/// Returns whether it stole the LIFO task.
+fn rescue_queued(handle: &Arc<Handle>, index: usize) -> bool {
     let remote = &handle.remotes[index];
+    let stolen = remote.lifo.steal();
+    let stole = stolen.is_some();
+    if let Some(task) = stolen {
+        handle.metrics.inc_lifo_steal();
+        handle.schedule_remote(task);
+    }
     if !remote.steal.is_empty() {
         handle.notify_parked();
     }
+    stole
 }
 
 fn report(handle: &Handle, monitor: &Monitor, index: usize, seq: u64, stuck_for: Duration) {

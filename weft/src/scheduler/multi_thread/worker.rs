@@ -22,15 +22,19 @@
 //! two tasks waking each other cannot starve the queue.
 //!
 //! Stranded work (issue #13), and what each piece guarantees:
-//! - **The LIFO slot is the owner's alone.** Nobody else takes from it, so
-//!   a message-passing pair stays on one core, and the slot costs no atomic
-//!   operation. The price: a task in the slot of a worker stuck in a long
-//!   poll waits for that poll to end. Measured on this machine, making the
-//!   slot stealable (an atomic take per message, even with only the
-//!   monitor stealing) cost 6–8% on `oneshot_request_reply` and
-//!   `ping_pong`; letting searchers steal it after Go's 3 µs back-off cost
-//!   9–19%; sending spawned tasks to the stealable queue instead cost 25%
-//!   on `ping_pong`. So that case stays open (BENCHMARKS.md, round 5).
+//! - **The LIFO slot is stolen only from a stuck worker** (lifo.rs,
+//!   monitor.rs). The owner uses it with plain loads and stores (a Dekker
+//!   flag whose other half is the thief's `membarrier(2)`), so a
+//!   message-passing pair stays on one core and pays no atomic
+//!   read-modify-write. The long-poll monitor takes the task from the slot
+//!   of a worker it saw in one poll across a sampling period (a quarter of
+//!   a millisecond after seeing the slot filled) and puts it on the inject
+//!   queue for an idle worker: a child spawned by a task that then blocks
+//!   runs within about a millisecond, not when the parent's poll ends.
+//!   Earlier attempts, measured (BENCHMARKS.md, round 5): an atomic take
+//!   per message cost 6–8% on `oneshot_request_reply` and `ping_pong`;
+//!   searchers stealing after Go's 3 µs back-off 9–19%; spawns to the
+//!   stealable queue 25%.
 //! - **A yielding worker reaches the inject queue.** A yield (explicit or
 //!   a spent budget) is deferred until the worker has polled its drivers
 //!   (scheduler/defer.rs), so a worker whose only task keeps yielding runs
@@ -63,6 +67,7 @@ mod block_in_place;
 
 pub(crate) use block_in_place::block_in_place;
 
+use super::lifo::LifoSlot;
 use super::queue::{self, Local};
 use super::Handle;
 use crate::blocking;
@@ -104,7 +109,8 @@ pub(crate) struct Worker {
 pub(crate) struct Core {
     index: usize,
     tick: u32,
-    lifo_slot: Option<Task>,
+    /// Shared with the monitor, which may steal from it (lifo.rs).
+    lifo_slot: Arc<LifoSlot<Task>>,
     lifo_enabled: bool,
     run_queue: Local<Task>,
     /// Yielded wakers, woken after the next driver poll (defer.rs).
@@ -164,7 +170,7 @@ impl Core {
         let core = Box::new(Core {
             index,
             tick: 0,
-            lifo_slot: None,
+            lifo_slot: Arc::new(LifoSlot::new()),
             lifo_enabled: !config.disable_lifo_slot,
             run_queue,
             deferred: Defer::default(),
@@ -188,9 +194,13 @@ impl Core {
         (core, steal, unpark)
     }
 
+    pub(super) fn lifo_slot(&self) -> Arc<LifoSlot<Task>> {
+        self.lifo_slot.clone()
+    }
+
     /// Forget every queued entry (shutdown; entries hold no reference).
     pub(super) fn forget_queued(&mut self) {
-        self.lifo_slot = None;
+        self.lifo_slot.with_owner(|slot| *slot = None);
         while self.run_queue.pop().is_some() {}
         // These are counted wakers, not queue entries: dropping them
         // releases their references.
@@ -204,7 +214,7 @@ impl Core {
 
     /// Tasks held here: the local queue and the LIFO slot.
     fn local_tasks(&self) -> usize {
-        self.run_queue.len() + usize::from(self.lifo_slot.is_some())
+        self.run_queue.len() + usize::from(self.lifo_slot.looks_occupied())
     }
 
     /// Whether this worker holds more than the one task it runs next, so
@@ -237,8 +247,17 @@ impl Core {
         self.next_inject_batch(handle)
     }
 
+    /// The slot's task, if the monitor did not steal it.
+    #[inline]
+    fn take_lifo(&self) -> Option<Task> {
+        if !self.lifo_slot.looks_occupied() {
+            return None;
+        }
+        self.lifo_slot.with_owner(Option::take)
+    }
+
     fn next_local_task(&mut self) -> Option<Task> {
-        self.lifo_slot.take().or_else(|| self.run_queue.pop())
+        self.take_lifo().or_else(|| self.run_queue.pop())
     }
 
     /// Take a fair share of the inject queue into the local queue (one lock
@@ -313,7 +332,7 @@ impl Core {
     }
 
     fn has_local_work(&self) -> bool {
-        self.lifo_slot.is_some() || self.run_queue.has_tasks()
+        self.lifo_slot.looks_occupied() || self.run_queue.has_tasks()
     }
 
     /// Returns false if the worker must not sleep (it has work).
@@ -495,7 +514,7 @@ impl Context {
                 // The core may be gone: the task called block_in_place.
                 let mut core = self.core.borrow_mut().take().ok_or(())?;
                 self.notify_after_poll(&mut core);
-                let Some(task) = core.lifo_slot.take() else {
+                let Some(task) = core.take_lifo() else {
                     return Ok(core);
                 };
                 if !coop::has_remaining() {
@@ -650,14 +669,15 @@ impl Handle {
             core.stats.overflow_count += u64::from(overflowed);
             true
         } else {
-            match core.lifo_slot.replace(task) {
+            match core.lifo_slot.with_owner(|slot| slot.replace(task)) {
                 Some(prev) => {
                     let overflowed = core.run_queue.push_back_or_overflow(prev, &self.inject);
                     core.stats.overflow_count += u64::from(overflowed);
                     true
                 }
-                // The slot is not stealable: nobody else could run it, so
-                // waking a sleeper would be wasted.
+                // Only the monitor steals from the slot, and only from a
+                // worker stuck in a poll: waking a sleeper now would be
+                // wasted.
                 None => false,
             }
         };

@@ -34,9 +34,9 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
             return None;
         };
         let mut core = cx.core.borrow_mut().take()?;
-        // Only the monitor takes from the slot: move its task to the
-        // queue, where others can take it at once.
-        if let Some(task) = core.lifo_slot.take() {
+        // Move the slot's task to the queue, where sleepers can take it at
+        // once (the monitor would only steal it a sampling period later).
+        if let Some(task) = core.take_lifo() {
             let overflowed = core
                 .run_queue
                 .push_back_or_overflow(task, &cx.worker.handle.inject);
