@@ -215,16 +215,20 @@ rt_test! {
         rt().block_on(async {
             let dir = scratch("sync");
             let path = dir.join("f");
-            let data = pattern(300_000);
+            let data = pattern(1024 * 1024);
             let mut file = File::create(&path).await.unwrap();
+            // Each time, the metadata call starts while the write runs.
+            for i in 1..=4 {
+                file.write_all(&data).await.unwrap();
+                assert_eq!(file.metadata().await.unwrap().len(), i * data.len() as u64);
+            }
+            let len = 4 * data.len() as u64;
             file.write_all(&data).await.unwrap();
-            assert_eq!(file.metadata().await.unwrap().len(), data.len() as u64);
-            file.write_all(b"more").await.unwrap();
             file.sync_all().await.unwrap();
-            assert_eq!(std::fs::metadata(&path).unwrap().len(), data.len() as u64 + 4);
-            file.write_all(b"!").await.unwrap();
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), len + data.len() as u64);
+            file.write_all(&data).await.unwrap();
             file.sync_data().await.unwrap();
-            assert_eq!(std::fs::metadata(&path).unwrap().len(), data.len() as u64 + 5);
+            assert_eq!(std::fs::metadata(&path).unwrap().len(), len + 2 * data.len() as u64);
             std::fs::remove_dir_all(&dir).unwrap();
         });
     }

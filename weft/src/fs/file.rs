@@ -395,11 +395,7 @@ impl Inner {
 
     /// Run `job` on the blocking pool with the buffer. The file must be
     /// idle.
-    fn start(
-        &mut self,
-        op: Op,
-        job: impl FnOnce(Buf) -> (io::Result<u64>, Buf) + Send + 'static,
-    ) {
+    fn start(&mut self, op: Op, job: impl FnOnce(Buf) -> (io::Result<u64>, Buf) + Send + 'static) {
         let buf = std::mem::take(self.idle_buf());
         self.state = State::Busy(op, crate::task::spawn_blocking(move || job(buf)));
     }

@@ -1,6 +1,6 @@
 //! Filesystem operations, as `tokio::fs` offers them (part of issue #14).
 //!
-//! Owns: the free functions and [`asyncify`]; the types live one per file
+//! Owns: the free functions and `asyncify`; the types live one per file
 //! ([`File`], [`OpenOptions`], [`DirBuilder`], [`ReadDir`]/[`DirEntry`]).
 //! Every operation runs the std call on the blocking pool (as Tokio does),
 //! so it never blocks a worker; the io_uring driver is meant to take them
