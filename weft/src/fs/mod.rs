@@ -1,15 +1,22 @@
 //! Filesystem operations, as `tokio::fs` offers them (part of issue #14).
 //!
-//! Owns: the free functions and [`ReadDir`]/[`DirEntry`]. Every operation
-//! runs the std call on the blocking pool (as Tokio does), so it never
-//! blocks a worker; the io_uring driver is meant to take them over later.
-//! `File` and `OpenOptions` are not here yet.
+//! Owns: the free functions and `asyncify`; the types live one per file
+//! ([`File`], [`OpenOptions`], [`DirBuilder`], [`ReadDir`]/[`DirEntry`]).
+//! Every operation runs the std call on the blocking pool (as Tokio does),
+//! so it never blocks a worker; the io_uring driver is meant to take them
+//! over later.
 //!
 //! Like every blocking-pool operation, these need a runtime: called outside
 //! one they panic, naming the fix.
 
+mod dir_builder;
+mod file;
+mod open_options;
 mod read_dir;
 
+pub use dir_builder::DirBuilder;
+pub use file::File;
+pub use open_options::OpenOptions;
 pub use read_dir::{read_dir, DirEntry, ReadDir};
 
 use std::fs::{Metadata, Permissions};

@@ -1,0 +1,683 @@
+//! [`File`]: an open file whose reads, writes and seeks run on the blocking
+//! pool, as `tokio::fs::File` does (part of issue #14).
+//!
+//! Owns: the file's state machine and its one buffer ([`Buf`]).
+//!
+//! Invariants (Tokio's semantics):
+//! - At most one blocking-pool operation is in flight per `File`
+//!   (`State::Busy`); it owns the buffer while it runs and an
+//!   `Arc<std::fs::File>`, so dropping the `File` does not stop it (a write
+//!   made just before the drop still lands).
+//! - A write is accepted at once: up to `max_buf_size` bytes are copied into
+//!   the buffer and the actual write runs in the background. Every other
+//!   operation first waits for it.
+//! - An error from a background write is kept (`last_write_err`) until an
+//!   operation that can report it runs: the next write, flush or shutdown,
+//!   and (unlike Tokio, see [`File::sync_all`]) `sync_all`, `sync_data` and
+//!   `set_len`. Reads and seeks wait for the write but leave its error for
+//!   those.
+//! - When idle, `start..end` of the buffer holds bytes the OS has read but
+//!   the caller has not taken yet, so the OS cursor is that many bytes ahead
+//!   of the caller's position. A seek relative to the current position, a
+//!   write and `set_len` drop those bytes and first move the cursor back by
+//!   their number.
+
+use super::{asyncify, OpenOptions};
+use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, IoSlice, ReadBuf};
+use crate::sync::Mutex;
+use crate::task::{JoinError, JoinHandle};
+use std::fmt;
+use std::fs::{File as StdFile, Metadata, Permissions};
+use std::future::{poll_fn, Future};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+/// The most bytes one background read or write moves unless
+/// [`File::set_max_buf_size`] says otherwise (Tokio's default too).
+const DEFAULT_MAX_BUF_SIZE: usize = 2 * 1024 * 1024;
+
+/// An open file, read, written and seeked through the blocking pool.
+///
+/// Reading and writing go through [`AsyncReadExt`](crate::io::AsyncReadExt)
+/// and [`AsyncWriteExt`](crate::io::AsyncWriteExt), seeking through
+/// [`AsyncSeekExt`](crate::io::AsyncSeekExt).
+///
+/// A write returns as soon as its bytes are copied into the file's buffer;
+/// the write itself runs in the background, and the next operation waits
+/// for it. Call `flush` to wait for it (and see its error). Dropping a
+/// `File` with a write still running does not cancel the write, but its
+/// error, if any, is lost; and the file is closed only once the write is
+/// done. `flush` does not ask the OS to put the data on disk: that is
+/// [`File::sync_all`].
+///
+/// Every operation needs a runtime (it runs on the runtime's blocking pool).
+///
+/// ```
+/// use weft::fs::File;
+/// use weft::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+///
+/// # weft::runtime::Runtime::new().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("weft-file-doc-{}", std::process::id()));
+/// weft::fs::create_dir_all(&dir).await?;
+/// let path = dir.join("notes.txt");
+///
+/// let mut file = File::create(&path).await?;
+/// file.write_all(b"hello, world").await?;
+/// file.flush().await?; // the background write is done
+///
+/// let mut file = File::open(&path).await?;
+/// file.seek(std::io::SeekFrom::Start(7)).await?;
+/// let mut rest = String::new();
+/// file.read_to_string(&mut rest).await?;
+/// assert_eq!(rest, "world");
+/// weft::fs::remove_dir_all(&dir).await?;
+/// # std::io::Result::Ok(())
+/// # }).unwrap();
+/// ```
+pub struct File {
+    std: Arc<StdFile>,
+    /// Locked by the `&self` methods that must wait for the operation in
+    /// flight; the poll methods take `&mut self` and reach it directly.
+    inner: Mutex<Inner>,
+    max_buf_size: usize,
+}
+
+struct Inner {
+    state: State,
+    /// A background write's error, for the next operation that reports it.
+    last_write_err: Option<io::Error>,
+    /// Where the last seek landed: what `poll_complete` reports when no seek
+    /// is in flight (as in Tokio; it is not updated by reads and writes).
+    pos: u64,
+}
+
+enum State {
+    Idle(Buf),
+    /// The operation in flight, and what it is. It yields the buffer back
+    /// with its result: bytes read, 0 for a write, or a seek's position.
+    Busy(Op, JoinHandle<(io::Result<u64>, Buf)>),
+}
+
+/// What a background operation does. `set_len` counts as a write: its error
+/// is reported like one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Read,
+    Write,
+    Seek,
+}
+
+impl File {
+    /// Open an existing file for reading.
+    ///
+    /// # Errors
+    /// As `std::fs::File::open` (e.g. `NotFound`).
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        File::options().read(true).open(path).await
+    }
+
+    /// Open a file for writing, creating it if missing and truncating it if
+    /// not.
+    ///
+    /// # Errors
+    /// As `std::fs::File::create`.
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .await
+    }
+
+    /// Create a file that must not exist yet, and open it for reading and
+    /// writing. The check and the creation are one atomic step.
+    ///
+    /// # Errors
+    /// `AlreadyExists` if something is at `path`; otherwise as
+    /// [`OpenOptions::open`].
+    pub async fn create_new<P: AsRef<Path>>(path: P) -> io::Result<File> {
+        File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .await
+    }
+
+    /// A fresh [`OpenOptions`] (all options off), to open a file in any
+    /// other way: `File::options().append(true).open(path)`.
+    #[must_use]
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    /// Wrap an open std file. Its cursor is where reads and writes start.
+    pub fn from_std(std: StdFile) -> File {
+        File {
+            std: Arc::new(std),
+            inner: Mutex::new(Inner {
+                state: State::Idle(Buf::default()),
+                last_write_err: None,
+                pos: 0,
+            }),
+            max_buf_size: DEFAULT_MAX_BUF_SIZE,
+        }
+    }
+
+    /// Ask the OS to put the file's data and metadata on disk. Waits for
+    /// the write in flight first.
+    ///
+    /// # Errors
+    /// The error of a background write not reported yet (Tokio keeps that
+    /// one for the next write or flush, and returns `Ok` here if the sync
+    /// itself works, so a failed write could go unseen); otherwise the
+    /// sync's own.
+    pub async fn sync_all(&self) -> io::Result<()> {
+        self.wait_for_write().await?;
+        let std = Arc::clone(&self.std);
+        asyncify(move || std.sync_all()).await
+    }
+
+    /// As [`File::sync_all`], but metadata not needed to read the data back
+    /// (like the modification time) may stay behind.
+    ///
+    /// # Errors
+    /// As [`File::sync_all`].
+    pub async fn sync_data(&self) -> io::Result<()> {
+        self.wait_for_write().await?;
+        let std = Arc::clone(&self.std);
+        asyncify(move || std.sync_data()).await
+    }
+
+    /// Truncate or extend the file to `size` bytes (an extension reads as
+    /// zeros). The cursor does not move. Waits for the write in flight
+    /// first.
+    ///
+    /// # Errors
+    /// The error of a background write not reported yet (see
+    /// [`File::sync_all`]); `set_len`'s own (e.g. the file is not open for
+    /// writing).
+    pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        let mut inner = self.inner.lock().await;
+        inner.finish().await;
+        if let Some(e) = inner.last_write_err.take() {
+            return Err(e);
+        }
+        let behind = inner.idle_buf().discard();
+        let std = Arc::clone(&self.std);
+        inner.start(Op::Write, move |buf| {
+            let result = rewind_by(&std, behind).and_then(|()| std.set_len(size));
+            (result.map(|()| 0), buf)
+        });
+        // If this future is dropped here, the result is kept like a write's.
+        let (_, result) = poll_fn(|cx| inner.poll_finish(cx))
+            .await
+            .expect("set_len started an operation");
+        result.map(drop)
+    }
+
+    /// The file's metadata. Unlike Tokio, waits for the write in flight
+    /// first, so the length includes what was written before (its error,
+    /// if any, is kept for the next write or flush).
+    ///
+    /// # Errors
+    /// As `std::fs::File::metadata`.
+    pub async fn metadata(&self) -> io::Result<Metadata> {
+        self.inner.lock().await.finish().await;
+        let std = Arc::clone(&self.std);
+        asyncify(move || std.metadata()).await
+    }
+
+    /// A second `File` for the same open file (a duplicated descriptor): the
+    /// two share the cursor, so reads, writes and seeks through one move the
+    /// other. Waits for the write in flight first. The copy has this file's
+    /// `max_buf_size`.
+    ///
+    /// # Errors
+    /// As `std::fs::File::try_clone` (e.g. out of descriptors).
+    pub async fn try_clone(&self) -> io::Result<File> {
+        self.inner.lock().await.finish().await;
+        let std = Arc::clone(&self.std);
+        let clone = asyncify(move || std.try_clone()).await?;
+        let mut file = File::from_std(clone);
+        file.set_max_buf_size(self.max_buf_size);
+        Ok(file)
+    }
+
+    /// The std file, once the operation in flight is done (a write's error
+    /// is lost then: call `flush` first to see it). Bytes read ahead and not
+    /// taken yet are dropped, as in Tokio, so the std file's cursor may be
+    /// past what was read.
+    ///
+    /// # Panics
+    /// If a `sync_all`, `sync_data`, `metadata`, `try_clone` or
+    /// `set_permissions` future was dropped before it finished and its
+    /// blocking call is still running (it holds the file): as Tokio.
+    pub async fn into_std(mut self) -> StdFile {
+        self.inner.get_mut().finish().await;
+        Arc::try_unwrap(self.std).unwrap_or_else(|_| {
+            panic!(
+                "File::into_std: a cancelled sync_all/sync_data/metadata/try_clone/\
+                 set_permissions call is still using the file on the blocking pool"
+            )
+        })
+    }
+
+    /// The std file now, or the `File` back if an operation still holds it
+    /// (use [`File::into_std`] to wait instead).
+    ///
+    /// # Errors
+    /// `Err(self)` while an operation is running.
+    #[allow(clippy::result_large_err)] // Tokio's signature
+    pub fn try_into_std(mut self) -> Result<StdFile, File> {
+        match Arc::try_unwrap(self.std) {
+            Ok(std) => Ok(std),
+            Err(std) => {
+                self.std = std;
+                Err(self)
+            }
+        }
+    }
+
+    /// Change the file's permissions (`fchmod`). Does not wait for the
+    /// operation in flight (as Tokio).
+    ///
+    /// # Errors
+    /// As `std::fs::File::set_permissions`.
+    pub async fn set_permissions(&self, perm: Permissions) -> io::Result<()> {
+        let std = Arc::clone(&self.std);
+        asyncify(move || std.set_permissions(perm)).await
+    }
+
+    /// Bound the bytes one background read or write moves (2 MiB by
+    /// default). A `write` takes at most this many bytes; a `read` asks the
+    /// OS for at most this many. Takes effect from the next operation.
+    pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
+        self.max_buf_size = max_buf_size;
+    }
+
+    /// The bound set by [`File::set_max_buf_size`].
+    pub fn max_buf_size(&self) -> usize {
+        self.max_buf_size
+    }
+
+    /// Wait for the operation in flight; the error of a background write not
+    /// reported yet is returned (and so reported).
+    async fn wait_for_write(&self) -> io::Result<()> {
+        let mut inner = self.inner.lock().await;
+        inner.finish().await;
+        inner.last_write_err.take().map_or(Ok(()), Err)
+    }
+
+    /// `poll_write` and `poll_write_vectored`: `fill` copies up to the
+    /// bound into the (empty) buffer and says how much it took.
+    fn poll_write_with(
+        &mut self,
+        cx: &mut Context<'_>,
+        fill: impl FnOnce(&mut Buf, usize) -> usize,
+    ) -> Poll<io::Result<usize>> {
+        let inner = self.inner.get_mut();
+        if let Some(e) = inner.last_write_err.take() {
+            return Poll::Ready(Err(e));
+        }
+        match ready!(inner.poll_finish(cx)) {
+            Some((Op::Write, Err(e))) => return Poll::Ready(Err(e)),
+            Some((op, result)) => inner.absorb(op, result),
+            None => {}
+        }
+        let buf = inner.idle_buf();
+        let behind = buf.discard();
+        let n = fill(buf, self.max_buf_size);
+        if n == 0 && behind == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        let std = Arc::clone(&self.std);
+        inner.start(Op::Write, move |mut buf| {
+            let result = rewind_by(&std, behind).and_then(|()| buf.write_to(&std));
+            (result.map(|()| 0), buf)
+        });
+        Poll::Ready(Ok(n))
+    }
+}
+
+impl Inner {
+    /// Wait for the operation in flight, if any, and return what it was and
+    /// its result. The file is idle afterwards.
+    fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Op, io::Result<u64>)>> {
+        let State::Busy(op, handle) = &mut self.state else {
+            return Poll::Ready(None);
+        };
+        let op = *op;
+        let (result, buf) = match ready!(Pin::new(handle).poll(cx)) {
+            Ok(done) => done,
+            // Only a runtime shutting down stops a blocking call; the buffer
+            // went with it.
+            Err(e) => (Err(lost(op, e)), Buf::default()),
+        };
+        self.state = State::Idle(buf);
+        Poll::Ready(Some((op, result)))
+    }
+
+    /// Wait for the operation in flight, keeping what its result tells.
+    async fn finish(&mut self) {
+        poll_fn(|cx| {
+            if let Some((op, result)) = ready!(self.poll_finish(cx)) {
+                self.absorb(op, result);
+            }
+            Poll::Ready(())
+        })
+        .await;
+    }
+
+    /// Keep what a finished operation that nobody waits on tells: where a
+    /// seek landed, and a write's error (for the next write or flush). A
+    /// read's bytes are already in the buffer.
+    fn absorb(&mut self, op: Op, result: io::Result<u64>) {
+        match (op, result) {
+            (Op::Seek, Ok(pos)) => self.pos = pos,
+            (Op::Write, Err(e)) => {
+                self.last_write_err.get_or_insert(e);
+            }
+            _ => {}
+        }
+    }
+
+    fn idle_buf(&mut self) -> &mut Buf {
+        match &mut self.state {
+            State::Idle(buf) => buf,
+            State::Busy(..) => unreachable!("the file's buffer is taken while idle only"),
+        }
+    }
+
+    /// Run `job` on the blocking pool with the buffer. The file must be
+    /// idle.
+    fn start(&mut self, op: Op, job: impl FnOnce(Buf) -> (io::Result<u64>, Buf) + Send + 'static) {
+        let buf = std::mem::take(self.idle_buf());
+        self.state = State::Busy(op, crate::task::spawn_blocking(move || job(buf)));
+    }
+}
+
+/// The error for an operation the blocking pool dropped.
+fn lost(op: Op, e: JoinError) -> io::Error {
+    io::Error::other(format!(
+        "the file's background {} did not finish: {e}",
+        match op {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Seek => "seek",
+        }
+    ))
+}
+
+/// Move the OS cursor back by `n` bytes read ahead and dropped.
+fn rewind_by(std: &StdFile, n: usize) -> io::Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    // A buffer's length is at most isize::MAX, so it fits.
+    let n = i64::try_from(n).expect("a buffer length fits in i64");
+    (&*std).seek(SeekFrom::Current(-n)).map(drop)
+}
+
+impl AsyncRead for File {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        dst: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let me = self.get_mut();
+        let inner = me.inner.get_mut();
+        loop {
+            match ready!(inner.poll_finish(cx)) {
+                // A read started by this call (or by one that was dropped):
+                // its bytes are in the buffer; none means end of file.
+                Some((Op::Read, result)) => {
+                    result?;
+                    inner.idle_buf().copy_to(dst);
+                    return Poll::Ready(Ok(()));
+                }
+                Some((op, result)) => inner.absorb(op, result),
+                None => {}
+            }
+            let buf = inner.idle_buf();
+            if buf.unread() > 0 || dst.remaining() == 0 {
+                buf.copy_to(dst);
+                return Poll::Ready(Ok(()));
+            }
+            let want = dst.remaining().min(me.max_buf_size);
+            let std = Arc::clone(&me.std);
+            inner.start(Op::Read, move |mut buf| {
+                let result = buf.read_from(&std, want).map(|n| n as u64);
+                (result, buf)
+            });
+        }
+    }
+}
+
+impl AsyncWrite for File {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        src: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut()
+            .poll_write_with(cx, |buf, max| buf.fill_from(&[IoSlice::new(src)], max))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut()
+            .poll_write_with(cx, |buf, max| buf.fill_from(bufs, max))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    /// Wait for the write in flight; its error, or one kept from an earlier
+    /// background write, is returned.
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let inner = self.get_mut().inner.get_mut();
+        if let Some(e) = inner.last_write_err.take() {
+            return Poll::Ready(Err(e));
+        }
+        match ready!(inner.poll_finish(cx)) {
+            Some((Op::Write, Err(e))) => Poll::Ready(Err(e)),
+            Some((op, result)) => {
+                inner.absorb(op, result);
+                Poll::Ready(Ok(()))
+            }
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    /// As `poll_flush` (a file has no write direction to close).
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
+impl AsyncSeek for File {
+    /// Start a seek. A `SeekFrom::Current` offset counts from the caller's
+    /// position, before any bytes read ahead.
+    ///
+    /// # Errors
+    /// If another operation is still in flight (finish it with
+    /// `poll_complete` first), or if accounting for the bytes read ahead
+    /// overflows the offset.
+    fn start_seek(self: Pin<&mut Self>, mut position: SeekFrom) -> io::Result<()> {
+        let me = self.get_mut();
+        let inner = me.inner.get_mut();
+        if let State::Busy(..) = inner.state {
+            return Err(io::Error::other(
+                "a file operation is still in flight; call poll_complete before start_seek",
+            ));
+        }
+        let buf = inner.idle_buf();
+        if let SeekFrom::Current(offset) = &mut position {
+            let behind = i64::try_from(buf.unread()).expect("a buffer length fits in i64");
+            *offset = offset.checked_sub(behind).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "seek offset out of range")
+            })?;
+        }
+        // A `Start`/`End` seek lands where it says whatever the cursor; a
+        // `Current` one was corrected above.
+        buf.discard();
+        let std = Arc::clone(&me.std);
+        inner.start(Op::Seek, move |buf| ((&*std).seek(position), buf));
+        Ok(())
+    }
+
+    /// Wait for the seek in flight (after any other operation in flight)
+    /// and return where it landed. With no seek in flight, where the last
+    /// one landed (0 if none; as Tokio, this does not follow reads and
+    /// writes: use `stream_position`, which seeks, for the cursor).
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let inner = self.get_mut().inner.get_mut();
+        loop {
+            match ready!(inner.poll_finish(cx)) {
+                Some((Op::Seek, result)) => {
+                    if let Ok(pos) = result {
+                        inner.pos = pos;
+                    }
+                    return Poll::Ready(result);
+                }
+                Some((op, result)) => inner.absorb(op, result),
+                None => return Poll::Ready(Ok(inner.pos)),
+            }
+        }
+    }
+}
+
+impl From<StdFile> for File {
+    fn from(std: StdFile) -> File {
+        File::from_std(std)
+    }
+}
+
+impl fmt::Debug for File {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("File")
+            .field("std", &self.std)
+            .field("max_buf_size", &self.max_buf_size)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(unix)]
+impl std::os::unix::io::AsRawFd for File {
+    fn as_raw_fd(&self) -> std::os::unix::io::RawFd {
+        self.std.as_raw_fd()
+    }
+}
+
+#[cfg(unix)]
+impl std::os::unix::io::AsFd for File {
+    fn as_fd(&self) -> std::os::unix::io::BorrowedFd<'_> {
+        self.std.as_fd()
+    }
+}
+
+#[cfg(unix)]
+impl std::os::unix::io::FromRawFd for File {
+    /// Take ownership of `fd`, an open file descriptor.
+    ///
+    /// # Safety
+    /// As `std::fs::File::from_raw_fd`: `fd` must be open and owned by no
+    /// one else (it is closed when the `File` is dropped).
+    unsafe fn from_raw_fd(fd: std::os::unix::io::RawFd) -> File {
+        // SAFETY: the caller upholds `from_raw_fd`'s contract, which is
+        // std's: `fd` is open and ours to own and close.
+        File::from_std(unsafe { StdFile::from_raw_fd(fd) })
+    }
+}
+
+/// The file's one buffer: bytes read ahead of the caller, or bytes a
+/// background write is to write. `bytes` is initialised up to its length
+/// (it only grows, so a read does not zero it again); `start..end` is the
+/// live part.
+#[derive(Default)]
+struct Buf {
+    bytes: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Buf {
+    /// Bytes read ahead and not handed out yet.
+    fn unread(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Hand out as many unread bytes as fit.
+    fn copy_to(&mut self, dst: &mut ReadBuf<'_>) {
+        let n = self.unread().min(dst.remaining());
+        dst.put_slice(&self.bytes[self.start..self.start + n]);
+        self.start += n;
+    }
+
+    /// Drop the unread bytes; returns how many there were.
+    fn discard(&mut self) -> usize {
+        let n = self.unread();
+        self.start = 0;
+        self.end = 0;
+        n
+    }
+
+    /// Make the first `n` bytes usable.
+    fn reserve(&mut self, n: usize) {
+        if self.bytes.len() < n {
+            self.bytes.resize(n, 0);
+        }
+    }
+
+    /// Copy up to `max` bytes from `src`, in order, into the empty buffer;
+    /// returns how many.
+    fn fill_from(&mut self, src: &[IoSlice<'_>], max: usize) -> usize {
+        let total = src.iter().map(|s| s.len()).fold(0, usize::saturating_add);
+        self.reserve(total.min(max));
+        let mut n = 0;
+        for slice in src {
+            let take = slice.len().min(max - n);
+            self.bytes[n..n + take].copy_from_slice(&slice[..take]);
+            n += take;
+            if n == max {
+                break;
+            }
+        }
+        self.start = 0;
+        self.end = n;
+        n
+    }
+
+    /// Read up to `want` bytes from the file's cursor (retrying if a signal
+    /// interrupts); they become the unread part.
+    fn read_from(&mut self, std: &StdFile, want: usize) -> io::Result<usize> {
+        self.reserve(want);
+        self.start = 0;
+        self.end = 0;
+        let n = loop {
+            match (&*std).read(&mut self.bytes[..want]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                result => break result?,
+            }
+        };
+        self.end = n;
+        Ok(n)
+    }
+
+    /// Write the live part at the file's cursor and empty the buffer.
+    fn write_to(&mut self, std: &StdFile) -> io::Result<()> {
+        let result = (&*std).write_all(&self.bytes[self.start..self.end]);
+        self.start = 0;
+        self.end = 0;
+        result
+    }
+}
