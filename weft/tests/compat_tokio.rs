@@ -102,6 +102,50 @@ async fn adapters_both_ways() -> Result<(), Error> {
     Ok(())
 }
 
+/// A child process's pipes, a pipe and a file, driven by Tokio's
+/// `io-util` helpers.
+async fn pipes_and_files_with_tokio_utilities() -> Result<(), Error> {
+    let mut child = weft::process::Command::new("cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let data = payload();
+    let writer = {
+        let data = data.clone();
+        weft::spawn(async move { tokio::io::AsyncWriteExt::write_all(&mut stdin, &data).await })
+    };
+    let mut echoed = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut stdout, &mut echoed).await?;
+    writer.await.unwrap()?;
+    assert!(echoed == data, "cat echoed {} bytes", echoed.len());
+    assert!(child.wait().await?.success());
+
+    let (mut tx, mut rx) = weft::net::unix::pipe::pipe()?;
+    tokio::io::AsyncWriteExt::write_all(&mut tx, b"pipe").await?;
+    drop(tx);
+    let mut got = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut rx, &mut got).await?;
+    assert_eq!(got, "pipe");
+
+    let path = std::env::temp_dir().join(format!(
+        "weft-compat-file-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let mut file = weft::fs::File::create(&path).await?;
+    tokio::io::AsyncWriteExt::write_all(&mut file, b"file contents").await?;
+    tokio::io::AsyncWriteExt::flush(&mut file).await?;
+    drop(file);
+    let mut file = weft::fs::File::open(&path).await?;
+    let mut got = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut file, &mut got).await?;
+    assert_eq!(got, "file contents");
+    weft::fs::remove_file(&path).await?;
+    Ok(())
+}
+
 fn run(rt: weft::runtime::Runtime, test: impl std::future::Future<Output = Result<(), Error>>) {
     rt.block_on(async {
         timeout(Duration::from_secs(20), test)
@@ -120,5 +164,10 @@ rt_test! {
     #[test]
     fn tokio_io_adapters_both_ways() {
         crate::run(rt(), crate::adapters_both_ways());
+    }
+
+    #[test]
+    fn pipes_and_files_with_tokio_io_util() {
+        crate::run(rt(), crate::pipes_and_files_with_tokio_utilities());
     }
 }

@@ -214,6 +214,14 @@ tokio_traits_for!(write: [S] BufStream<S> where S: AsyncWrite);
 tokio_traits_for!(read: [T] crate::io::ReadHalf<T> where T: AsyncRead);
 tokio_traits_for!(write: [T] crate::io::WriteHalf<T> where T: AsyncWrite);
 
+tokio_traits_for!(read: [] crate::fs::File);
+tokio_traits_for!(write: [] crate::fs::File);
+tokio_traits_for!(read: [] unix::pipe::Receiver);
+tokio_traits_for!(write: [] unix::pipe::Sender);
+tokio_traits_for!(write: [] crate::process::ChildStdin);
+tokio_traits_for!(read: [] crate::process::ChildStdout);
+tokio_traits_for!(read: [] crate::process::ChildStderr);
+
 // `TokioIo<T>`, weft → Tokio.
 impl<T: AsyncRead> tokio::io::AsyncRead for TokioIo<T> {
     fn poll_read(
