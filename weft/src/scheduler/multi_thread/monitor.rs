@@ -229,10 +229,14 @@ impl Monitor {
             self.dormant.store(true, Ordering::SeqCst);
             let stay_awake = any_unparked();
             let mut sleep = self.lock();
-            if !sleep.kicked && !sleep.shutdown && !stay_awake {
+            if !sleep.kicked && !sleep.shutdown {
+                // A worker still unparked is about to poll or to park:
+                // sample again after the usual period rather than sleep
+                // until kicked (and never spin).
+                let timeout = if stay_awake { period } else { DORMANT_SLEEP };
                 sleep = self
                     .wakeup
-                    .wait_timeout(sleep, DORMANT_SLEEP)
+                    .wait_timeout(sleep, timeout)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
