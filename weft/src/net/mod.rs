@@ -53,6 +53,59 @@ macro_rules! readiness_methods {
 }
 pub(crate) use readiness_methods;
 
+/// The IP-level options Tokio gives both `TcpSocket` and `UdpSocket`
+/// (type of service, IPv6 traffic class, the bound device), on
+/// `socket2::SockRef::from(self)`.
+macro_rules! ip_options {
+    () => {
+        /// `IP_TOS` (an IPv4 socket's type of service).
+        pub fn tos_v4(&self) -> std::io::Result<u32> {
+            socket2::SockRef::from(self).tos_v4()
+        }
+
+        /// `IP_TOS`; Tokio's older name for [`tos_v4`](Self::tos_v4).
+        pub fn tos(&self) -> std::io::Result<u32> {
+            self.tos_v4()
+        }
+
+        /// Set `IP_TOS`.
+        pub fn set_tos_v4(&self, tos: u32) -> std::io::Result<()> {
+            socket2::SockRef::from(self).set_tos_v4(tos)
+        }
+
+        /// Set `IP_TOS`; Tokio's older name for
+        /// [`set_tos_v4`](Self::set_tos_v4).
+        pub fn set_tos(&self, tos: u32) -> std::io::Result<()> {
+            self.set_tos_v4(tos)
+        }
+
+        /// `IPV6_TCLASS` (an IPv6 socket's traffic class).
+        pub fn tclass_v6(&self) -> std::io::Result<u32> {
+            socket2::SockRef::from(self).tclass_v6()
+        }
+
+        /// Set `IPV6_TCLASS`.
+        pub fn set_tclass_v6(&self, tclass: u32) -> std::io::Result<()> {
+            socket2::SockRef::from(self).set_tclass_v6(tclass)
+        }
+
+        /// `SO_BINDTODEVICE`: the interface the socket is bound to, if any
+        /// (Linux).
+        #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+        pub fn device(&self) -> std::io::Result<Option<Vec<u8>>> {
+            socket2::SockRef::from(self).device()
+        }
+
+        /// Bind the socket to an interface by name, or unbind it with
+        /// `None` (Linux; binding needs `CAP_NET_RAW` on most kernels).
+        #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+        pub fn bind_device(&self, interface: Option<&[u8]>) -> std::io::Result<()> {
+            socket2::SockRef::from(self).bind_device(interface)
+        }
+    };
+}
+pub(crate) use ip_options;
+
 /// The poll-readiness and `try_*` methods of the stream types (TCP, Unix),
 /// delegating to their `io: PollEvented<_>` field.
 macro_rules! stream_methods {
@@ -218,6 +271,88 @@ macro_rules! datagram_methods {
     };
 }
 pub(crate) use datagram_methods;
+
+/// `recv_buf`, `recv_buf_from` and their `try_` forms for the datagram
+/// sockets: receive into a `bytes::BufMut`'s spare capacity (not zeroed
+/// first) and advance it. `$addr` is the sender's address type and
+/// `$as_addr` turns socket2's address into it.
+macro_rules! datagram_buf_methods {
+    ($addr:ty, $as_addr:path) => {
+        /// Receive one datagram from the connected peer into `buf`'s spare
+        /// capacity, advancing it. Cancel-safe.
+        pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            self.async_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_into_buf_mut(socket2::SockRef::from(self), buf)
+            })
+            .await
+        }
+
+        /// [`recv_buf`](Self::recv_buf) once, without waiting:
+        /// `WouldBlock` if no datagram is queued.
+        pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            self.try_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_into_buf_mut(socket2::SockRef::from(self), buf)
+            })
+        }
+
+        /// Receive one datagram and its sender into `buf`'s spare
+        /// capacity, advancing it. Cancel-safe.
+        pub async fn recv_buf_from<B: bytes::BufMut>(
+            &self,
+            buf: &mut B,
+        ) -> std::io::Result<(usize, $addr)> {
+            self.async_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)
+            })
+            .await
+        }
+
+        /// [`recv_buf_from`](Self::recv_buf_from) once, without waiting.
+        pub fn try_recv_buf_from<B: bytes::BufMut>(
+            &self,
+            buf: &mut B,
+        ) -> std::io::Result<(usize, $addr)> {
+            self.try_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)
+            })
+        }
+    };
+}
+pub(crate) use datagram_buf_methods;
+
+/// One `recv(2)` into `buf`'s spare capacity (uninitialised memory is fine:
+/// socket2 takes `MaybeUninit` bytes), advancing `buf` by what arrived.
+pub(crate) fn recv_into_buf_mut<B: bytes::BufMut>(
+    socket: socket2::SockRef<'_>,
+    buf: &mut B,
+) -> std::io::Result<usize> {
+    let spare = buf.chunk_mut();
+    // SAFETY: `UninitSlice` is a view of `len` writable bytes; recv(2)
+    // only writes them, so viewing them as `MaybeUninit<u8>` is sound.
+    let spare = unsafe { spare.as_uninit_slice_mut() };
+    let n = socket.recv(spare)?;
+    // SAFETY: recv(2) initialised the first `n` bytes of the chunk.
+    unsafe { buf.advance_mut(n) };
+    Ok(n)
+}
+
+/// As [`recv_into_buf_mut`], with the sender's address (`as_addr` turns
+/// socket2's into the socket type's; `None` is an error).
+pub(crate) fn recv_from_into_buf_mut<B: bytes::BufMut, A>(
+    socket: socket2::SockRef<'_>,
+    buf: &mut B,
+    as_addr: impl FnOnce(&socket2::SockAddr) -> Option<A>,
+) -> std::io::Result<(usize, A)> {
+    let spare = buf.chunk_mut();
+    // SAFETY: as in `recv_into_buf_mut`.
+    let spare = unsafe { spare.as_uninit_slice_mut() };
+    let (n, from) = socket.recv_from(spare)?;
+    // SAFETY: recv(2) initialised the first `n` bytes of the chunk.
+    unsafe { buf.advance_mut(n) };
+    let from = as_addr(&from)
+        .ok_or_else(|| std::io::Error::other("sender address of an unexpected family"))?;
+    Ok((n, from))
+}
 pub(crate) mod halves;
 pub mod tcp;
 mod udp;

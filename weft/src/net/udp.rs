@@ -127,6 +127,48 @@ impl UdpSocket {
         self.try_io(Interest::WRITABLE, || self.io.send_to(buf, target))
     }
 
+    crate::net::datagram_buf_methods!(SocketAddr, socket2::SockAddr::as_socket);
+
+    crate::net::ip_options!();
+
+    /// Like [`recv`](Self::recv) (from the connected peer), but the
+    /// datagram stays queued. Cancel-safe.
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.async_io(Interest::READABLE, || self.io.peek(buf))
+            .await
+    }
+
+    /// Peek once without waiting: `WouldBlock` if no datagram is queued.
+    pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.try_io(Interest::READABLE, || self.io.peek(buf))
+    }
+
+    /// The sender of the next queued datagram, which stays queued.
+    /// Cancel-safe.
+    pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
+        self.async_io(Interest::READABLE, || self.peek_sender_now())
+            .await
+    }
+
+    /// Poll-style [`peek_sender`](Self::peek_sender).
+    pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
+        self.io
+            .registration()
+            .poll_io(cx, Direction::Read, || self.peek_sender_now())
+    }
+
+    /// [`peek_sender`](Self::peek_sender) once, without waiting.
+    pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
+        self.try_io(Interest::READABLE, || self.peek_sender_now())
+    }
+
+    fn peek_sender_now(&self) -> io::Result<SocketAddr> {
+        socket2::SockRef::from(self)
+            .peek_sender()?
+            .as_socket()
+            .ok_or_else(|| io::Error::other("sender is not an IP address"))
+    }
+
     /// Like [`recv_from`](Self::recv_from), but the datagram stays queued.
     /// Cancel-safe.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {

@@ -99,6 +99,24 @@ impl TcpSocket {
         self.inner.set_keepalive(keepalive)
     }
 
+    /// `SO_KEEPALIVE`.
+    pub fn keepalive(&self) -> io::Result<bool> {
+        self.inner.keepalive()
+    }
+
+    /// `SO_LINGER`.
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        self.inner.linger()
+    }
+
+    /// `SO_LINGER` of zero: closing the connection resets it (RST) instead
+    /// of the orderly shutdown, and drops unsent data.
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        self.inner.set_linger(Some(Duration::ZERO))
+    }
+
+    crate::net::ip_options!();
+
     /// `TCP_NODELAY`.
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.inner.set_tcp_nodelay(nodelay)
@@ -166,5 +184,11 @@ impl fmt::Debug for TcpSocket {
 impl AsRawFd for TcpSocket {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         self.inner.as_raw_fd()
+    }
+}
+
+impl std::os::fd::AsFd for TcpSocket {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.inner.as_fd()
     }
 }

@@ -119,6 +119,35 @@ impl TcpStream {
         socket2::SockRef::from(self).linger()
     }
 
+    /// `SO_LINGER` of zero: dropping the stream resets the connection
+    /// (RST) instead of the orderly shutdown.
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        self.set_linger(Some(Duration::ZERO))
+    }
+
+    /// `TCP_QUICKACK` (Linux): whether ACKs are sent at once rather than
+    /// delayed. The kernel clears it again on its own.
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "fuchsia",
+        target_os = "cygwin"
+    ))]
+    pub fn quickack(&self) -> io::Result<bool> {
+        socket2::SockRef::from(self).tcp_quickack()
+    }
+
+    /// Set `TCP_QUICKACK` (Linux).
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "fuchsia",
+        target_os = "cygwin"
+    ))]
+    pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
+        socket2::SockRef::from(self).set_tcp_quickack(quickack)
+    }
+
     crate::net::readiness_methods!("stream");
 
     crate::net::stream_methods!();

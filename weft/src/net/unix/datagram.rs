@@ -143,6 +143,8 @@ impl UnixDatagram {
 
     crate::net::datagram_methods!(std::os::unix::net::SocketAddr);
 
+    crate::net::datagram_buf_methods!(std::os::unix::net::SocketAddr, unix_sender);
+
     /// Send `buf` to the socket bound at `target`. Cancel-safe.
     pub async fn send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
@@ -190,4 +192,22 @@ impl AsFd for UnixDatagram {
         // SAFETY: the descriptor stays open as long as `self` is borrowed.
         unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
     }
+}
+
+/// The sender of a Unix datagram. An unnamed sender (an unbound socket, or
+/// one end of a pair) comes back from recvfrom(2) with an empty address,
+/// which socket2 does not map to a Unix address: it is std's unnamed
+/// address, made once from an unbound socket.
+fn unix_sender(addr: &socket2::SockAddr) -> Option<std::os::unix::net::SocketAddr> {
+    static UNNAMED: std::sync::OnceLock<Option<std::os::unix::net::SocketAddr>> =
+        std::sync::OnceLock::new();
+    addr.as_unix().or_else(|| {
+        UNNAMED
+            .get_or_init(|| {
+                std::os::unix::net::UnixDatagram::unbound()
+                    .and_then(|s| s.local_addr())
+                    .ok()
+            })
+            .clone()
+    })
 }
