@@ -117,17 +117,29 @@ rt_test! {
             let (n, from) = timeout(LIMIT, b.peek_from(&mut buf)).await.unwrap().unwrap();
             assert_eq!((&buf[..n], from), (&b"abc"[..], a_addr));
             // Peeking left it queued; a short buffer truncates the datagram.
-            let mut short = [0u8; 2];
-            let (n, from) = poll_fn(|cx| b.poll_recv_from(cx, &mut short)).await.unwrap();
-            assert_eq!((n, &short, from), (2, b"ab", a_addr));
+            // Tokio's shape: the datagram lands in a ReadBuf's unfilled,
+            // uninitialised part.
+            let mut short = [std::mem::MaybeUninit::<u8>::uninit(); 2];
+            let mut short = weft::io::ReadBuf::uninit(&mut short);
+            let from = poll_fn(|cx| b.poll_recv_from(cx, &mut short)).await.unwrap();
+            assert_eq!((short.filled(), from), (&b"ab"[..], a_addr));
 
             a.connect(b_addr).await.unwrap();
             b.connect(a_addr).await.unwrap();
             poll_fn(|cx| b.poll_send_ready(cx)).await.unwrap();
             assert_eq!(poll_fn(|cx| b.poll_send(cx, b"xyz")).await.unwrap(), 3);
             poll_fn(|cx| a.poll_recv_ready(cx)).await.unwrap();
-            let n = timeout(LIMIT, poll_fn(|cx| a.poll_recv(cx, &mut buf))).await.unwrap().unwrap();
-            assert_eq!(&buf[..n], b"xyz");
+            b.send(b"xyz").await.unwrap();
+            let mut peeked = weft::io::ReadBuf::new(&mut buf);
+            poll_fn(|cx| a.poll_peek(cx, &mut peeked)).await.unwrap();
+            assert_eq!(peeked.filled(), b"xyz", "poll_peek leaves it queued");
+            let mut buf = [0u8; 8];
+            let mut got = weft::io::ReadBuf::new(&mut buf);
+            timeout(LIMIT, poll_fn(|cx| a.poll_recv(cx, &mut got))).await.unwrap().unwrap();
+            assert_eq!(got.filled(), b"xyz");
+            let mut got = weft::io::ReadBuf::new(&mut buf);
+            poll_fn(|cx| a.poll_recv(cx, &mut got)).await.unwrap();
+            assert_eq!(got.filled(), b"xyz", "the second datagram");
         });
     }
 

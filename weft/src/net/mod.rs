@@ -175,7 +175,7 @@ pub(crate) use stream_methods;
 /// readiness only on `WouldBlock` (`poll_io`), never on a short read: a
 /// short datagram says nothing about the next one.
 macro_rules! datagram_methods {
-    ($addr:ty) => {
+    ($addr:ty, $as_addr:path) => {
         /// Poll for receive readiness (only the last task to poll is woken).
         pub fn poll_recv_ready(
             &self,
@@ -224,17 +224,17 @@ macro_rules! datagram_methods {
                 .await
         }
 
-        /// Poll-style [`recv`](Self::recv): the datagram's length (at most
-        /// `buf.len()`).
+        /// Poll-style [`recv`](Self::recv), into `buf`'s unfilled part (as
+        /// Tokio: the datagram lands in uninitialised memory, not zeroed).
         pub fn poll_recv(
             &self,
             cx: &mut std::task::Context<'_>,
-            buf: &mut [u8],
-        ) -> std::task::Poll<std::io::Result<usize>> {
+            buf: &mut crate::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
             self.io.registration().poll_io(
                 cx,
                 crate::runtime::io::scheduled_io::Direction::Read,
-                || self.io.recv(buf),
+                || crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, false),
             )
         }
 
@@ -250,16 +250,24 @@ macro_rules! datagram_methods {
                 .await
         }
 
-        /// Poll-style [`recv_from`](Self::recv_from).
+        /// Poll-style [`recv_from`](Self::recv_from), into `buf`'s
+        /// unfilled part; returns the sender.
         pub fn poll_recv_from(
             &self,
             cx: &mut std::task::Context<'_>,
-            buf: &mut [u8],
-        ) -> std::task::Poll<std::io::Result<(usize, $addr)>> {
+            buf: &mut crate::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<$addr>> {
             self.io.registration().poll_io(
                 cx,
                 crate::runtime::io::scheduled_io::Direction::Read,
-                || self.io.recv_from(buf),
+                || {
+                    crate::net::recv_from_into_read_buf(
+                        socket2::SockRef::from(self),
+                        buf,
+                        false,
+                        $as_addr,
+                    )
+                },
             )
         }
 
@@ -319,6 +327,47 @@ macro_rules! datagram_buf_methods {
     };
 }
 pub(crate) use datagram_buf_methods;
+
+/// One `recv(2)` (or, with `peek`, `MSG_PEEK`) into `buf`'s unfilled,
+/// possibly uninitialised part, advancing it by what arrived.
+pub(crate) fn recv_into_read_buf(
+    socket: socket2::SockRef<'_>,
+    buf: &mut crate::io::ReadBuf<'_>,
+    peek: bool,
+) -> std::io::Result<()> {
+    // SAFETY: recv(2) only writes bytes, never de-initialises any.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    let n = if peek {
+        socket.peek(unfilled)?
+    } else {
+        socket.recv(unfilled)?
+    };
+    // SAFETY: recv(2) initialised the first `n` unfilled bytes.
+    unsafe { buf.assume_init(n) };
+    buf.advance(n);
+    Ok(())
+}
+
+/// As [`recv_into_read_buf`], returning the sender (`as_addr` turns
+/// socket2's address into the socket type's; `None` is an error).
+pub(crate) fn recv_from_into_read_buf<A>(
+    socket: socket2::SockRef<'_>,
+    buf: &mut crate::io::ReadBuf<'_>,
+    peek: bool,
+    as_addr: impl FnOnce(&socket2::SockAddr) -> Option<A>,
+) -> std::io::Result<A> {
+    // SAFETY: as in `recv_into_read_buf`.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    let (n, from) = if peek {
+        socket.peek_from(unfilled)?
+    } else {
+        socket.recv_from(unfilled)?
+    };
+    // SAFETY: recv(2) initialised the first `n` unfilled bytes.
+    unsafe { buf.assume_init(n) };
+    buf.advance(n);
+    as_addr(&from).ok_or_else(|| std::io::Error::other("sender address of an unexpected family"))
+}
 
 /// One `recv(2)` into `buf`'s spare capacity (uninitialised memory is fine:
 /// socket2 takes `MaybeUninit` bytes), advancing `buf` by what arrived.

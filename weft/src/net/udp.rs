@@ -99,7 +99,7 @@ impl UdpSocket {
 
     crate::net::readiness_methods!("socket");
 
-    crate::net::datagram_methods!(std::net::SocketAddr);
+    crate::net::datagram_methods!(std::net::SocketAddr, socket2::SockAddr::as_socket);
 
     /// Send `buf` to `target` (its first resolved address). Cancel-safe
     /// once the address is resolved.
@@ -176,15 +176,32 @@ impl UdpSocket {
             .await
     }
 
-    /// Poll-style [`peek_from`](Self::peek_from).
+    /// Poll-style [`peek_from`](Self::peek_from), into `buf`'s unfilled
+    /// part; returns the sender.
     pub fn poll_peek_from(
         &self,
         cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.io
-            .registration()
-            .poll_io(cx, Direction::Read, || self.io.peek_from(buf))
+        buf: &mut crate::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        self.io.registration().poll_io(cx, Direction::Read, || {
+            crate::net::recv_from_into_read_buf(
+                socket2::SockRef::from(self),
+                buf,
+                true,
+                socket2::SockAddr::as_socket,
+            )
+        })
+    }
+
+    /// Poll-style [`peek`](Self::peek), into `buf`'s unfilled part.
+    pub fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut crate::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.io.registration().poll_io(cx, Direction::Read, || {
+            crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)
+        })
     }
 
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.

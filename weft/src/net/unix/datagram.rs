@@ -141,7 +141,7 @@ impl UnixDatagram {
 
     crate::net::readiness_methods!("socket");
 
-    crate::net::datagram_methods!(std::os::unix::net::SocketAddr);
+    crate::net::datagram_methods!(std::os::unix::net::SocketAddr, unix_sender);
 
     crate::net::datagram_buf_methods!(std::os::unix::net::SocketAddr, unix_sender);
 
