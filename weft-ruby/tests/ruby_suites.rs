@@ -46,7 +46,8 @@ fn ext_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn run(suite: &str, expect: &[&str]) {
+/// Runs one suite of `test/run.sh` and returns its standard output.
+fn run(suite: &str) -> String {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("bash")
         .arg(here.join("test/run.sh"))
@@ -54,33 +55,34 @@ fn run(suite: &str, expect: &[&str]) {
         .env("WEFT_EXT_DIR", ext_dir(suite))
         .output()
         .expect("bash runs test/run.sh");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}\n{stderr}");
-    for e in expect {
-        assert!(
-            stdout.contains(e),
-            "the {suite} suite's output lacks `{e}` (exit {:?})",
-            out.status.code()
-        );
-    }
+    stdout
 }
 
 #[test]
 fn weft_minitest_suite() {
-    run("minitest", &[" 0 failures, 0 errors, 0 skips"]);
+    let out = run("minitest");
+    assert!(
+        out.contains(" 0 failures, 0 errors, 0 skips"),
+        "weft's minitest suite did not pass cleanly (output above)"
+    );
 }
 
-/// Ruby's reference IO.select scheduler passes 57 of these 58 on Debian's
-/// Ruby 3.1.7: `TestFiberMutex#test_mutex_deadlock` expects 3.1.2's
-/// deadlock message. Weft::Scheduler must pass the same 57.
+/// Ruby's test/fiber from the 3.1.2 source passes in full on Ruby 3.1.2
+/// (Debian bookworm's). One test is tied to Ruby's patch level:
+/// `TestFiberMutex#test_mutex_deadlock` matches the interpreter's deadlock
+/// message word for word, and Ruby's own reference scheduler fails it too
+/// when the tests and the interpreter come from different 3.1 releases. So
+/// that one failure, and only it, is allowed; everything else must pass.
 #[test]
 fn ruby_test_fiber() {
-    run(
-        "fiber",
-        &[
-            "58 tests, 264 assertions, 1 failures, 0 errors, 0 skips",
-            "1) Failure:\nTestFiberMutex#test_mutex_deadlock ",
-        ],
+    let out = run("fiber");
+    assert!(
+        out.contains("58 tests, 264 assertions, 0 failures, 0 errors, 0 skips")
+            || (out.contains("58 tests, 264 assertions, 1 failures, 0 errors, 0 skips")
+                && out.contains("1) Failure:\nTestFiberMutex#test_mutex_deadlock ")),
+        "Ruby's test/fiber did not pass on Weft::Scheduler (output above)"
     );
 }

@@ -102,13 +102,27 @@ pub(crate) fn restore(b: Budget) {
 }
 
 /// Spend one unit of budget, or register the task to be polled again and
-/// return `Pending` when the budget is exhausted.
+/// return `Pending` when the budget is exhausted (for leaf futures of your
+/// own that should take part in cooperative scheduling, as Tokio's
+/// `task::coop::poll_proceed`).
 ///
 /// The returned guard refunds the unit on drop unless
 /// [`RestoreOnPending::made_progress`] is called: call it once the operation
 /// has actually completed.
+///
+/// ```
+/// use std::task::Poll;
+/// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let ready = std::future::poll_fn(|cx| {
+///     let restore = std::task::ready!(weft::task::coop::poll_proceed(cx));
+///     restore.made_progress();
+///     Poll::Ready(7)
+/// });
+/// assert_eq!(ready.await, 7);
+/// # });
+/// ```
 #[inline]
-pub(crate) fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
+pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let outcome = BUDGET.try_with(|cell| {
         let before = cell.get();
         match before.0 {
@@ -148,11 +162,11 @@ pub(crate) fn poll_proceed_and_make_progress(cx: &mut Context<'_>) -> Poll<()> {
 /// Refunds one budget unit on drop unless the operation made progress.
 #[must_use = "dropping the guard at once refunds the unit: hold it until the operation completes"]
 #[derive(Debug)]
-pub(crate) struct RestoreOnPending(Cell<Budget>);
+pub struct RestoreOnPending(Cell<Budget>);
 
 impl RestoreOnPending {
     /// The operation completed: keep the unit spent.
-    pub(crate) fn made_progress(&self) {
+    pub fn made_progress(&self) {
         self.0.set(Budget::unconstrained());
     }
 }
@@ -231,5 +245,34 @@ impl<F: Future> Future for Unconstrained<F> {
         // SAFETY: structural pinning: `inner` is never moved out of `self`.
         let inner = unsafe { self.map_unchecked_mut(|u| &mut u.inner) };
         with_unconstrained(|| inner.poll(cx))
+    }
+}
+
+/// Make `future` take part in cooperative scheduling: each poll first
+/// spends a unit of the task's budget (yielding when it is spent), and the
+/// unit is refunded if the inner future is still pending (Tokio's
+/// `task::coop::cooperative`).
+pub fn cooperative<F: Future>(future: F) -> Coop<F> {
+    Coop { inner: future }
+}
+
+/// The future of [`cooperative`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Coop<F> {
+    inner: F,
+}
+
+impl<F: Future> Future for Coop<F> {
+    type Output = F::Output;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let restore = std::task::ready!(poll_proceed(cx));
+        // SAFETY: `inner` is structurally pinned: it is never moved out of
+        // `self`, and `Coop` has no `Drop` impl nor `Unpin` bound on it.
+        let inner = unsafe { self.map_unchecked_mut(|c| &mut c.inner) };
+        let out = std::task::ready!(inner.poll(cx));
+        restore.made_progress();
+        Poll::Ready(out)
     }
 }

@@ -134,6 +134,16 @@ macro_rules! stream_methods {
                 .try_io(crate::io::Interest::READABLE, || (&*self.io).read(buf))
         }
 
+        /// [`try_read`](Self::try_read) into `buf`'s spare capacity (not
+        /// zeroed first), advancing it.
+        pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            self.io
+                .registration()
+                .try_io(crate::io::Interest::READABLE, || {
+                    crate::net::recv_into_buf_mut(socket2::SockRef::from(self), buf)
+                })
+        }
+
         /// Vectored [`try_read`](Self::try_read).
         pub fn try_read_vectored(
             &self,

@@ -57,6 +57,11 @@ mod waker_set;
 pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::{MappedMutexGuard, Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
 pub use notify::{Notified, Notify};
+
+/// The named futures of `weft::sync` (Tokio's `sync::futures` path).
+pub mod futures {
+    pub use super::notify::Notified;
+}
 pub use once_cell::{OnceCell, SetError};
 pub use rwlock::{
     OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,

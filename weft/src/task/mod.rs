@@ -55,7 +55,10 @@ pub use crate::coop::{consume_budget, unconstrained, Unconstrained};
 
 /// Cooperative scheduling: the per-task operation budget.
 pub mod coop {
-    pub use crate::coop::{consume_budget, has_budget_remaining, unconstrained, Unconstrained};
+    pub use crate::coop::{
+        consume_budget, cooperative, has_budget_remaining, poll_proceed, unconstrained, Coop,
+        RestoreOnPending, Unconstrained,
+    };
 }
 
 pub(crate) use self::core::Header;

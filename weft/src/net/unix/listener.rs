@@ -31,8 +31,17 @@ impl UnixListener {
     /// Outside a runtime with the I/O driver.
     #[track_caller]
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
-        let addr = super::socket_addr(path.as_ref())?;
-        UnixListener::from_mio(mio::net::UnixListener::bind_addr(&addr)?)
+        UnixListener::bind_addr(&super::socket_addr(path.as_ref())?)
+    }
+
+    /// Listen at an address (a path, or an abstract name made with std's
+    /// `SocketAddrExt::from_abstract_name`).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[track_caller]
+    pub fn bind_addr(addr: &super::SocketAddr) -> io::Result<UnixListener> {
+        UnixListener::from_mio(mio::net::UnixListener::bind_addr(addr)?)
     }
 
     #[track_caller]

@@ -46,8 +46,13 @@ impl UnixStream {
     /// Connect to the socket listening at `path` (on Linux, `"\0name"` is
     /// an abstract name).
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        let addr = super::socket_addr(path.as_ref())?;
-        let stream = UnixStream::from_mio(mio::net::UnixStream::connect_addr(&addr)?)?;
+        UnixStream::connect_addr(&super::socket_addr(path.as_ref())?).await
+    }
+
+    /// Connect to the socket listening at `addr` (a path, or an abstract
+    /// name made with std's `SocketAddrExt::from_abstract_name`).
+    pub async fn connect_addr(addr: &super::SocketAddr) -> io::Result<UnixStream> {
+        let stream = UnixStream::from_mio(mio::net::UnixStream::connect_addr(addr)?)?;
         // Writable means the connect finished, one way or the other.
         std::future::poll_fn(|cx| stream.io.registration().poll_write_ready(cx)).await?;
         if let Some(e) = stream.io.take_error()? {
