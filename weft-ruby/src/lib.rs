@@ -1,12 +1,13 @@
-//! weft for Ruby: a `Fiber::Scheduler` whose event loop runs on a Rust
-//! poller (a Ruby native extension, loaded by `lib/weft.rb`).
+//! weft for Ruby: a `Fiber::Scheduler` whose event loop runs on weft's
+//! reactor (a Ruby native extension, loaded by `lib/weft.rb`).
 //!
-//! Modules: [`state`] (waiters, fds, timers; plain Rust), [`poller`] (mio's
-//! poller, blocking without the GVL, cross-thread wake) and [`scheduler`]
+//! Modules: [`state`] (waiters, fds, timers; plain Rust), [`poller`]
+//! (weft's I/O driver and timer wheel in a current_thread runtime, driven
+//! without the GVL when it blocks; cross-thread wake) and [`scheduler`]
 //! (the Ruby class and its loop). Each states its own invariants; the ones
 //! every `unsafe` block here relies on are:
 //! - the GVL is held whenever a Ruby object or API is touched, except in
-//!   the poll run by `rb_thread_call_without_gvl`, which touches neither;
+//!   the wait run by `rb_thread_call_without_gvl`, which touches neither;
 //! - every `VALUE` kept in Rust is marked by the scheduler's mark function,
 //!   so it stays alive (and unmoved) while Rust holds it.
 

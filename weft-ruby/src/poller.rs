@@ -1,217 +1,393 @@
-//! The poller under the Ruby scheduler: mio's `Poll` (epoll on Linux,
-//! kqueue on the BSDs and macOS), the same technology as weft's I/O driver,
-//! plus the cross-thread wake side.
+//! The poller under the Ruby scheduler: weft's own reactor. A
+//! current_thread weft runtime (its I/O driver over mio — epoll on Linux,
+//! kqueue on the BSDs and macOS — and its timer wheel) is driven by the
+//! Ruby thread's loop; no second event loop exists.
 //!
-//! Owns: [`Poller`] (the `Poll` and its event buffer; only the scheduler's
-//! thread touches it) and [`Shared`] (the queue of fibers `unblock`ed from
-//! any thread and the waker that interrupts a blocked poll).
+//! Owns: [`Poller`] (the runtime, one [`AsyncFd`] registration per fd that
+//! fibers waited on, and the list of fds whose readiness changed; only the
+//! scheduler's thread touches it) and [`Shared`] (the fibers `unblock`ed
+//! from any thread, and the poke that ends a blocked wait).
+//!
+//! How a wait maps onto weft's driver: an fd is registered once, for
+//! reading and writing, edge-triggered (as every weft socket is), so its
+//! interest never changes whatever its waiters want; each registration's
+//! waker queues the fd number on [`Woken`]. The driver keeps a readiness
+//! bit per direction that an edge sets and only a wait clears: a fiber that
+//! starts waiting on a direction whose bit is set clears it and asks the
+//! kernel with a zero-timeout `poll(2)` whether the fd is still ready (the
+//! bit may be left over from data already read). So a `read` → `EAGAIN` →
+//! `io_wait` costs no syscall besides the final `epoll_wait`.
 //!
 //! Invariants:
-//! - [`Poller::wait`] with a non-zero timeout runs the poll **without the
-//!   GVL** (`rb_thread_call_without_gvl`). During that call the poller is
-//!   borrowed by the blocked thread only; other Ruby threads reach the
-//!   scheduler through [`Shared`] alone (a `Mutex`), and the GC's mark
-//!   function never touches the poller.
+//! - [`Poller::wait`] with a non-zero timeout turns the driver **without
+//!   the GVL** (`rb_thread_call_without_gvl`). Only Rust runs then: the
+//!   driver, the registrations' wakers (which touch [`Woken`] alone) and
+//!   the blocked future. Other Ruby threads reach the scheduler through
+//!   [`Shared`] alone (a `Mutex`), and the GC's mark function never touches
+//!   the poller.
 //! - The unblock function passed to Ruby only calls [`Shared::wake`], which
 //!   is safe from any thread, so `Thread#raise`, `Thread#kill` and signals
-//!   reach a thread parked in the poller.
-//! - `blocked` is set (with the GVL held) before the GVL is released for
-//!   the poll and cleared after it is re-acquired; `unblock` (which needs
-//!   the GVL) writes the waker only when it is set, so a wake is never lost
-//!   and never paid for when the loop is running Ruby code.
-//! - Tokens are fds ([`WAKE_TOKEN`] is the waker's); an event never carries
-//!   a pointer to a fiber, so a stale event can only wake an fd's current
-//!   waiters, who re-check.
+//!   reach a thread parked in the driver.
+//! - `blocked` is set (with the GVL held) before the GVL is released and
+//!   cleared after it is re-acquired; `unblock` writes the poke only when
+//!   it is set, so a wake is never lost and never paid for while the loop
+//!   runs Ruby code. A poke with nobody blocked is kept and ends the next
+//!   wait at once.
+//! - Wakers carry fd numbers, never a fiber: a stale wake (an fd closed and
+//!   its number reused) can only wake that fd's current waiters, who
+//!   re-check.
+//! - A registration is trusted for a new IO on the same fd number only if
+//!   the fd still names the same socket (`fstat`'s device and inode);
+//!   anything else is registered afresh, because closing the old file took
+//!   it out of the kernel's interest list.
+//! - In a process forked from the owner the registrations belong to the
+//!   parent's epoll instance: dropping them would deregister the parent's
+//!   fds, so a forked child's `Poller` is leaked, never dropped.
 
-use crate::state::{Obj, PRIORITY, READABLE, WRITABLE};
-use mio::unix::SourceFd;
-use mio::{Interest, Token};
+use crate::state::{PRIORITY, READABLE, WRITABLE};
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::future::{poll_fn, Future};
 use std::io;
-use std::os::fd::RawFd;
+use std::mem::ManuallyDrop;
+use std::os::fd::{AsRawFd, RawFd};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
+use weft::io::unix::AsyncFd;
+use weft::io::Interest;
 
-/// The waker's token (no fd is this large).
-pub const WAKE_TOKEN: Token = Token(usize::MAX);
+/// An fd number for [`AsyncFd`], which does not own it (Ruby's IO does).
+struct Fd(RawFd);
+
+impl AsRawFd for Fd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0
+    }
+}
+
+/// One fd's registration with weft's driver.
+struct Registration {
+    fd: AsyncFd<Fd>,
+    /// Queues this fd on [`Woken`].
+    waker: Waker,
+    /// `fstat`'s (device, inode) when registered, for sockets only: what
+    /// lets a later IO on the same fd number reuse the registration.
+    socket: Option<(u64, u64)>,
+}
+
+/// The fds whose registrations were woken, and the loop's waker while it is
+/// blocked. Touched by the driver's wakers (the loop's thread) and by
+/// [`Shared::wake`] (any thread).
+#[derive(Default)]
+struct Woken {
+    inner: Mutex<WokenInner>,
+}
+
+#[derive(Default)]
+struct WokenInner {
+    fds: Vec<RawFd>,
+    /// Set by a wake that found nobody blocked: the next wait returns at
+    /// once.
+    poked: bool,
+    blocked_on: Option<Waker>,
+}
+
+impl Woken {
+    fn lock(&self) -> MutexGuard<'_, WokenInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, fd: RawFd) {
+        let mut inner = self.lock();
+        inner.fds.push(fd);
+        if let Some(w) = inner.blocked_on.take() {
+            drop(inner);
+            w.wake();
+        }
+    }
+
+    fn poke(&self) {
+        let mut inner = self.lock();
+        inner.poked = true;
+        if let Some(w) = inner.blocked_on.take() {
+            drop(inner);
+            w.wake();
+        }
+    }
+
+    /// Ready when an fd was woken or the loop was poked; else remembers
+    /// `cx`'s waker.
+    fn poll_any(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut inner = self.lock();
+        if !inner.fds.is_empty() || std::mem::take(&mut inner.poked) {
+            inner.blocked_on = None;
+            return Poll::Ready(());
+        }
+        inner.blocked_on = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    fn take(&self, into: &mut Vec<RawFd>) {
+        into.append(&mut self.lock().fds);
+    }
+}
+
+/// A registration's waker: queues its fd.
+struct FdWaker {
+    fd: RawFd,
+    woken: Arc<Woken>,
+}
+
+impl Wake for FdWaker {
+    fn wake(self: Arc<Self>) {
+        self.woken.push(self.fd);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.push(self.fd);
+    }
+}
 
 /// The poll side, owned by the scheduler's thread.
 pub struct Poller {
-    poll: mio::Poll,
-    events: mio::Events,
+    /// `ManuallyDrop` so a forked child can leak it (module invariant).
+    inner: ManuallyDrop<PollerInner>,
+    owner: u32,
+}
+
+struct PollerInner {
+    // Field order: the registrations deregister from the runtime's driver
+    // before the runtime goes.
+    fds: HashMap<RawFd, Registration>,
+    rt: weft::runtime::Runtime,
 }
 
 /// The side other threads may touch.
 pub struct Shared {
-    inner: Mutex<SharedInner>,
+    woken: Arc<Woken>,
+    unblocked: Mutex<Vec<crate::state::Obj>>,
     blocked: AtomicBool,
 }
 
-struct SharedInner {
-    /// Fibers `unblock`ed and not yet seen by the loop (raw VALUEs, marked
-    /// by the scheduler's mark function).
-    unblocked: Vec<Obj>,
-    /// `None` once the scheduler is closed (its eventfd is closed then).
-    waker: Option<mio::Waker>,
+/// What watching an fd found.
+pub enum Watch {
+    /// The fd is ready now for these of the asked events.
+    Ready(u8),
+    /// Not ready: the registration's waker will report the next edge.
+    Pending,
 }
 
-/// How arming an fd went.
-pub enum Armed {
-    Ok,
-    /// The fd can't be polled (a regular file): it is always ready.
-    AlwaysReady,
-}
-
-fn to_interest(events: u8) -> Option<Interest> {
-    let mut interest: Option<Interest> = None;
-    let mut add = |i: Interest| interest = Some(interest.map_or(i, |x| x | i));
-    if events & READABLE != 0 {
-        add(Interest::READABLE);
+/// `(device, inode)` of `fd` if it is a socket.
+fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
+    // SAFETY: `st` is written by fstat before it is read; an invalid fd
+    // only makes fstat fail.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `st` is a valid out-pointer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
     }
-    if events & WRITABLE != 0 {
-        add(Interest::WRITABLE);
-    }
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    if events & PRIORITY != 0 {
-        add(Interest::PRIORITY);
-    }
-    interest
+    (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some((st.st_dev, st.st_ino))
 }
 
 impl Poller {
     pub fn new() -> io::Result<(Poller, Shared)> {
-        let poll = mio::Poll::new()?;
-        let waker = mio::Waker::new(poll.registry(), WAKE_TOKEN)?;
+        let rt = weft::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let woken = Arc::new(Woken::default());
         let poller = Poller {
-            poll,
-            events: mio::Events::with_capacity(1024),
+            inner: ManuallyDrop::new(PollerInner {
+                fds: HashMap::new(),
+                rt,
+            }),
+            owner: std::process::id(),
         };
         let shared = Shared {
-            inner: Mutex::new(SharedInner {
-                unblocked: Vec::new(),
-                waker: Some(waker),
-            }),
+            woken,
+            unblocked: Mutex::new(Vec::new()),
             blocked: AtomicBool::new(false),
         };
         Ok((poller, shared))
     }
 
-    /// Give `fd` the interest `events`; `fresh`: it was never registered.
-    pub fn arm(&self, fd: RawFd, events: u8, fresh: bool) -> io::Result<Armed> {
-        let Some(interest) = to_interest(events) else {
-            return Ok(Armed::Ok);
+    /// Start a wait for `events` on `fd`. `known`: the IO is the one the
+    /// fd's current waiters wait on, so its registration is trusted without
+    /// a check. `Ok(None)`: the fd can't be polled (a regular file), so it
+    /// is always ready.
+    pub fn watch(
+        &mut self,
+        shared: &Shared,
+        fd: RawFd,
+        events: u8,
+        known: bool,
+    ) -> io::Result<Option<Watch>> {
+        let inner = &mut *self.inner;
+        let mut fresh = false;
+        let reusable = match inner.fds.get(&fd) {
+            Some(_) if known => true,
+            Some(reg) => reg.socket.is_some() && socket_identity(fd) == reg.socket,
+            None => false,
         };
-        let registry = self.poll.registry();
-        let token = Token(fd as usize);
-        let mut source = SourceFd(&fd);
-        let result = if fresh {
-            match registry.register(&mut source, token, interest) {
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
-                    registry.reregister(&mut source, token, interest)
-                }
-                r => r,
-            }
-        } else {
-            match registry.reregister(&mut source, token, interest) {
-                // The file behind the fd number was closed (which removes it
-                // from epoll) and the number reused.
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                    registry.register(&mut source, token, interest)
-                }
-                r => r,
-            }
-        };
-        match result {
-            Ok(()) => Ok(Armed::Ok),
-            Err(e) if e.raw_os_error() == Some(libc::EPERM) => Ok(Armed::AlwaysReady),
-            Err(e) => Err(e),
+        if !reusable {
+            // Drop the old registration first: its deregistration must not
+            // remove the new one.
+            inner.fds.remove(&fd);
+            let _guard = inner.rt.enter();
+            let interest = Interest::READABLE
+                .add(Interest::WRITABLE)
+                .add(Interest::PRIORITY);
+            let registered = match AsyncFd::with_interest(Fd(fd), interest) {
+                Ok(r) => r,
+                // epoll refuses regular files: they are always ready.
+                Err(e) if e.raw_os_error() == Some(libc::EPERM) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let waker = Waker::from(Arc::new(FdWaker {
+                fd,
+                woken: shared.woken.clone(),
+            }));
+            inner.fds.insert(
+                fd,
+                Registration {
+                    fd: registered,
+                    waker,
+                    socket: socket_identity(fd),
+                },
+            );
+            fresh = true;
         }
+        let reg = &inner.fds[&fd];
+        let mut cx = Context::from_waker(&reg.waker);
+        // Clear a direction's left-over readiness and arm its waker; a set
+        // bit means the kernel must be asked (see the module doc).
+        let mut ask = fresh || events & PRIORITY != 0;
+        if events & (READABLE | PRIORITY) != 0 {
+            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
+                guard.clear_ready();
+                ask = true;
+                let _ = reg.fd.poll_read_ready(&mut cx);
+            }
+        }
+        if events & WRITABLE != 0 {
+            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
+                guard.clear_ready();
+                ask = true;
+                let _ = reg.fd.poll_write_ready(&mut cx);
+            }
+        }
+        if ask {
+            let now = ready_now(fd, events);
+            if now != 0 {
+                return Ok(Some(Watch::Ready(now)));
+            }
+        }
+        Ok(Some(Watch::Pending))
     }
 
-    /// Wait for events up to `timeout` (`None`: forever), then call `f`
-    /// with each `(fd, ready events, error-or-hangup)`. A zero timeout polls
-    /// with the GVL held; otherwise the GVL is released while blocked. The
-    /// outer `Err` is a Ruby interrupt (Thread#raise/kill, a signal) that
-    /// arrived while blocked; the inner one is the poller's error.
+    /// The events `fd`'s registration has seen since its waits began
+    /// (`READABLE` also covers `PRIORITY`, which the driver reports with
+    /// readability; the caller asks the kernel when it must tell them
+    /// apart). Re-arms the registration's waker for directions not ready.
+    pub fn readiness(&self, fd: RawFd) -> u8 {
+        let Some(reg) = self.inner.fds.get(&fd) else {
+            return 0;
+        };
+        let mut cx = Context::from_waker(&reg.waker);
+        let mut ready = 0;
+        if let Poll::Ready(r) = reg.fd.poll_read_ready(&mut cx) {
+            ready |= READABLE | PRIORITY;
+            drop(r);
+        }
+        if let Poll::Ready(r) = reg.fd.poll_write_ready(&mut cx) {
+            ready |= WRITABLE;
+            drop(r);
+        }
+        ready
+    }
+
+    /// Turn the driver: with a zero timeout, holding the GVL; otherwise
+    /// without it, until an fd is woken, [`Shared::wake`] is called or
+    /// `timeout` (`None`: forever) passes. Then `f` gets each woken fd.
+    /// The outer `Err` is a Ruby interrupt (Thread#raise/kill, a signal)
+    /// that arrived while blocked; the inner one is the driver's error.
     pub fn wait(
         &mut self,
         shared: &Shared,
         timeout: Option<Duration>,
-        mut f: impl FnMut(RawFd, u8, bool),
+        mut f: impl FnMut(RawFd),
     ) -> Result<io::Result<()>, magnus::Error> {
-        let result = if timeout == Some(Duration::ZERO) {
-            self.poll.poll(&mut self.events, timeout)
+        if timeout == Some(Duration::ZERO) {
+            // A yield lets the driver poll once without blocking.
+            self.inner.rt.block_on(weft::task::yield_now());
         } else {
             shared.blocked.store(true, Ordering::SeqCst);
-            let result = self.poll_without_gvl(shared, timeout);
+            let result = self.wait_without_gvl(shared, timeout);
             shared.blocked.store(false, Ordering::SeqCst);
-            result?
-        };
-        match result {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(Ok(())),
-            Err(e) => return Ok(Err(e)),
+            result?;
         }
-        for event in self.events.iter() {
-            if event.token() == WAKE_TOKEN {
-                continue;
-            }
-            let mut ready = 0;
-            if event.is_readable() || event.is_read_closed() {
-                ready |= READABLE;
-            }
-            if event.is_writable() || event.is_write_closed() {
-                ready |= WRITABLE;
-            }
-            if event.is_priority() {
-                ready |= PRIORITY;
-            }
-            f(event.token().0 as RawFd, ready, event.is_error())
+        let mut fds = Vec::new();
+        shared.woken.take(&mut fds);
+        fds.sort_unstable();
+        fds.dedup();
+        for fd in fds {
+            f(fd);
         }
         Ok(Ok(()))
     }
 
-    fn poll_without_gvl(
+    fn wait_without_gvl(
         &mut self,
         shared: &Shared,
         timeout: Option<Duration>,
-    ) -> Result<io::Result<()>, magnus::Error> {
+    ) -> Result<(), magnus::Error> {
         struct Call<'a> {
-            poll: &'a mut mio::Poll,
-            events: &'a mut mio::Events,
+            rt: &'a weft::runtime::Runtime,
+            woken: &'a Woken,
             timeout: Option<Duration>,
-            result: Option<io::Result<()>>,
         }
         extern "C" fn run(data: *mut c_void) -> *mut c_void {
-            // SAFETY: `data` is the `Call` on `poll_without_gvl`'s stack,
+            // SAFETY: `data` is the `Call` on `wait_without_gvl`'s stack,
             // which outlives this call; only this thread touches it now.
-            let call = unsafe { &mut *(data as *mut Call<'_>) };
-            call.result = Some(call.poll.poll(call.events, call.timeout));
+            let call = unsafe { &*(data as *const Call<'_>) };
+            call.rt.block_on(async {
+                let mut sleep = call.timeout.map(|t| Box::pin(weft::time::sleep(t)));
+                poll_fn(|cx| {
+                    if call.woken.poll_any(cx).is_ready() {
+                        return Poll::Ready(());
+                    }
+                    match sleep.as_mut() {
+                        Some(s) => Pin::new(s).poll(cx),
+                        None => Poll::Pending,
+                    }
+                })
+                .await
+            });
             std::ptr::null_mut()
         }
         extern "C" fn interrupt(data: *mut c_void) {
-            // SAFETY: `data` is the `Shared` borrowed by `poll_without_gvl`
+            // SAFETY: `data` is the `Shared` borrowed by `wait_without_gvl`
             // for the whole blocking call; `Shared::wake` is thread-safe.
             let shared = unsafe { &*(data as *const Shared) };
             shared.wake();
         }
-        let mut call = Call {
-            poll: &mut self.poll,
-            events: &mut self.events,
+        let call = Call {
+            rt: &self.inner.rt,
+            woken: &shared.woken,
             timeout,
-            result: None,
         };
-        let call_ptr = &mut call as *mut Call<'_> as *mut c_void;
+        let call_ptr = &call as *const Call<'_> as *mut c_void;
         let shared_ptr = shared as *const Shared as *mut c_void;
         // `rb_thread_call_without_gvl` handles pending interrupts before and
-        // after the poll, and an interrupt may raise (Thread#raise) or throw
+        // after the wait, and an interrupt may raise (Thread#raise) or throw
         // (Thread#kill): `protect` turns that into an `Err` instead of a
         // longjmp over these Rust frames.
         let protected = magnus::rb_sys::protect(|| {
-            // SAFETY: `run` touches only `call` (no Ruby object, no Ruby
-            // API), as required without the GVL; `interrupt` only writes the
-            // eventfd. Both pointers outlive the call (module invariants).
+            // SAFETY: `run` touches only `call` (Rust values, no Ruby object
+            // or API), as required without the GVL; `interrupt` only pokes
+            // `Woken`. Both pointers outlive the call (module invariants).
             unsafe {
                 rb_sys::rb_thread_call_without_gvl(
                     Some(run),
@@ -222,14 +398,22 @@ impl Poller {
             }
             rb_sys::Qnil as rb_sys::VALUE
         });
-        let result = call.result.take();
-        if result.is_none() {
-            // Interrupted before the poll ran: the buffer still holds the
-            // previous turn's events, which must not be dispatched again.
-            self.events.clear();
+        protected.map(drop)
+    }
+
+    /// Registrations held (one per fd ever waited on, until re-registered).
+    pub fn registrations(&self) -> usize {
+        self.inner.fds.len()
+    }
+}
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        if self.owner == std::process::id() {
+            // SAFETY: `inner` is dropped once, here, and never used after.
+            unsafe { ManuallyDrop::drop(&mut self.inner) };
         }
-        protected?;
-        Ok(result.unwrap_or(Ok(())))
+        // A forked child leaks it (module invariant).
     }
 }
 
@@ -279,47 +463,36 @@ pub fn poll_one(fd: RawFd, events: u8, ms: i32) -> u8 {
 }
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, SharedInner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn unblocked(&self) -> MutexGuard<'_, Vec<crate::state::Obj>> {
+        self.unblocked.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Interrupt a blocked poll (from any thread).
+    /// End a blocked wait (from any thread), or the next one if none is.
     pub fn wake(&self) {
-        if let Some(waker) = &self.lock().waker {
-            // Fails only if the eventfd counter is full: a wake is pending.
-            let _ = waker.wake();
-        }
+        self.woken.poke();
     }
 
     /// `unblock` from any thread: queue `fiber` and wake the loop if it is
-    /// parked in the poller.
-    pub fn unblock(&self, fiber: Obj) {
-        let mut inner = self.lock();
-        inner.unblocked.push(fiber);
+    /// blocked in the driver.
+    pub fn unblock(&self, fiber: crate::state::Obj) {
+        self.unblocked().push(fiber);
         if self.blocked.load(Ordering::SeqCst) {
-            if let Some(waker) = &inner.waker {
-                let _ = waker.wake();
-            }
+            self.woken.poke();
         }
     }
 
     /// Take the fibers unblocked since the last call.
-    pub fn take_unblocked(&self, into: &mut Vec<Obj>) {
-        into.append(&mut self.lock().unblocked);
+    pub fn take_unblocked(&self, into: &mut Vec<crate::state::Obj>) {
+        into.append(&mut self.unblocked());
     }
 
     pub fn has_unblocked(&self) -> bool {
-        !self.lock().unblocked.is_empty()
-    }
-
-    /// Close the waker's eventfd (the scheduler is closed).
-    pub fn close(&self) {
-        self.lock().waker = None;
+        !self.unblocked().is_empty()
     }
 
     /// Every object held, for the GC mark function.
-    pub fn each_object(&self, f: impl FnMut(Obj)) {
-        self.lock().unblocked.iter().copied().for_each(f);
+    pub fn each_object(&self, f: impl FnMut(crate::state::Obj)) {
+        self.unblocked().iter().copied().for_each(f);
     }
 }
 
@@ -327,42 +500,117 @@ impl Shared {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ready_now_sees_a_pipe_become_readable() {
+    fn noop_cx<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
+        f(&mut Context::from_waker(Waker::noop()))
+    }
+
+    fn pipe() -> [RawFd; 2] {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        assert_eq!(ready_now(fds[0], READABLE), 0);
-        assert_eq!(ready_now(fds[1], WRITABLE), WRITABLE);
-        // SAFETY: fds[1] is the open write end; the buffer is one byte.
-        assert_eq!(unsafe { libc::write(fds[1], b"x".as_ptr().cast(), 1) }, 1);
-        assert_eq!(ready_now(fds[0], READABLE | WRITABLE), READABLE);
+        fds
+    }
+
+    fn write_byte(fd: RawFd) {
+        // SAFETY: `fd` is an open write end; the buffer is one byte.
+        assert_eq!(unsafe { libc::write(fd, b"x".as_ptr().cast(), 1) }, 1);
+    }
+
+    fn close(fds: [RawFd; 2]) {
         for fd in fds {
-            // SAFETY: closing the two descriptors this test opened.
+            // SAFETY: closing descriptors the test opened.
             unsafe { libc::close(fd) };
         }
     }
 
     #[test]
-    fn zero_timeout_wait_reports_an_armed_fd() {
+    fn ready_now_sees_a_pipe_become_readable() {
+        let fds = pipe();
+        assert_eq!(ready_now(fds[0], READABLE), 0);
+        assert_eq!(ready_now(fds[1], WRITABLE), WRITABLE);
+        write_byte(fds[1]);
+        assert_eq!(ready_now(fds[0], READABLE | WRITABLE), READABLE);
+        close(fds);
+    }
+
+    #[test]
+    fn an_edge_after_the_watch_wakes_the_fd_through_weft_driver() {
         let (mut poller, shared) = Poller::new().unwrap();
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        assert!(matches!(poller.arm(fds[0], READABLE, true), Ok(Armed::Ok)));
-        // SAFETY: fds[1] is the open write end; the buffer is one byte.
-        assert_eq!(unsafe { libc::write(fds[1], b"x".as_ptr().cast(), 1) }, 1);
+        let fds = pipe();
+        assert!(matches!(
+            poller.watch(&shared, fds[0], READABLE, false),
+            Ok(Some(Watch::Pending))
+        ));
+        write_byte(fds[1]);
         let mut seen = Vec::new();
         poller
-            .wait(&shared, Some(Duration::ZERO), |fd, ev, _| {
-                seen.push((fd, ev))
-            })
+            .wait(&shared, Some(Duration::ZERO), |fd| seen.push(fd))
             .unwrap()
             .unwrap();
-        assert_eq!(seen, vec![(fds[0], READABLE)]);
-        for fd in fds {
-            // SAFETY: closing the two descriptors this test opened.
-            unsafe { libc::close(fd) };
-        }
+        assert_eq!(seen, vec![fds[0]]);
+        assert_eq!(poller.readiness(fds[0]) & READABLE, READABLE);
+        // The next wait finds the bit set, asks the kernel, and the byte is
+        // still there: ready at once.
+        assert!(matches!(
+            poller.watch(&shared, fds[0], READABLE, true),
+            Ok(Some(Watch::Ready(READABLE)))
+        ));
+        assert_eq!(poller.registrations(), 1, "registered once");
+        close(fds);
+    }
+
+    #[test]
+    fn a_left_over_bit_is_cleared_when_the_data_is_gone() {
+        let (mut poller, shared) = Poller::new().unwrap();
+        let fds = pipe();
+        let _ = poller.watch(&shared, fds[0], READABLE, false).unwrap();
+        write_byte(fds[1]);
+        poller
+            .wait(&shared, Some(Duration::ZERO), |_| {})
+            .unwrap()
+            .unwrap();
+        let mut buf = [0u8; 1];
+        // SAFETY: reading one byte into `buf` from the open read end.
+        assert_eq!(unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), 1) }, 1);
+        assert!(matches!(
+            poller.watch(&shared, fds[0], READABLE, true),
+            Ok(Some(Watch::Pending))
+        ));
+        assert_eq!(poller.readiness(fds[0]) & READABLE, 0, "bit cleared");
+        close(fds);
+    }
+
+    #[test]
+    fn a_wake_from_another_thread_ends_a_blocked_wait_without_ruby() {
+        // Without a Ruby VM the blocking path can't release a GVL, so drive
+        // the same future directly: a poke from another thread ends it.
+        let (poller, shared) = Poller::new().unwrap();
+        let shared = Arc::new(shared);
+        let other = shared.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            other.wake();
+        });
+        let start = std::time::Instant::now();
+        poller
+            .inner
+            .rt
+            .block_on(poll_fn(|cx| shared.woken.poll_any(cx)));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        t.join().unwrap();
+        // A poke with nobody blocked is kept for the next wait.
+        shared.wake();
+        assert!(noop_cx(|cx| shared.woken.poll_any(cx)).is_ready());
+        assert!(noop_cx(|cx| shared.woken.poll_any(cx)).is_pending());
+    }
+
+    #[test]
+    fn a_regular_file_is_always_ready() {
+        let (mut poller, shared) = Poller::new().unwrap();
+        let file = std::fs::File::open("/proc/self/status").unwrap();
+        assert!(matches!(
+            poller.watch(&shared, file.as_raw_fd(), READABLE, false),
+            Ok(None)
+        ));
     }
 }

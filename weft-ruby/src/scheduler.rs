@@ -29,8 +29,8 @@
 //!   reported on `$stderr`. Anything else (`exit`, `Interrupt`, thread
 //!   kill) stops the loop at once and propagates.
 
-use crate::poller::{poll_one, ready_now, Armed, Poller, Shared};
-use crate::state::{IoCtl, Obj, Raise, State, Wake};
+use crate::poller::{poll_one, ready_now, Poller, Shared, Watch};
+use crate::state::{IoCtl, Obj, Raise, State, Wake, PRIORITY};
 use magnus::prelude::*;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
 use magnus::typed_data::DataTypeFunctions;
@@ -225,34 +225,27 @@ impl Scheduler {
             .state
             .borrow_mut()
             .add_io(obj(fiber), obj(io), fd, events);
-        let armed = match ctl {
-            IoCtl::Arm(interest) => {
-                let registered = self.registered(fd);
-                let result = match self.poller.borrow().as_ref() {
-                    Some(p) => p.arm(fd, interest, registered == 0),
-                    None => Ok(Armed::AlwaysReady),
-                };
-                match result {
-                    Ok(Armed::Ok) => {
-                        self.state.borrow_mut().set_registered(fd, interest);
-                        0
-                    }
-                    Ok(Armed::AlwaysReady) => events,
-                    Err(e) => {
-                        self.state.borrow_mut().remove(key);
-                        return Err(Error::new(ruby.exception_io_error(), e.to_string()));
-                    }
-                }
-            }
-            IoCtl::Check => ready_now(fd, events),
+        let shared = self.shared(ruby)?;
+        let watched = match self.poller.borrow_mut().as_mut() {
+            Some(p) => p.watch(shared, fd, events, ctl == IoCtl::Known),
+            None => Ok(None),
         };
-        if armed != 0 {
+        let now = match watched {
+            Ok(Some(Watch::Pending)) => 0,
+            Ok(Some(Watch::Ready(ready))) => ready,
+            // Not pollable (a regular file), or the scheduler is closed.
+            Ok(None) => events,
+            Err(e) => {
+                self.state.borrow_mut().remove(key);
+                return Err(Error::new(ruby.exception_io_error(), e.to_string()));
+            }
+        };
+        if now != 0 {
             self.state.borrow_mut().remove(key);
-            return Ok(Some(armed));
+            return Ok(Some(now));
         }
         if timeout == Some(Duration::ZERO) {
-            // A zero timeout is a readiness check: arming reports current
-            // readiness through the poller, so look once without blocking.
+            // A zero timeout is a readiness check: ask the kernel.
             let now = ready_now(fd, events);
             self.state.borrow_mut().remove(key);
             return Ok((now != 0).then_some(now));
@@ -264,10 +257,6 @@ impl Scheduler {
             Some(Wake::Events(e)) => Ok(Some(e)),
             _ => Ok(None),
         }
-    }
-
-    fn registered(&self, fd: i32) -> u8 {
-        self.state.borrow().registered(fd)
     }
 
     /// `block(blocker, timeout)` core: true if unblocked, false on timeout.
@@ -356,9 +345,6 @@ impl Scheduler {
     fn close_poller(rb_self: &Self) {
         *rb_self.closed.borrow_mut() = true;
         rb_self.poller.borrow_mut().take();
-        if let Some(shared) = rb_self.shared.get() {
-            shared.close();
-        }
     }
 
     /// Resume `fiber`. A `StandardError` escaping it is kept in `failed`
@@ -482,17 +468,29 @@ impl Scheduler {
     }
 
     fn poll(&self, ruby: &Ruby, shared: &Shared, timeout: Option<Duration>) -> Result<(), Error> {
-        let mut events = Vec::new();
+        let mut woken = Vec::new();
         let result = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.wait(shared, timeout, |fd, ready, all| {
-                events.push((fd, ready, all))
-            })?,
+            Some(p) => p.wait(shared, timeout, |fd| woken.push(fd))?,
             None => Err(std::io::Error::other("the scheduler is closed")),
         };
         result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))?;
+        let poller = self.poller.borrow();
+        let Some(poller) = poller.as_ref() else {
+            return Ok(());
+        };
         let mut state = self.state.borrow_mut();
-        for (fd, ready, all) in events {
-            state.dispatch(fd, ready, all);
+        for fd in woken {
+            let wanted = state.wanted(fd);
+            if wanted == 0 {
+                continue;
+            }
+            let mut ready = poller.readiness(fd) & wanted;
+            if ready & PRIORITY != 0 {
+                // The driver reports urgent data with readability: ask the
+                // kernel which of the two it is.
+                ready = ready_now(fd, wanted);
+            }
+            state.dispatch(fd, ready, false);
         }
         Ok(())
     }

@@ -1,8 +1,8 @@
 //! The scheduler's bookkeeping, in plain Rust (no Ruby calls, no syscalls).
 //!
 //! Owns: the waiters (one per fiber suspended in a hook, in a generation-
-//! checked slab), the fd table (each fd's waiters, the IO they wait on and
-//! the interest registered with the poller), the timer heap, the
+//! checked slab), the fd table (each fd's waiters and the IO they wait
+//! on), the timer heap, the
 //! `timeout_after` raises and the ready queue.
 //!
 //! Ruby objects are held as raw `VALUE`s ([`Obj`]); everything stored here
@@ -17,8 +17,8 @@
 //!   removes the target, and a stale heap entry is skipped when it expires.
 //! - An fd entry keeps its IO (and so the right to trust its registration)
 //!   only while it has waiters; when the last one leaves, the IO is
-//!   forgotten and the next waiter re-arms the registration (see
-//!   [`IoCtl`]), because the fd number may meanwhile belong to a new file.
+//!   forgotten and the next waiter has the poller verify the fd's
+//!   registration (see [`IoCtl`]), because the fd number may meanwhile belong to a new file.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -74,23 +74,22 @@ struct Slot {
     waiter: Option<Waiter>,
 }
 
-/// What the caller must tell the poller before an I/O waiter suspends.
+/// Whether an I/O waiter's IO is the one its fd's registration was made
+/// for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IoCtl {
-    /// (Re-)arm the fd with this interest: the union changed, or the fd's
-    /// registration can't be trusted. Arming reports current readiness.
-    Arm(u8),
-    /// The registration already covers the wait; the caller checks current
-    /// readiness itself (an edge may have been consumed before this waiter).
-    Check,
+    /// The fd had no waiters, or they wait on another IO: the fd number may
+    /// belong to a new file since, so the poller must check its
+    /// registration.
+    Verify,
+    /// Other fibers wait on this same IO: the registration is good.
+    Known,
 }
 
 #[derive(Debug, Default)]
 struct FdEntry {
     io: Option<Obj>,
     waiters: Vec<Key>,
-    /// Interest the poller has for this fd (0: never registered).
-    registered: u8,
 }
 
 /// A pending `timeout_after`: raise `class`, `message` in `fiber`.
@@ -149,6 +148,14 @@ impl State {
         }
     }
 
+    fn get(&self, key: Key) -> Option<&Waiter> {
+        let slot = self.slots.get(key.index as usize)?;
+        if slot.generation != key.generation {
+            return None;
+        }
+        slot.waiter.as_ref()
+    }
+
     fn get_mut(&mut self, key: Key) -> Option<&mut Waiter> {
         let slot = self.slots.get_mut(key.index as usize)?;
         if slot.generation != key.generation {
@@ -167,28 +174,23 @@ impl State {
             woken: None,
         });
         let entry = self.fds.entry(fd).or_default();
-        let trusted = entry.io == Some(io);
+        let known = entry.io == Some(io);
         entry.io = Some(io);
         entry.waiters.push(key);
-        let union = entry.registered | events;
-        let ctl = if !trusted || union != entry.registered {
-            IoCtl::Arm(union)
-        } else {
-            IoCtl::Check
-        };
+        let ctl = if known { IoCtl::Known } else { IoCtl::Verify };
         (key, ctl)
     }
 
-    /// The poller now has `interest` for `fd`.
-    pub fn set_registered(&mut self, fd: RawFd, interest: u8) {
-        if let Some(entry) = self.fds.get_mut(&fd) {
-            entry.registered = interest;
-        }
-    }
-
-    /// The interest the poller has for `fd` (0: never registered).
-    pub fn registered(&self, fd: RawFd) -> u8 {
-        self.fds.get(&fd).map_or(0, |e| e.registered)
+    /// The union of the events `fd`'s waiters wait for.
+    pub fn wanted(&self, fd: RawFd) -> u8 {
+        let Some(entry) = self.fds.get(&fd) else {
+            return 0;
+        };
+        entry
+            .waiters
+            .iter()
+            .filter_map(|k| self.get(*k))
+            .fold(0, |acc, w| acc | w.events)
     }
 
     /// A fiber starts waiting in `block` (`timed`: with a timeout).
@@ -406,13 +408,12 @@ mod tests {
     fn several_waiters_on_one_fd_share_one_registration() {
         let mut s = State::default();
         let (a, ctl) = s.add_io(100, 7, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Arm(READABLE));
-        s.set_registered(3, READABLE);
+        assert_eq!(ctl, IoCtl::Verify);
         let (b, ctl) = s.add_io(101, 7, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Check, "same IO, covered interest: no ctl");
+        assert_eq!(ctl, IoCtl::Known, "same IO: the registration is good");
         let (c, ctl) = s.add_io(102, 7, 3, WRITABLE);
-        assert_eq!(ctl, IoCtl::Arm(READABLE | WRITABLE), "union grew");
-        s.set_registered(3, READABLE | WRITABLE);
+        assert_eq!(ctl, IoCtl::Known);
+        assert_eq!(s.wanted(3), READABLE | WRITABLE);
         s.dispatch(3, READABLE, false);
         assert_eq!(s.pop_ready(), Some(100));
         assert_eq!(s.pop_ready(), Some(101));
@@ -421,18 +422,18 @@ mod tests {
         assert_eq!(s.remove(b), Some(Wake::Events(READABLE)));
         assert_eq!(s.remove(c), None);
         assert_eq!(s.live(), 0);
-        // With no waiters the IO is forgotten, so the next wait re-arms.
+        assert_eq!(s.wanted(3), 0);
+        // With no waiters the IO is forgotten, so the next wait verifies.
         let (_, ctl) = s.add_io(103, 7, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Arm(READABLE | WRITABLE));
+        assert_eq!(ctl, IoCtl::Verify);
     }
 
     #[test]
     fn a_new_io_on_a_reused_fd_rearms() {
         let mut s = State::default();
         let (_, _) = s.add_io(100, 7, 3, READABLE);
-        s.set_registered(3, READABLE);
         let (_, ctl) = s.add_io(101, 8, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Arm(READABLE));
+        assert_eq!(ctl, IoCtl::Verify);
     }
 
     #[test]
