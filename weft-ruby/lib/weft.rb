@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
-# weft for Ruby: Weft::Scheduler, a Fiber::Scheduler on weft's poller.
+# weft for Ruby: Weft::Scheduler, a Fiber::Scheduler, and Weft::Selector,
+# io-event's selector interface, both on weft's reactor.
 #
 # The native part is weft/weft.so, found on $LOAD_PATH: weft-ruby/build.sh
 # builds it with cargo and copies it to lib/weft/weft.so; the test harness
@@ -41,9 +42,8 @@ module Weft
       end
     end
 
-    # Known gap: a thread per wait (no pidfd yet).
     def process_wait(pid, flags)
-      Thread.new { Process::Status.wait(pid, flags) }.value
+      Weft.process_wait(pid, flags) { |pidfd| io_wait(pidfd, IO::READABLE, nil) }
     end
 
     # Known gap: a thread per lookup.
@@ -72,4 +72,46 @@ module Weft
       end
     end
   end
+
+  # io-event's selector interface (for `async`), on the same reactor.
+  # Rust defines the rest; see weft-ruby/src/selector.rs.
+  class Selector
+    def process_wait(fiber, pid, flags)
+      Weft.process_wait(pid, flags) { |pidfd| io_wait(fiber, pidfd, IO::READABLE) }
+    end
+  end
+
+  # Wait for child `pid` (Process.wait's `pid` and `flags`) without a
+  # thread: a pidfd (Linux >= 5.3) is waited on through the block, and the
+  # child reaped with WNOHANG. Falls back to a thread where no pidfd can be
+  # had (pid <= 0, an old kernel, a child already reaped).
+  def self.process_wait(pid, flags)
+    fd = _pidfd_open(pid) if pid > 0
+    return Thread.new { Process::Status.wait(pid, flags) }.value unless fd
+
+    pidfd = IO.for_fd(fd, autoclose: true)
+    begin
+      loop do
+        status = _waitpid_nohang(pid, flags)
+        return status if status
+        return nil if flags.anybits?(Process::WNOHANG)
+
+        yield pidfd
+      end
+    ensure
+      pidfd.close
+    end
+  end
+
+  # Make Weft::Selector available to io-event as IO::Event::Selector::Weft
+  # (so IO_EVENT_SELECTOR=Weft picks it). Called when this file loads after
+  # io-event; `require "weft/io_event"` loads io-event first.
+  def self.register_io_event_selector
+    return false unless defined?(::IO::Event::Selector)
+
+    ::IO::Event::Selector.const_set(:Weft, Selector) unless ::IO::Event::Selector.const_defined?(:Weft, false)
+    true
+  end
 end
+
+Weft.register_io_event_selector

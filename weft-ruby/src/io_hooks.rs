@@ -1,6 +1,8 @@
-//! `io_read` and `io_write`, Ruby 3.1's `(io, buffer, length)` signatures:
-//! move bytes between an fd and an `IO::Buffer`, suspending the fiber on
-//! `EAGAIN` until the fd is ready, until at least `length` bytes moved.
+//! `io_read` and `io_write`: move bytes between an fd and an `IO::Buffer`,
+//! suspending the fiber on `EAGAIN` until the fd is ready, until at least
+//! `length` bytes moved. The scheduler's hooks (Ruby 3.1's `(io, buffer,
+//! length)`) and the selector's (io-event's `(fiber, io, buffer, length,
+//! offset = 0)`) share [`move_bytes`], each with its own way to wait.
 //!
 //! Owns nothing; borrows the buffer's memory only between Ruby calls.
 //!
@@ -21,12 +23,13 @@ use magnus::rb_sys::{protect, AsRawValue};
 use magnus::{Error, Ruby, Value};
 use std::ffi::c_void;
 
-enum Dir {
+/// Which way bytes move.
+pub enum Dir {
     Read,
     Write,
 }
 
-/// `io_read(io, buffer, length)`.
+/// `Weft::Scheduler#io_read(io, buffer, length)`.
 pub fn io_read(
     ruby: &Ruby,
     rb_self: &Scheduler,
@@ -34,10 +37,12 @@ pub fn io_read(
     buffer: Value,
     length: usize,
 ) -> Result<isize, Error> {
-    transfer(ruby, rb_self, io, buffer, length, Dir::Read)
+    move_bytes(ruby, io, buffer, length, 0, Dir::Read, |fd, events| {
+        rb_self.wait_fd(ruby, io, fd, events, None).map(drop)
+    })
 }
 
-/// `io_write(io, buffer, length)`.
+/// `Weft::Scheduler#io_write(io, buffer, length)`.
 pub fn io_write(
     ruby: &Ruby,
     rb_self: &Scheduler,
@@ -45,7 +50,9 @@ pub fn io_write(
     buffer: Value,
     length: usize,
 ) -> Result<isize, Error> {
-    transfer(ruby, rb_self, io, buffer, length, Dir::Write)
+    move_bytes(ruby, io, buffer, length, 0, Dir::Write, |fd, events| {
+        rb_self.wait_fd(ruby, io, fd, events, None).map(drop)
+    })
 }
 
 /// The buffer's memory: for a read, writable bytes (raises if the buffer
@@ -84,21 +91,27 @@ fn set_nonblocking(fd: i32) {
     }
 }
 
-fn transfer(
+/// Move at least `length` bytes (0: at most one attempt's worth, never
+/// waiting) between `io` and `buffer`, starting at byte `start` of the
+/// buffer; `wait(fd, events)` suspends the fiber until the fd is ready.
+/// Returns the bytes moved, or `-errno` if none.
+pub fn move_bytes(
     ruby: &Ruby,
-    rb_self: &Scheduler,
     io: Value,
     buffer: Value,
     length: usize,
+    start: usize,
     dir: Dir,
+    mut wait: impl FnMut(i32, u8) -> Result<(), Error>,
 ) -> Result<isize, Error> {
     let mut fd = fd_of(ruby, io)?;
     set_nonblocking(fd);
-    let mut offset = 0usize;
+    let mut offset = start;
+    let length = start.saturating_add(length);
     loop {
         let (base, size) = bytes(buffer, &dir)?;
         if offset >= size {
-            return Ok(offset as isize);
+            return Ok((offset - start) as isize);
         }
         // SAFETY: `base..base+size` is the buffer's memory, fetched just
         // now with the GVL held and not held across a suspension (module
@@ -113,34 +126,36 @@ fn transfer(
         if n > 0 {
             offset += n as usize;
             if offset >= length {
-                return Ok(offset as isize);
+                return Ok((offset - start) as isize);
             }
             continue;
         }
         if n == 0 {
             // End of file (read), or nothing accepted (write of 0 bytes).
-            return Ok(offset as isize);
+            return Ok((offset - start) as isize);
         }
         let errno = std::io::Error::last_os_error()
             .raw_os_error()
             .unwrap_or(libc::EIO);
         match errno {
             libc::EINTR => continue,
-            libc::EAGAIN if length == 0 && offset == 0 => return Ok(-(libc::EAGAIN as isize)),
-            libc::EAGAIN if length == 0 => return Ok(offset as isize),
+            libc::EAGAIN if length == start && offset == start => {
+                return Ok(-(libc::EAGAIN as isize))
+            }
+            libc::EAGAIN if length == start => return Ok((offset - start) as isize),
             libc::EAGAIN => {
                 let events = match dir {
                     Dir::Read => READABLE,
                     Dir::Write => WRITABLE,
                 };
-                rb_self.wait_fd(ruby, io, fd, events, None)?;
+                wait(fd, events)?;
                 // Another fiber may have closed the IO (and the fd number
                 // been reused) meanwhile: ask the IO again (IOError if
                 // closed), never read a stale fd number.
                 fd = fd_of(ruby, io)?;
             }
-            e if offset == 0 => return Ok(-(e as isize)),
-            _ => return Ok(offset as isize),
+            e if offset == start => return Ok(-(e as isize)),
+            _ => return Ok((offset - start) as isize),
         }
     }
 }

@@ -3,21 +3,27 @@
 //!
 //! Modules: [`state`] (waiters, fds, timers; plain Rust), [`poller`]
 //! (weft's I/O driver and timer wheel in a current_thread runtime, driven
-//! without the GVL when it blocks; cross-thread wake) and [`scheduler`]
-//! (the Ruby class and its loop). Each states its own invariants; the ones
-//! every `unsafe` block here relies on are:
+//! without the GVL when it blocks; cross-thread wake), [`scheduler`]
+//! (`Weft::Scheduler` and its loop), [`selector`] (`Weft::Selector`,
+//! io-event's interface), [`io_hooks`] (byte moves into `IO::Buffer`) and
+//! [`process`] (pidfd and a non-blocking reap). Each states its own
+//! invariants; the ones every `unsafe` block here relies on are:
 //! - the GVL is held whenever a Ruby object or API is touched, except in
 //!   the wait run by `rb_thread_call_without_gvl`, which touches neither;
-//! - every `VALUE` kept in Rust is marked by the scheduler's mark function,
+//! - every `VALUE` kept in Rust is marked by its owner's mark function,
 //!   so it stays alive (and unmoved) while Rust holds it.
 
 pub mod io_hooks;
 pub mod poller;
+pub mod process;
 pub mod scheduler;
+pub mod selector;
 pub mod state;
 
 /// The extension's entry point (`Init_weft`, run by `require "weft/weft"`).
 #[magnus::init(name = "weft")]
 fn init(ruby: &magnus::Ruby) -> Result<(), magnus::Error> {
-    scheduler::define(ruby)
+    scheduler::define(ruby)?;
+    selector::define(ruby)?;
+    process::define(ruby)
 }

@@ -467,6 +467,11 @@ impl Shared {
         self.unblocked.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Is the loop blocked in the driver (without the GVL) right now?
+    pub fn is_blocked(&self) -> bool {
+        self.blocked.load(Ordering::SeqCst)
+    }
+
     /// End a blocked wait (from any thread), or the next one if none is.
     pub fn wake(&self) {
         self.woken.poke();
