@@ -46,6 +46,33 @@ module Weft
       Weft.process_wait(pid, flags) { |pidfd| io_wait(pidfd, IO::READABLE, nil) }
     end
 
+    # Ruby 3.2+: IO.select under a scheduler. One IO is waited on the
+    # reactor; several go to a thread (IO.select there, outside the
+    # scheduler), as io-event does.
+    def io_select(readable, writable, priority, timeout)
+      ios = [readable, writable, priority].map { |a| Array(a) }
+      all = ios.flatten.uniq
+      return Thread.new { IO.select(*ios, timeout) }.value if all.size != 1
+
+      io = all.first
+      events = 0
+      events |= IO::READABLE if ios[0].include?(io)
+      events |= IO::WRITABLE if ios[1].include?(io)
+      events |= IO::PRIORITY if ios[2].include?(io)
+      ready = io_wait(io, events, timeout)
+      return nil unless ready
+
+      [ready.anybits?(IO::READABLE) ? [io] : [],
+       ready.anybits?(IO::WRITABLE) ? [io] : [],
+       ready.anybits?(IO::PRIORITY) ? [io] : []]
+    end
+
+    # Ruby 3.4+: run a blocking operation (a C extension's work without the
+    # GVL) on a thread while this fiber waits for it.
+    def blocking_operation_wait(work)
+      Thread.new(&work).join
+    end
+
     # Known gap: a thread per lookup.
     def address_resolve(hostname)
       Thread.new { Addrinfo.getaddrinfo(hostname, nil).map(&:ip_address).uniq }.value

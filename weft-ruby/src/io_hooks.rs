@@ -19,6 +19,7 @@
 
 use crate::scheduler::{fd_of, Scheduler};
 use crate::state::{READABLE, WRITABLE};
+use magnus::prelude::*;
 use magnus::rb_sys::{protect, AsRawValue};
 use magnus::{Error, Ruby, Value};
 use std::ffi::c_void;
@@ -29,28 +30,64 @@ pub enum Dir {
     Write,
 }
 
-/// `Weft::Scheduler#io_read(io, buffer, length)`.
-pub fn io_read(
-    ruby: &Ruby,
-    rb_self: &Scheduler,
-    io: Value,
-    buffer: Value,
-    length: usize,
-) -> Result<isize, Error> {
-    move_bytes(ruby, io, buffer, length, 0, Dir::Read, |fd, events| {
-        rb_self.wait_fd(ruby, io, fd, events, None).map(drop)
-    })
+/// `Weft::Scheduler#io_read(io, buffer, length, offset = 0)` (Ruby 3.1
+/// passes three arguments, 3.2+ four: `offset` is into the buffer).
+pub fn io_read(ruby: &Ruby, rb_self: &Scheduler, args: &[Value]) -> Result<isize, Error> {
+    scheduler_move(ruby, rb_self, args, Dir::Read, false)
 }
 
-/// `Weft::Scheduler#io_write(io, buffer, length)`.
-pub fn io_write(
+/// `Weft::Scheduler#io_write(io, buffer, length, offset = 0)`.
+pub fn io_write(ruby: &Ruby, rb_self: &Scheduler, args: &[Value]) -> Result<isize, Error> {
+    scheduler_move(ruby, rb_self, args, Dir::Write, false)
+}
+
+/// `Weft::Scheduler#io_pread`: Ruby 3.1's `(io, buffer, length, from)`, or
+/// 3.2+'s `(io, buffer, from, length, offset)`; `from` is the file offset.
+pub fn io_pread(ruby: &Ruby, rb_self: &Scheduler, args: &[Value]) -> Result<isize, Error> {
+    scheduler_move(ruby, rb_self, args, Dir::Read, true)
+}
+
+/// `Weft::Scheduler#io_pwrite`, with `io_pread`'s two signatures.
+pub fn io_pwrite(ruby: &Ruby, rb_self: &Scheduler, args: &[Value]) -> Result<isize, Error> {
+    scheduler_move(ruby, rb_self, args, Dir::Write, true)
+}
+
+/// A byte move's start: the offset into the buffer, and the file offset
+/// for `pread`/`pwrite` (`None`: the file position).
+pub type Offsets = (usize, Option<i64>);
+
+/// A hook's `(io, buffer, length, offsets)`.
+pub type HookArgs = (Value, Value, usize, Offsets);
+
+/// The hook's arguments, by how many were passed.
+pub fn hook_args(ruby: &Ruby, args: &[Value], positioned: bool) -> Result<HookArgs, Error> {
+    let n = |v: &Value| usize::try_convert(*v);
+    let pos = |v: &Value| i64::try_convert(*v);
+    match (positioned, args) {
+        (false, [io, buf, len]) => Ok((*io, *buf, n(len)?, (0, None))),
+        (false, [io, buf, len, off]) => Ok((*io, *buf, n(len)?, (n(off)?, None))),
+        (true, [io, buf, len, from]) => Ok((*io, *buf, n(len)?, (0, Some(pos(from)?)))),
+        (true, [io, buf, from, len, off]) => Ok((*io, *buf, n(len)?, (n(off)?, Some(pos(from)?)))),
+        _ => Err(Error::new(
+            ruby.exception_arg_error(),
+            format!(
+                "wrong number of arguments (given {}, expected {})",
+                args.len(),
+                if positioned { "4..5" } else { "3..4" }
+            ),
+        )),
+    }
+}
+
+fn scheduler_move(
     ruby: &Ruby,
     rb_self: &Scheduler,
-    io: Value,
-    buffer: Value,
-    length: usize,
+    args: &[Value],
+    dir: Dir,
+    positioned: bool,
 ) -> Result<isize, Error> {
-    move_bytes(ruby, io, buffer, length, 0, Dir::Write, |fd, events| {
+    let (io, buffer, length, offsets) = hook_args(ruby, args, positioned)?;
+    move_bytes(ruby, io, buffer, length, offsets, dir, |fd, events| {
         rb_self.wait_fd(ruby, io, fd, events, None).map(drop)
     })
 }
@@ -93,14 +130,16 @@ fn set_nonblocking(fd: i32) {
 
 /// Move at least `length` bytes (0: at most one attempt's worth, never
 /// waiting) between `io` and `buffer`, starting at byte `start` of the
-/// buffer; `wait(fd, events)` suspends the fiber until the fd is ready.
-/// Returns the bytes moved, or `-errno` if none.
+/// buffer and, if `at` is given, at that offset of the file (`pread` /
+/// `pwrite`, which leave the file position alone); `wait(fd, events)`
+/// suspends the fiber until the fd is ready. Returns the bytes moved, or
+/// `-errno` if none.
 pub fn move_bytes(
     ruby: &Ruby,
     io: Value,
     buffer: Value,
     length: usize,
-    start: usize,
+    (start, at): Offsets,
     dir: Dir,
     mut wait: impl FnMut(i32, u8) -> Result<(), Error>,
 ) -> Result<isize, Error> {
@@ -117,10 +156,13 @@ pub fn move_bytes(
         // now with the GVL held and not held across a suspension (module
         // invariant); `offset < size`.
         let n = unsafe {
-            let at = base.add(offset) as *mut c_void;
-            match dir {
-                Dir::Read => libc::read(fd, at, size - offset),
-                Dir::Write => libc::write(fd, at, size - offset),
+            let mem = base.add(offset) as *mut c_void;
+            let n = size - offset;
+            match (&dir, at) {
+                (Dir::Read, None) => libc::read(fd, mem, n),
+                (Dir::Write, None) => libc::write(fd, mem, n),
+                (Dir::Read, Some(pos)) => libc::pread(fd, mem, n, pos + (offset - start) as i64),
+                (Dir::Write, Some(pos)) => libc::pwrite(fd, mem, n, pos + (offset - start) as i64),
             }
         };
         if n > 0 {

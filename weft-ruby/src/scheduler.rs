@@ -503,8 +503,10 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     class.define_alloc_func::<Scheduler>();
     class.define_method("initialize", magnus::method!(Scheduler::initialize, 0))?;
     class.define_method("io_wait", magnus::method!(Scheduler::io_wait, 3))?;
-    class.define_method("io_read", magnus::method!(crate::io_hooks::io_read, 3))?;
-    class.define_method("io_write", magnus::method!(crate::io_hooks::io_write, 3))?;
+    class.define_method("io_read", magnus::method!(crate::io_hooks::io_read, -1))?;
+    class.define_method("io_write", magnus::method!(crate::io_hooks::io_write, -1))?;
+    class.define_method("io_pread", magnus::method!(crate::io_hooks::io_pread, -1))?;
+    class.define_method("io_pwrite", magnus::method!(crate::io_hooks::io_pwrite, -1))?;
     class.define_method("_block", magnus::method!(Scheduler::block_for, 1))?;
     class.define_method("_sleep", magnus::method!(Scheduler::sleep_for, 1))?;
     class.define_method("unblock", magnus::method!(Scheduler::unblock, 2))?;

@@ -29,13 +29,12 @@
 //! - `select` resumes only the fibers queued when it started: a fiber that
 //!   queues itself again runs in the next `select`, after I/O was polled.
 
-use crate::io_hooks::{move_bytes, Dir};
+use crate::io_hooks::{hook_args, move_bytes, Dir};
 use crate::poller::{ready_now, Poller, Shared, Watch};
 use crate::scheduler::fd_of;
 use crate::state::{Obj, PRIORITY};
 use magnus::prelude::*;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
-use magnus::scan_args::scan_args;
 use magnus::typed_data::DataTypeFunctions;
 use magnus::{gc, Error, Ruby, TypedData, Value};
 use std::cell::{Cell, RefCell};
@@ -394,21 +393,58 @@ impl Selector {
 
     /// `io_read(fiber, io, buffer, length, offset = 0)`.
     fn io_read(ruby: &Ruby, rb_self: &Self, args: &[Value]) -> Result<isize, Error> {
-        rb_self.io_move(ruby, args, Dir::Read)
+        rb_self.io_move(ruby, args, Dir::Read, false)
     }
 
     /// `io_write(fiber, io, buffer, length, offset = 0)`.
     fn io_write(ruby: &Ruby, rb_self: &Self, args: &[Value]) -> Result<isize, Error> {
-        rb_self.io_move(ruby, args, Dir::Write)
+        rb_self.io_move(ruby, args, Dir::Write, false)
     }
 
-    fn io_move(&self, ruby: &Ruby, args: &[Value], dir: Dir) -> Result<isize, Error> {
-        let args =
-            scan_args::<(Value, Value, Value, usize), (Option<usize>,), (), (), (), ()>(args)?;
-        let (fiber, io, buffer, length) = args.required;
-        let offset = args.optional.0.unwrap_or(0);
-        move_bytes(ruby, io, buffer, length, offset, dir, |fd, events| {
-            self.wait_fd(ruby, fiber, io, fd, events).map(drop)
+    /// `io_pread(fiber, io, buffer, from, length, offset = 0)`.
+    fn io_pread(ruby: &Ruby, rb_self: &Self, args: &[Value]) -> Result<isize, Error> {
+        rb_self.io_move(ruby, args, Dir::Read, true)
+    }
+
+    /// `io_pwrite(fiber, io, buffer, from, length, offset = 0)`.
+    fn io_pwrite(ruby: &Ruby, rb_self: &Self, args: &[Value]) -> Result<isize, Error> {
+        rb_self.io_move(ruby, args, Dir::Write, true)
+    }
+
+    fn io_move(
+        &self,
+        ruby: &Ruby,
+        args: &[Value],
+        dir: Dir,
+        positioned: bool,
+    ) -> Result<isize, Error> {
+        // io-event's forms are the scheduler hooks' 3.2+ forms with the
+        // fiber first and the buffer offset optional.
+        let full = if positioned { 6 } else { 5 };
+        let mut args = args.to_vec();
+        if args.len() == full - 1 {
+            args.push(ruby.integer_from_i64(0).as_value());
+        }
+        let [fiber, rest @ ..] = args.as_slice() else {
+            return Err(Error::new(
+                ruby.exception_arg_error(),
+                "wrong number of arguments (given 0): the first is the fiber",
+            ));
+        };
+        if args.len() != full {
+            return Err(Error::new(
+                ruby.exception_arg_error(),
+                format!(
+                    "wrong number of arguments (given {}, expected {}..{})",
+                    args.len(),
+                    full - 1,
+                    full
+                ),
+            ));
+        }
+        let (io, buffer, length, offsets) = hook_args(ruby, rest, positioned)?;
+        move_bytes(ruby, io, buffer, length, offsets, dir, |fd, events| {
+            self.wait_fd(ruby, *fiber, io, fd, events).map(drop)
         })
     }
 
@@ -530,5 +566,7 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("io_wait", magnus::method!(Selector::io_wait, 3))?;
     class.define_method("io_read", magnus::method!(Selector::io_read, -1))?;
     class.define_method("io_write", magnus::method!(Selector::io_write, -1))?;
+    class.define_method("io_pread", magnus::method!(Selector::io_pread, -1))?;
+    class.define_method("io_pwrite", magnus::method!(Selector::io_pwrite, -1))?;
     Ok(())
 }

@@ -271,6 +271,71 @@ class TestWeftScheduler < Minitest::Test
     assert status.success?
   end
 
+  def test_process_wait_waits_on_the_reactor_not_a_thread
+    statuses = []
+    threads = nil
+    before = Thread.list.size
+    with_scheduler do
+      3.times do |i|
+        Fiber.schedule do
+          pid = Process.spawn("sh", "-c", "sleep 0.05; exit #{i}")
+          statuses << Process.wait2(pid).last.exitstatus
+        end
+      end
+      Fiber.schedule do
+        sleep 0.02
+        threads = Thread.list.size
+      end
+    end
+    assert_equal [0, 1, 2], statuses.sort
+    # Only the scheduler's own thread was added: no thread per wait.
+    assert_equal before + 1, threads
+  end
+
+  def test_pread_and_pwrite_hooks_in_both_signatures
+    require "tempfile"
+    Tempfile.create("weft") do |f|
+      f.write("0123456789")
+      f.flush
+      io = File.open(f.path, "r+")
+      results = []
+      with_scheduler do |s|
+        Fiber.schedule do
+          buf = IO::Buffer.new(4)
+          # Ruby 3.1's (io, buffer, length, from)
+          results << s.io_pread(io, buf, 4, 3) << buf.get_string
+          # 3.2+'s (io, buffer, from, length, offset)
+          buf = IO::Buffer.new(6)
+          results << s.io_pread(io, buf, 6, 3, 2) << buf.get_string(2, 4)
+          results << s.io_pwrite(io, IO::Buffer.for(+"ab"), 2, 0)
+          results << s.io_pwrite(io, IO::Buffer.for(+"..cd"), 8, 2, 2)
+          results << s.io_pread(io, buf, 3, 2) << buf.get_string
+          results << io.pos
+        end
+      end
+      # A read moves at least `length` bytes, up to what the buffer holds.
+      assert_equal [4, "3456", 4, "6789", 2, 2, 6, "234567", 0], results
+      assert_equal "ab234567cd", File.read(f.path)
+    ensure
+      io&.close
+    end
+  end
+
+  def test_io_select_of_one_io_on_the_reactor
+    r, w = IO.pipe
+    result = nil
+    with_scheduler do |s|
+      Fiber.schedule { result = s.io_select([r], [], [], 1) }
+      Fiber.schedule { w.write("x") }
+    end
+    assert_equal [[r], [], []], result
+    with_scheduler { |s| Fiber.schedule { result = s.io_select([r], [w], [], 0.01) } }
+    assert_equal [[r], [w], []], result
+  ensure
+    r&.close
+    w&.close
+  end
+
   def test_close_is_idempotent_and_frees_its_fds
     fds = -> { Dir.children("/proc/self/fd").size }
     before = fds.call
