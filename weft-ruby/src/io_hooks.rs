@@ -22,12 +22,24 @@ use crate::state::{READABLE, WRITABLE};
 use magnus::prelude::*;
 use magnus::rb_sys::{protect, AsRawValue};
 use magnus::{Error, Ruby, Value};
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::ffi::c_void;
 
 /// Which way bytes move.
 pub enum Dir {
     Read,
     Write,
+}
+
+impl Dir {
+    /// The readiness a move this way waits for.
+    fn events(&self) -> u8 {
+        match self {
+            Dir::Read => READABLE,
+            Dir::Write => WRITABLE,
+        }
+    }
 }
 
 /// `Weft::Scheduler#io_read(io, buffer, length, offset = 0)` (Ruby 3.1
@@ -79,6 +91,34 @@ pub fn hook_args(ruby: &Ruby, args: &[Value], positioned: bool) -> Result<HookAr
     }
 }
 
+/// How [`move_bytes`] waits for an fd after `EAGAIN`.
+pub trait WaitFd {
+    /// Suspend the fiber until `fd` is ready for `events` (the caller's
+    /// own operation on it just got `EAGAIN`).
+    fn wait(&mut self, fd: i32, events: u8) -> Result<(), Error>;
+    /// The move gave up on `EAGAIN` without waiting (a zero `length`): the
+    /// caller (Ruby) will most likely call `io_wait` on the fd next.
+    fn gave_up(&mut self, fd: i32, events: u8);
+}
+
+struct SchedulerWait<'a> {
+    ruby: &'a Ruby,
+    scheduler: &'a Scheduler,
+    io: Value,
+}
+
+impl WaitFd for SchedulerWait<'_> {
+    fn wait(&mut self, fd: i32, events: u8) -> Result<(), Error> {
+        self.scheduler
+            .wait_fd(self.ruby, self.io, fd, events, None, true)
+            .map(drop)
+    }
+
+    fn gave_up(&mut self, fd: i32, events: u8) {
+        self.scheduler.note_eagain(fd, events);
+    }
+}
+
 fn scheduler_move(
     ruby: &Ruby,
     rb_self: &Scheduler,
@@ -87,9 +127,12 @@ fn scheduler_move(
     positioned: bool,
 ) -> Result<isize, Error> {
     let (io, buffer, length, offsets) = hook_args(ruby, args, positioned)?;
-    move_bytes(ruby, io, buffer, length, offsets, dir, |fd, events| {
-        rb_self.wait_fd(ruby, io, fd, events, None).map(drop)
-    })
+    let waiter = SchedulerWait {
+        ruby,
+        scheduler: rb_self,
+        io,
+    };
+    move_bytes(ruby, io, buffer, length, offsets, dir, waiter)
 }
 
 /// The buffer's memory: for a read, writable bytes (raises if the buffer
@@ -117,6 +160,58 @@ fn bytes(buffer: Value, dir: &Dir) -> Result<(*mut u8, usize), Error> {
     Ok((base as *mut u8, size as usize))
 }
 
+thread_local! {
+    /// fds last seen not to be sockets. Only a hint for speed: a socket
+    /// listed here takes the `read`/`write` path (correct, one `fcntl`
+    /// more), and a non-socket missing from it costs one failed `recv`.
+    static NOT_SOCKET: RefCell<HashSet<i32>> = RefCell::new(HashSet::new());
+}
+
+/// One `read`/`write` (or `pread`/`pwrite` at `at`) that never blocks. A
+/// socket gets `recv`/`send` with `MSG_DONTWAIT`, which needs no
+/// `O_NONBLOCK` and so no `fcntl` per call (Ruby's sockets are usually
+/// non-blocking already, but an `F_GETFL` per hook call was a third of the
+/// syscalls per request of a keep-alive HTTP server); anything else is
+/// switched to `O_NONBLOCK` first, once per hook call (`nonblocking_set`).
+///
+/// # Safety
+/// `mem..mem+n` must be valid for the direction (writable for a read).
+unsafe fn one_move(
+    fd: i32,
+    mem: *mut c_void,
+    n: usize,
+    dir: &Dir,
+    at: Option<i64>,
+    nonblocking_set: &mut bool,
+) -> isize {
+    if at.is_none() && !NOT_SOCKET.with(|s| s.borrow().contains(&fd)) {
+        // SAFETY: the caller's contract on `mem..mem+n`.
+        let r = unsafe {
+            match dir {
+                Dir::Read => libc::recv(fd, mem, n, libc::MSG_DONTWAIT),
+                Dir::Write => libc::send(fd, mem, n, libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL),
+            }
+        };
+        if r >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOTSOCK) {
+            return r;
+        }
+        NOT_SOCKET.with(|s| s.borrow_mut().insert(fd));
+    }
+    if at.is_none() && !*nonblocking_set {
+        set_nonblocking(fd);
+        *nonblocking_set = true;
+    }
+    // SAFETY: the caller's contract on `mem..mem+n`.
+    unsafe {
+        match (dir, at) {
+            (Dir::Read, None) => libc::read(fd, mem, n),
+            (Dir::Write, None) => libc::write(fd, mem, n),
+            (Dir::Read, Some(pos)) => libc::pread(fd, mem, n, pos),
+            (Dir::Write, Some(pos)) => libc::pwrite(fd, mem, n, pos),
+        }
+    }
+}
+
 fn set_nonblocking(fd: i32) {
     // SAFETY: fcntl on an fd number has no memory effects; a bad fd only
     // makes it fail, and the read/write below then reports EBADF.
@@ -131,9 +226,9 @@ fn set_nonblocking(fd: i32) {
 /// Move at least `length` bytes (0: at most one attempt's worth, never
 /// waiting) between `io` and `buffer`, starting at byte `start` of the
 /// buffer and, if `at` is given, at that offset of the file (`pread` /
-/// `pwrite`, which leave the file position alone); `wait(fd, events)`
-/// suspends the fiber until the fd is ready. Returns the bytes moved, or
-/// `-errno` if none.
+/// `pwrite`, which leave the file position alone); `waiter` suspends the
+/// fiber until the fd is ready. Returns the bytes moved, or `-errno` if
+/// none.
 pub fn move_bytes(
     ruby: &Ruby,
     io: Value,
@@ -141,10 +236,10 @@ pub fn move_bytes(
     length: usize,
     (start, at): Offsets,
     dir: Dir,
-    mut wait: impl FnMut(i32, u8) -> Result<(), Error>,
+    mut waiter: impl WaitFd,
 ) -> Result<isize, Error> {
     let mut fd = fd_of(ruby, io)?;
-    set_nonblocking(fd);
+    let mut nonblocking_set = false;
     let mut offset = start;
     let length = start.saturating_add(length);
     loop {
@@ -157,13 +252,8 @@ pub fn move_bytes(
         // invariant); `offset < size`.
         let n = unsafe {
             let mem = base.add(offset) as *mut c_void;
-            let n = size - offset;
-            match (&dir, at) {
-                (Dir::Read, None) => libc::read(fd, mem, n),
-                (Dir::Write, None) => libc::write(fd, mem, n),
-                (Dir::Read, Some(pos)) => libc::pread(fd, mem, n, pos + (offset - start) as i64),
-                (Dir::Write, Some(pos)) => libc::pwrite(fd, mem, n, pos + (offset - start) as i64),
-            }
+            let pos = at.map(|p| p + (offset - start) as i64);
+            one_move(fd, mem, size - offset, &dir, pos, &mut nonblocking_set)
         };
         if n > 0 {
             offset += n as usize;
@@ -182,19 +272,17 @@ pub fn move_bytes(
         match errno {
             libc::EINTR => continue,
             libc::EAGAIN if length == start && offset == start => {
-                return Ok(-(libc::EAGAIN as isize))
+                waiter.gave_up(fd, dir.events());
+                return Ok(-(libc::EAGAIN as isize));
             }
             libc::EAGAIN if length == start => return Ok((offset - start) as isize),
             libc::EAGAIN => {
-                let events = match dir {
-                    Dir::Read => READABLE,
-                    Dir::Write => WRITABLE,
-                };
-                wait(fd, events)?;
+                waiter.wait(fd, dir.events())?;
                 // Another fiber may have closed the IO (and the fd number
                 // been reused) meanwhile: ask the IO again (IOError if
                 // closed), never read a stale fd number.
                 fd = fd_of(ruby, io)?;
+                nonblocking_set = false;
             }
             e if offset == start => return Ok(-(e as isize)),
             _ => return Ok((offset - start) as isize),

@@ -156,6 +156,11 @@ pub struct Poller {
     /// `ManuallyDrop` so a forked child can leak it (module invariant).
     inner: ManuallyDrop<PollerInner>,
     owner: u32,
+    /// Driver turns so far ([`Poller::wait`] calls).
+    turns: u64,
+    /// The last read/write that gave up on `EAGAIN` without waiting: fd,
+    /// direction, and the turn it happened in (see [`Poller::note_eagain`]).
+    eagain: Option<(RawFd, u8, u64)>,
 }
 
 struct PollerInner {
@@ -204,6 +209,8 @@ impl Poller {
                 rt,
             }),
             owner: std::process::id(),
+            turns: 0,
+            eagain: None,
         };
         let shared = Shared {
             woken,
@@ -213,17 +220,35 @@ impl Poller {
         Ok((poller, shared))
     }
 
+    /// A read or write on `fd` (for `events`) just got `EAGAIN` and its
+    /// caller gave up instead of waiting: Ruby 3.1 reads through `io_read`
+    /// with a zero length, then calls `io_wait` itself. That `io_wait` is
+    /// then as good as `just_failed`, if it comes before the driver turns
+    /// (only a turn can consume an edge).
+    pub fn note_eagain(&mut self, fd: RawFd, events: u8) {
+        self.eagain = Some((fd, events, self.turns));
+    }
+
     /// Start a wait for `events` on `fd`. `known`: the IO is the one the
     /// fd's current waiters wait on, so its registration is trusted without
-    /// a check. `Ok(None)`: the fd can't be polled (a regular file), so it
-    /// is always ready.
+    /// a check. `just_failed`: the caller's read or write on the fd has
+    /// just got `EAGAIN` (no edge can have been consumed since: the driver
+    /// only turns in [`Poller::wait`]), so left-over readiness is cleared
+    /// without asking the kernel. `Ok(None)`: the fd can't be polled (a
+    /// regular file), so it is always ready.
     pub fn watch(
         &mut self,
         shared: &Shared,
         fd: RawFd,
         events: u8,
         known: bool,
+        just_failed: bool,
     ) -> io::Result<Option<Watch>> {
+        let noted = self.eagain.take();
+        let just_failed = just_failed
+            || noted.is_some_and(|(nfd, nev, turn)| {
+                nfd == fd && events & !nev == 0 && turn == self.turns
+            });
         let inner = &mut *self.inner;
         let mut fresh = false;
         let reusable = match inner.fds.get(&fd) {
@@ -278,7 +303,10 @@ impl Poller {
                 let _ = reg.fd.poll_write_ready(&mut cx);
             }
         }
-        if ask {
+        // A fresh registration needs no question either when the caller
+        // just failed: adding an fd to epoll reports its current readiness
+        // at the next poll, edge-triggered or not.
+        if ask && !just_failed {
             let now = ready_now(fd, events);
             if now != 0 {
                 return Ok(Some(Watch::Ready(now)));
@@ -319,6 +347,7 @@ impl Poller {
         timeout: Option<Duration>,
         mut f: impl FnMut(RawFd),
     ) -> Result<io::Result<()>, magnus::Error> {
+        self.turns += 1;
         if timeout == Some(Duration::ZERO) {
             // A yield lets the driver poll once without blocking.
             self.inner.rt.block_on(weft::task::yield_now());
@@ -543,7 +572,7 @@ mod tests {
         let (mut poller, shared) = Poller::new().unwrap();
         let fds = pipe();
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, false),
+            poller.watch(&shared, fds[0], READABLE, false, false),
             Ok(Some(Watch::Pending))
         ));
         write_byte(fds[1]);
@@ -557,7 +586,7 @@ mod tests {
         // The next wait finds the bit set, asks the kernel, and the byte is
         // still there: ready at once.
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, true),
+            poller.watch(&shared, fds[0], READABLE, true, false),
             Ok(Some(Watch::Ready(READABLE)))
         ));
         assert_eq!(poller.registrations(), 1, "registered once");
@@ -568,7 +597,9 @@ mod tests {
     fn a_left_over_bit_is_cleared_when_the_data_is_gone() {
         let (mut poller, shared) = Poller::new().unwrap();
         let fds = pipe();
-        let _ = poller.watch(&shared, fds[0], READABLE, false).unwrap();
+        let _ = poller
+            .watch(&shared, fds[0], READABLE, false, false)
+            .unwrap();
         write_byte(fds[1]);
         poller
             .wait(&shared, Some(Duration::ZERO), |_| {})
@@ -578,10 +609,82 @@ mod tests {
         // SAFETY: reading one byte into `buf` from the open read end.
         assert_eq!(unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), 1) }, 1);
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, true),
+            poller.watch(&shared, fds[0], READABLE, true, false),
             Ok(Some(Watch::Pending))
         ));
         assert_eq!(poller.readiness(fds[0]) & READABLE, 0, "bit cleared");
+        close(fds);
+    }
+
+    #[test]
+    fn a_wait_after_eagain_trusts_the_caller_and_sees_the_next_edge() {
+        let (mut poller, shared) = Poller::new().unwrap();
+        let fds = pipe();
+        let _ = poller
+            .watch(&shared, fds[0], READABLE, false, false)
+            .unwrap();
+        write_byte(fds[1]);
+        poller
+            .wait(&shared, Some(Duration::ZERO), |_| {})
+            .unwrap()
+            .unwrap();
+        let mut buf = [0u8; 2];
+        // SAFETY: reading into `buf` from the open read end.
+        assert_eq!(unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), 2) }, 1);
+        assert!(matches!(
+            poller.watch(&shared, fds[0], READABLE, true, true),
+            Ok(Some(Watch::Pending))
+        ));
+        assert_eq!(
+            poller.readiness(fds[0]) & READABLE,
+            0,
+            "left-over bit cleared"
+        );
+        write_byte(fds[1]);
+        let mut seen = Vec::new();
+        poller
+            .wait(&shared, Some(Duration::ZERO), |fd| seen.push(fd))
+            .unwrap()
+            .unwrap();
+        assert_eq!(seen, vec![fds[0]]);
+        close(fds);
+    }
+
+    #[test]
+    fn a_noted_eagain_counts_only_until_the_driver_turns() {
+        let (mut poller, shared) = Poller::new().unwrap();
+        let fds = pipe();
+        let _ = poller
+            .watch(&shared, fds[0], READABLE, false, false)
+            .unwrap();
+        write_byte(fds[1]);
+        poller
+            .wait(&shared, Some(Duration::ZERO), |_| {})
+            .unwrap()
+            .unwrap();
+        // The byte is unread, so a noted EAGAIN is a lie here: trusting it
+        // leaves the wait pending, which shows the kernel was not asked...
+        poller.note_eagain(fds[0], READABLE);
+        assert!(matches!(
+            poller.watch(&shared, fds[0], READABLE, true, false),
+            Ok(Some(Watch::Pending))
+        ));
+        // ...while a note from before a turn is ignored: the kernel is
+        // asked, and the byte found.
+        poller.note_eagain(fds[0], READABLE);
+        poller
+            .wait(&shared, Some(Duration::ZERO), |_| {})
+            .unwrap()
+            .unwrap();
+        write_byte(fds[1]);
+        poller
+            .wait(&shared, Some(Duration::ZERO), |_| {})
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            poller.watch(&shared, fds[0], READABLE, true, false),
+            Ok(Some(Watch::Ready(READABLE)))
+        ));
         close(fds);
     }
 
@@ -614,7 +717,7 @@ mod tests {
         let (mut poller, shared) = Poller::new().unwrap();
         let file = std::fs::File::open("/proc/self/status").unwrap();
         assert!(matches!(
-            poller.watch(&shared, file.as_raw_fd(), READABLE, false),
+            poller.watch(&shared, file.as_raw_fd(), READABLE, false, false),
             Ok(None)
         ));
     }

@@ -199,14 +199,17 @@ impl Scheduler {
     ) -> Result<Value, Error> {
         let timeout = duration(ruby, timeout)?;
         let fd = fd_of(ruby, io)?;
-        Ok(match rb_self.wait_fd(ruby, io, fd, events, timeout)? {
-            Some(e) => ruby.integer_from_i64(e.into()).as_value(),
-            None => ruby.qfalse().as_value(),
-        })
+        Ok(
+            match rb_self.wait_fd(ruby, io, fd, events, timeout, false)? {
+                Some(e) => ruby.integer_from_i64(e.into()).as_value(),
+                None => ruby.qfalse().as_value(),
+            },
+        )
     }
 
     /// Wait until `fd` (of `io`) is ready for one of `events`: the ready
-    /// events, or `None` on timeout.
+    /// events, or `None` on timeout. `just_failed`: the caller's own
+    /// read/write on the fd just got `EAGAIN`, so it is known not ready.
     pub(crate) fn wait_fd(
         &self,
         ruby: &Ruby,
@@ -214,6 +217,7 @@ impl Scheduler {
         fd: i32,
         events: u8,
         timeout: Option<Duration>,
+        just_failed: bool,
     ) -> Result<Option<u8>, Error> {
         if self.forked() {
             // A forked child must not touch the parent's epoll instance;
@@ -227,7 +231,7 @@ impl Scheduler {
             .add_io(obj(fiber), obj(io), fd, events);
         let shared = self.shared(ruby)?;
         let watched = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.watch(shared, fd, events, ctl == IoCtl::Known),
+            Some(p) => p.watch(shared, fd, events, ctl == IoCtl::Known, just_failed),
             None => Ok(None),
         };
         let now = match watched {
@@ -256,6 +260,14 @@ impl Scheduler {
         match self.suspend(ruby, key)? {
             Some(Wake::Events(e)) => Ok(Some(e)),
             _ => Ok(None),
+        }
+    }
+
+    /// A hook's read/write on `fd` gave up on `EAGAIN` (see
+    /// [`Poller::note_eagain`]).
+    pub(crate) fn note_eagain(&self, fd: i32, events: u8) {
+        if let Some(p) = self.poller.borrow_mut().as_mut() {
+            p.note_eagain(fd, events);
         }
     }
 

@@ -29,7 +29,7 @@
 //! - `select` resumes only the fibers queued when it started: a fiber that
 //!   queues itself again runs in the next `select`, after I/O was polled.
 
-use crate::io_hooks::{hook_args, move_bytes, Dir};
+use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
 use crate::poller::{ready_now, Poller, Shared, Watch};
 use crate::scheduler::fd_of;
 use crate::state::{Obj, PRIORITY};
@@ -177,6 +177,27 @@ impl Inner {
             self.fds.remove(&fd);
         }
         out
+    }
+}
+
+struct SelectorWait<'a> {
+    ruby: &'a Ruby,
+    selector: &'a Selector,
+    fiber: Value,
+    io: Value,
+}
+
+impl WaitFd for SelectorWait<'_> {
+    fn wait(&mut self, fd: i32, events: u8) -> Result<(), Error> {
+        self.selector
+            .wait_fd(self.ruby, self.fiber, self.io, fd, events, true)
+            .map(drop)
+    }
+
+    fn gave_up(&mut self, fd: i32, events: u8) {
+        if let Some(p) = self.selector.poller.borrow_mut().as_mut() {
+            p.note_eagain(fd, events);
+        }
     }
 }
 
@@ -344,7 +365,7 @@ impl Selector {
         events: u8,
     ) -> Result<Value, Error> {
         let fd = fd_of(ruby, io)?;
-        Ok(match rb_self.wait_fd(ruby, fiber, io, fd, events)? {
+        Ok(match rb_self.wait_fd(ruby, fiber, io, fd, events, false)? {
             Some(e) => ruby.integer_from_i64(e.into()).as_value(),
             None => ruby.qfalse().as_value(),
         })
@@ -357,6 +378,7 @@ impl Selector {
         io: Value,
         fd: RawFd,
         events: u8,
+        just_failed: bool,
     ) -> Result<Option<u8>, Error> {
         self.check_owner(ruby)?;
         let shared = self.shared(ruby)?;
@@ -366,7 +388,7 @@ impl Selector {
                 .borrow_mut()
                 .add_waiter(fd, io.as_raw(), fiber.as_raw(), events);
         let watched = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.watch(shared, fd, events, known),
+            Some(p) => p.watch(shared, fd, events, known, just_failed),
             None => Ok(None),
         };
         let now = match watched {
@@ -443,9 +465,13 @@ impl Selector {
             ));
         }
         let (io, buffer, length, offsets) = hook_args(ruby, rest, positioned)?;
-        move_bytes(ruby, io, buffer, length, offsets, dir, |fd, events| {
-            self.wait_fd(ruby, *fiber, io, fd, events).map(drop)
-        })
+        let waiter = SelectorWait {
+            ruby,
+            selector: self,
+            fiber: *fiber,
+            io,
+        };
+        move_bytes(ruby, io, buffer, length, offsets, dir, waiter)
     }
 
     /// Transfer to each fiber queued when this started (skipping nulled

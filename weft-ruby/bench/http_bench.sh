@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The seed article's Ruby HTTP server (weft-ruby/examples/http_server.rb) on
+# each Ruby scheduler, loaded by wrk: req/s and server CPU per request.
+#
+#   weft-ruby/bench/http_bench.sh                 # 3 rounds, 5 s runs
+#   ROUNDS=5 DURATION=10 weft-ruby/bench/http_bench.sh
+#
+# Servers: weft (Weft::Scheduler), select (Ruby's reference IO.select
+# scheduler from Ruby's test/fiber), async (Debian's ruby-async, 1.x on
+# nio4r), threads (a thread per connection). Modes: close (a connection per
+# request; the response says `Connection: close` so wrk reconnects without
+# counting errors) and keepalive. Each server runs on CPU $SERVER_CPU, wrk
+# -t1 on CPU $CLIENT_CPU; servers alternate within each round; a run with
+# socket errors or non-2xx answers is rejected (reported, not counted).
+# Server CPU is utime+stime from /proc/PID/stat over the measured run.
+#
+# Knobs: DURATION (5), ROUNDS (3), WARMUP (1), CONNS ("10 100 1000"),
+# MODES ("close keepalive"), KINDS ("weft select async threads"),
+# SERVER_CPU (0), CLIENT_CPU (1), PORT (3101).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-3}
+WARMUP=${WARMUP:-1}
+CONNS=${CONNS:-"10 100 1000"}
+MODES=${MODES:-"close keepalive"}
+KINDS=${KINDS:-"weft select async threads"}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+PORT=${PORT:-3101}
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+ruby -e 'require "async"' 2>/dev/null || need+=(ruby-async)
+if [ "${#need[@]}" -gt 0 ]; then
+  step "installing ${need[*]}"
+  sudo_=(); [ "$(id -u)" -ne 0 ] && sudo_=(sudo)
+  DEBIAN_FRONTEND=noninteractive "${sudo_[@]}" apt-get install -y "${need[@]}" >&2
+fi
+step "building weft-ruby (release) and fetching Ruby's test/fiber (for the select scheduler)"
+PROFILE=release weft-ruby/build.sh >&2
+weft-ruby/test/fetch-ruby-tests.sh >&2
+
+hz=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+wait_for_port() {
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+results=$(mktemp)
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -f "$results"; }
+trap cleanup EXIT
+
+# One measured run; appends "kind mode conns rps cpu_us_per_req".
+run_one() {
+  local kind=$1 mode=$2 conns=$3 port=$4 out t0 t1 reqs rps
+  taskset -c "$SERVER_CPU" ruby -W0 -I weft-ruby/lib weft-ruby/examples/http_server.rb \
+    "$kind" "$port" "$mode" 2>/dev/null &
+  server_pid=$!
+  wait_for_port "$port" || { echo "$kind did not listen on $port" >&2; exit 1; }
+  local hdr=()
+  [ "$mode" = close ] && hdr=(-H "Connection: close")
+  taskset -c "$CLIENT_CPU" wrk -t1 -c"$conns" -d"$WARMUP" "${hdr[@]}" "http://127.0.0.1:$port/" >/dev/null
+  t0=$(cpu_ticks "$server_pid")
+  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$conns" -d"$DURATION" "${hdr[@]}" "http://127.0.0.1:$port/")
+  t1=$(cpu_ticks "$server_pid")
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+  reqs=$(awk '/requests in/ { print $1 }' <<<"$out")
+  rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
+  local errors
+  errors=$(grep -E 'Socket errors|Non-2xx' <<<"$out" || true)
+  if [ -n "$errors" ] || [ -z "$reqs" ] || [ "$reqs" = 0 ]; then
+    echo "  REJECTED $kind $mode c$conns: ${errors:-no requests}" >&2
+    return
+  fi
+  local us
+  us=$(awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$reqs" 'BEGIN { printf "%.2f", t / hz / n * 1e6 }')
+  printf '  %-8s %-9s c%-5s %9.0f req/s  %7.2f us CPU/req\n' "$kind" "$mode" "$conns" "$rps" "$us" >&2
+  echo "$kind $mode $conns $rps $us" >>"$results"
+}
+
+step "wrk -t1 -d${DURATION}s, $ROUNDS rounds; server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU"
+for round in $(seq 1 "$ROUNDS"); do
+  for mode in $MODES; do
+    for conns in $CONNS; do
+      i=0
+      for kind in $KINDS; do
+        run_one "$kind" "$mode" "$conns" $((PORT + i))
+        i=$((i + 1))
+      done
+    done
+  done
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v k="$1" -v m="$2" -v c="$3" -v f="$4" '$1 == k && $2 == m && $3 == c { print $f }' "$results" | median; }
+
+echo
+echo "Ruby HTTP server (seed article's), wrk -t1 -d${DURATION}s, medians of $ROUNDS; ratios are weft over the other (req/s) and the other over weft (CPU/req)"
+for mode in $MODES; do
+  echo
+  echo "| $mode | conns | req/s | CPU/req | weft req/s ÷ this | this CPU ÷ weft CPU |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  for conns in $CONNS; do
+    wr=$(col weft "$mode" "$conns" 4); wc=$(col weft "$mode" "$conns" 5)
+    for kind in $KINDS; do
+      r=$(col "$kind" "$mode" "$conns" 4); c=$(col "$kind" "$mode" "$conns" 5)
+      awk -v k="$kind" -v n="$conns" -v r="$r" -v c="$c" -v wr="$wr" -v wc="$wc" 'BEGIN {
+        printf "| %s | %s | %.0f | %.1f us | %.2f | %.2f |\n", k, n, r, c, (r > 0 ? wr / r : 0), (wc > 0 ? c / wc : 0) }'
+    done
+  done
+done
