@@ -50,8 +50,10 @@
 //!   then reads the idle counts, a worker is counted unparked before it
 //!   reads `dormant`, all `SeqCst` (Dekker's handshake), so either the
 //!   monitor sees an unparked worker and stays awake, or the worker sees
-//!   `dormant` and kicks it. (Before, a lost kick left a task stranded in a
-//!   LIFO slot for up to 100 ms.)
+//!   `dormant` and kicks it. Both sides touch the idle counts with a
+//!   read-modify-write, and that is what it rests on (loom model
+//!   `loom_dormant`). (Before, a lost kick left a task stranded in a LIFO
+//!   slot for up to 100 ms.)
 
 use super::queue;
 use super::Handle;
@@ -201,8 +203,7 @@ impl Monitor {
     /// A worker left its park: resume sampling if the monitor sleeps.
     #[inline]
     pub(crate) fn wake_if_dormant(&self) {
-        // SeqCst: the worker's half of the handshake in the module doc.
-        if self.dormant.load(Ordering::SeqCst) {
+        if self.kick_wanted() {
             let mut sleep = self.lock();
             sleep.kicked = true;
             drop(sleep);
@@ -215,6 +216,21 @@ impl Monitor {
         self.wakeup.notify_all();
     }
 
+    /// The worker's half of the handshake in the module doc (the worker was
+    /// counted unparked before): is the monitor dormant, so it must be
+    /// kicked?
+    #[inline]
+    fn kick_wanted(&self) -> bool {
+        self.dormant.load(Ordering::SeqCst)
+    }
+
+    /// The monitor's half: announce `dormant`, then read whether any worker
+    /// is unparked (true: stay awake).
+    fn announce_dormant(&self, any_unparked: impl Fn() -> bool) -> bool {
+        self.dormant.store(true, Ordering::SeqCst);
+        any_unparked()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, MonitorSleep> {
         self.sleep.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -223,11 +239,9 @@ impl Monitor {
     /// unparked: `any_unparked`). Returns false on shutdown.
     fn wait(&self, dormant: bool, period: Duration, any_unparked: impl Fn() -> bool) -> bool {
         if dormant {
-            // SeqCst, then the idle counts: the monitor's half of the
-            // handshake in the module doc. (Outside the lock: the check may
-            // drop the last handle to the runtime.)
-            self.dormant.store(true, Ordering::SeqCst);
-            let stay_awake = any_unparked();
+            // Outside the lock: the check may drop the last handle to the
+            // runtime.
+            let stay_awake = self.announce_dormant(any_unparked);
             let mut sleep = self.lock();
             if !sleep.kicked && !sleep.shutdown {
                 // A worker still unparked is about to poll or to park:
@@ -476,6 +490,58 @@ mod loom_stamp {
             reader.join().unwrap();
             worker.join().unwrap();
             assert_eq!(stamp.task_of(3), Some((2, second)));
+        });
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_dormant {
+    //! The dormant handshake (module doc, "Sleeping"): a worker that leaves
+    //! its park while the monitor falls asleep is either seen unparked by
+    //! the monitor (which then stays awake) or sees `dormant` and kicks it.
+    //! Both halves are the real code: `Idle::unpark_worker_by_id` counts
+    //! the worker unparked and `Monitor::kick_wanted` is what
+    //! `wake_if_dormant` reads; `Monitor::announce_dormant` over
+    //! `Idle::any_unparked` is the monitor's side. What makes it hold is
+    //! that both sides update or read the idle counts with a
+    //! read-modify-write: the two RMWs are ordered, and whichever comes
+    //! second sees the first (and, being `SeqCst`, what preceded it). With
+    //! `any_unparked` reading the counts with a plain load, loom finds the
+    //! run where neither side sees the other (a lost kick); weakening the
+    //! `dormant` store or load alone does not break it, for that reason.
+
+    use super::{Monitor, MonitorConfig};
+    use crate::loom::Arc;
+    use crate::scheduler::multi_thread::idle::Idle;
+    use std::time::Duration;
+
+    #[test]
+    fn loom_monitor_kick_is_never_lost() {
+        loom::model(|| {
+            let idle = Arc::new(Idle::new(1));
+            // The only worker parks.
+            let _ = idle.transition_worker_to_parked(0, false);
+            let monitor = Arc::new(Monitor::new(MonitorConfig {
+                threshold: Duration::from_millis(10),
+                hook: None,
+            }));
+            let worker = {
+                let (idle, monitor) = (idle.clone(), monitor.clone());
+                loom::thread::spawn(move || {
+                    assert!(idle.unpark_worker_by_id(0));
+                    monitor.kick_wanted()
+                })
+            };
+            let stay_awake = {
+                let (idle, monitor) = (idle.clone(), monitor.clone());
+                loom::thread::spawn(move || monitor.announce_dormant(|| idle.any_unparked()))
+            };
+            let kicked = worker.join().unwrap();
+            let stay_awake = stay_awake.join().unwrap();
+            assert!(
+                kicked || stay_awake,
+                "the worker missed `dormant` and the monitor missed the unparked worker"
+            );
         });
     }
 }
