@@ -91,16 +91,26 @@ impl Config {
 /// Where the expansion finds weft when no `crate = "..."` is given: under
 /// the name the calling package's Cargo.toml gives it, so that
 /// `tokio = { package = "weft", ... }` makes `#[tokio::main]` expand to
-/// `::tokio::runtime::...`. `::weft` when the dependency cannot be found
-/// (weft's own tests and doctests, where the package *is* weft; or a
-/// re-export, which needs `crate = "..."`).
+/// `::tokio::runtime::...`. A package that depends on no `weft` but on a
+/// `tokio` reached these macros through `weft-tokio`, the `tokio` stand-in
+/// that `[patch.crates-io]` swaps in, which re-exports weft at Tokio's
+/// paths: `::tokio` (or the name it is given) then. `::weft` when neither
+/// can be found (weft's own tests and doctests, where the package *is*
+/// weft; or another re-export, which needs `crate = "..."`).
 fn default_crate_path() -> Path {
-    match proc_macro_crate::crate_name("weft") {
-        Ok(proc_macro_crate::FoundCrate::Name(name)) => {
-            let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
-            syn::parse_quote!(::#ident)
-        }
-        Ok(proc_macro_crate::FoundCrate::Itself) | Err(_) => syn::parse_quote!(::weft),
+    use proc_macro_crate::{crate_name, FoundCrate};
+    let named = |name: String| -> Path {
+        let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
+        syn::parse_quote!(::#ident)
+    };
+    match crate_name("weft") {
+        Ok(FoundCrate::Name(name)) => named(name),
+        Ok(FoundCrate::Itself) => syn::parse_quote!(::weft),
+        Err(_) => match crate_name("tokio") {
+            Ok(FoundCrate::Name(name)) => named(name),
+            Ok(FoundCrate::Itself) => syn::parse_quote!(::tokio),
+            Err(_) => syn::parse_quote!(::weft),
+        },
     }
 }
 

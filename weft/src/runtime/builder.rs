@@ -297,7 +297,7 @@ impl Builder {
                 "Builder::build_local only builds current_thread runtimes: start from                  Builder::new_current_thread(), or use a LocalSet on a multi_thread runtime"
             );
         }
-        Ok(super::LocalRuntime::new(self.build()?))
+        Ok(super::LocalRuntime::from_runtime(self.build()?))
     }
 
     /// A multi_thread worker stuck in one poll longer than `threshold`

@@ -52,7 +52,22 @@ pub struct LocalRuntime {
 }
 
 impl LocalRuntime {
-    pub(crate) fn new(rt: Runtime) -> LocalRuntime {
+    /// A local runtime with every driver enabled: what
+    /// `Builder::new_current_thread().enable_all().build_local(Default::default())`
+    /// builds.
+    ///
+    /// ```
+    /// let rt = weft::runtime::LocalRuntime::new().unwrap();
+    /// let n = std::rc::Rc::new(41);
+    /// assert_eq!(rt.block_on(rt.spawn_local(async move { *n + 1 })).unwrap(), 42);
+    /// ```
+    pub fn new() -> std::io::Result<LocalRuntime> {
+        super::Builder::new_current_thread()
+            .enable_all()
+            .build_local(Default::default())
+    }
+
+    pub(crate) fn from_runtime(rt: Runtime) -> LocalRuntime {
         LocalRuntime {
             local: Some(LocalSet::new()),
             rt: Some(rt),

@@ -1,4 +1,11 @@
 //! `JoinError`: why a task produced no value.
+//!
+//! Invariant: `JoinError` is `Sync` (as Tokio's is: `io::Error::new(kind,
+//! join_error)` needs it) although a panic payload need not be. That is
+//! sound because a shared `JoinError` reads its payload only through
+//! [`Payload::message`], which asks the payload's type (a vtable call that
+//! touches no data) and reads a `&'static str` or a `String`, both `Sync`;
+//! the payload itself leaves only by value (`into_panic`).
 
 use super::id::Id;
 use std::any::Any;
@@ -13,7 +20,24 @@ pub struct JoinError {
 
 enum Repr {
     Cancelled,
-    Panic(Box<dyn Any + Send + 'static>),
+    Panic(Payload),
+}
+
+/// A panic payload, shareable between threads (module invariant).
+struct Payload(Box<dyn Any + Send + 'static>);
+
+// SAFETY: through `&Payload` only `message` reads the payload, and it reads
+// nothing but its type and a `&str`/`String` (module invariant).
+unsafe impl Sync for Payload {}
+
+impl Payload {
+    /// The panic message, if the payload is a string (as `panic!` makes).
+    fn message(&self) -> Option<&str> {
+        let p = &*self.0;
+        p.downcast_ref::<&'static str>()
+            .copied()
+            .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+    }
 }
 
 impl JoinError {
@@ -26,7 +50,7 @@ impl JoinError {
 
     pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> JoinError {
         JoinError {
-            repr: Repr::Panic(payload),
+            repr: Repr::Panic(Payload(payload)),
             id,
         }
     }
@@ -64,7 +88,7 @@ impl JoinError {
     /// The panic payload, or the error itself if it is a cancellation.
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
-            Repr::Panic(p) => Ok(p),
+            Repr::Panic(p) => Ok(p.0),
             Repr::Cancelled => Err(self),
         }
     }
@@ -75,17 +99,11 @@ impl JoinError {
     }
 }
 
-fn panic_message(p: &(dyn Any + Send)) -> Option<&str> {
-    p.downcast_ref::<&'static str>()
-        .copied()
-        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
-}
-
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
-            Repr::Panic(p) => match panic_message(p.as_ref()) {
+            Repr::Panic(p) => match p.message() {
                 Some(msg) => write!(f, "task {} panicked with message {:?}", self.id, msg),
                 None => write!(f, "task {} panicked", self.id),
             },
@@ -97,7 +115,7 @@ impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
-            Repr::Panic(p) => match panic_message(p.as_ref()) {
+            Repr::Panic(p) => match p.message() {
                 Some(msg) => write!(f, "JoinError::Panic({:?}, {:?}, ...)", self.id, msg),
                 None => write!(f, "JoinError::Panic({:?}, ...)", self.id),
             },
@@ -106,6 +124,26 @@ impl fmt::Debug for JoinError {
 }
 
 impl std::error::Error for JoinError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_error_is_send_and_sync_and_fits_in_an_io_error() {
+        fn send_sync<T: Send + Sync + 'static>(_: &T) {}
+        // A payload that is Send but not Sync.
+        let err = JoinError::panic(Id::next(), Box::new(std::cell::Cell::new(1)));
+        send_sync(&err);
+        let io = std::io::Error::new(std::io::ErrorKind::Interrupted, err);
+        assert!(io.to_string().contains("panicked"));
+        let err = JoinError::panic(Id::next(), Box::new("boom"));
+        assert_eq!(
+            err.to_string(),
+            format!("task {} panicked with message \"boom\"", err.id())
+        );
+    }
+}
 
 impl From<JoinError> for std::io::Error {
     fn from(e: JoinError) -> std::io::Error {
