@@ -1,8 +1,11 @@
-//! axum and hyper-util, as published, on weft (`tokio` in this graph is
-//! weft-tokio): an axum app with extractors, state, a WebSocket echo and
-//! graceful shutdown, requested through hyper-util's legacy `Client`; and a
-//! hyper-util `auto` server answering HTTP/1.1 and HTTP/2. Each check
-//! asserts its result; the program panics on the first that fails.
+//! axum, hyper-util, reqwest and tower, as published, on weft (`tokio` in
+//! this graph is weft-tokio): an axum app with extractors, state, a
+//! WebSocket echo and graceful shutdown, requested through hyper-util's
+//! legacy `Client` and through reqwest (async, and `blocking`, which runs a
+//! runtime of its own on a thread: weft's, here); a hyper-util `auto`
+//! server answering HTTP/1.1 and HTTP/2; tower's timeout, concurrency limit
+//! and buffer. Each check asserts its result; the program panics on the
+//! first that fails.
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -117,6 +120,65 @@ async fn axum_app() {
     ws.close(None).await.unwrap();
     ok("axum: WebSocket echo (tokio-tungstenite client)");
 
+    let http = reqwest::Client::new();
+    let text = http
+        .get(format!("http://{addr}/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(text, "hello from axum on weft");
+    let greeting: Greeting = http
+        .get(format!("http://{addr}/greet/reqwest"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(greeting.name, "reqwest");
+    let text = http
+        .post(format!("http://{addr}/echo"))
+        .body("async post")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(text, "ASYNC POST");
+    ok("reqwest (async): GET, JSON, POST against the axum app");
+
+    let blocking = tokio::task::spawn_blocking(move || {
+        let http = reqwest::blocking::Client::new();
+        let get = http
+            .get(format!("http://{addr}/"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        let post = http
+            .post(format!("http://{addr}/echo"))
+            .body("blocking post")
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        (get, post)
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        blocking,
+        (
+            "hello from axum on weft".to_string(),
+            "BLOCKING POST".to_string()
+        )
+    );
+    ok("reqwest::blocking: GET and POST (its own runtime on its own thread)");
+
     drop(client);
     stop.send(()).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(5), server)
@@ -173,9 +235,60 @@ async fn hyper_util_auto_server() {
     ok("hyper-util auto server: HTTP/1.1 and HTTP/2 (prior knowledge) on one port");
 }
 
+async fn tower_layers() {
+    use std::time::Duration;
+    use tower::{Service, ServiceBuilder, ServiceExt};
+
+    let slow = tower::service_fn(|ms: u64| async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        Ok::<_, Infallible>(ms)
+    });
+    let mut timed = ServiceBuilder::new()
+        .timeout(Duration::from_millis(50))
+        .service(slow);
+    assert_eq!(timed.ready().await.unwrap().call(5).await.unwrap(), 5);
+    let err = timed.ready().await.unwrap().call(500).await.unwrap_err();
+    assert!(
+        err.is::<tower::timeout::error::Elapsed>(),
+        "timed out: {err}"
+    );
+
+    let running = Arc::new(AtomicU64::new(0));
+    let peak = Arc::new(AtomicU64::new(0));
+    let svc = {
+        let (running, peak) = (running.clone(), peak.clone());
+        tower::service_fn(move |_: ()| {
+            let (running, peak) = (running.clone(), peak.clone());
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, Infallible>(())
+            }
+        })
+    };
+    let limited = ServiceBuilder::new()
+        .buffer(16)
+        .concurrency_limit(2)
+        .service(svc);
+    let calls: Vec<_> = (0..8)
+        .map(|_| {
+            let mut svc = limited.clone();
+            tokio::spawn(async move { svc.ready().await.unwrap().call(()).await.unwrap() })
+        })
+        .collect();
+    for call in calls {
+        call.await.unwrap();
+    }
+    assert_eq!(peak.load(Ordering::SeqCst), 2, "at most two calls at once");
+    ok("tower: timeout, buffer (a worker task over an mpsc channel), concurrency_limit");
+}
+
 #[tokio::main]
 async fn main() {
     axum_app().await;
     hyper_util_auto_server().await;
-    println!("axum and hyper-util on weft: all checks passed");
+    tower_layers().await;
+    println!("axum, hyper-util, reqwest and tower on weft: all checks passed");
 }
