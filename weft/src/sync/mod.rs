@@ -51,6 +51,7 @@ mod notify;
 mod once_cell;
 mod rwlock;
 mod semaphore;
+mod set_once;
 mod wait_list;
 mod waker_set;
 
@@ -60,7 +61,7 @@ pub use notify::{Notified, Notify};
 
 /// The named futures of `weft::sync` (Tokio's `sync::futures` path).
 pub mod futures {
-    pub use super::notify::Notified;
+    pub use super::notify::{Notified, OwnedNotified};
 }
 pub use once_cell::{OnceCell, SetError};
 pub use rwlock::{
@@ -69,3 +70,4 @@ pub use rwlock::{
 pub use semaphore::{
     AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
 };
+pub use set_once::{SetOnce, SetOnceError};
