@@ -56,7 +56,9 @@ mod wait_list;
 mod waker_set;
 
 pub use barrier::{Barrier, BarrierWaitResult};
-pub use mutex::{MappedMutexGuard, Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
+pub use mutex::{
+    MappedMutexGuard, Mutex, MutexGuard, OwnedMappedMutexGuard, OwnedMutexGuard, TryLockError,
+};
 pub use notify::{Notified, Notify};
 
 /// The named futures of `weft::sync` (Tokio's `sync::futures` path).
@@ -65,7 +67,8 @@ pub mod futures {
 }
 pub use once_cell::{OnceCell, SetError};
 pub use rwlock::{
-    OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock,
+    RwLockMappedWriteGuard, RwLockReadGuard, RwLockWriteGuard,
 };
 pub use semaphore::{
     AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
