@@ -51,21 +51,26 @@ mod notify;
 mod once_cell;
 mod rwlock;
 mod semaphore;
+mod set_once;
 mod wait_list;
 mod waker_set;
 
 pub use barrier::{Barrier, BarrierWaitResult};
-pub use mutex::{MappedMutexGuard, Mutex, MutexGuard, OwnedMutexGuard, TryLockError};
+pub use mutex::{
+    MappedMutexGuard, Mutex, MutexGuard, OwnedMappedMutexGuard, OwnedMutexGuard, TryLockError,
+};
 pub use notify::{Notified, Notify};
 
 /// The named futures of `weft::sync` (Tokio's `sync::futures` path).
 pub mod futures {
-    pub use super::notify::Notified;
+    pub use super::notify::{Notified, OwnedNotified};
 }
 pub use once_cell::{OnceCell, SetError};
 pub use rwlock::{
-    OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock,
+    RwLockMappedWriteGuard, RwLockReadGuard, RwLockWriteGuard,
 };
 pub use semaphore::{
     AcquireError, OwnedSemaphorePermit, Semaphore, SemaphorePermit, TryAcquireError,
 };
+pub use set_once::{SetOnce, SetOnceError};

@@ -131,6 +131,30 @@ impl<T> OnceCell<T> {
         }
     }
 
+    /// Creates a cell already holding `value`, in a `const` context (for a
+    /// `static`).
+    ///
+    /// ```
+    /// use weft::sync::OnceCell;
+    ///
+    /// static ANSWER: OnceCell<u32> = OnceCell::const_new_with(42);
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     // Already initialised: the initialiser never runs.
+    ///     assert_eq!(*ANSWER.get_or_init(|| async { 0 }).await, 42);
+    /// });
+    /// ```
+    #[cfg(not(loom))]
+    pub const fn const_new_with(value: T) -> OnceCell<T> {
+        // The state `publish` leaves behind (invariant 1): value set, and
+        // the semaphore closed with the permit gone, so no one writes again.
+        OnceCell {
+            value_set: AtomicBool::new(true),
+            value: UnsafeCell::new(Some(value)),
+            semaphore: Semaphore::const_closed(),
+        }
+    }
+
     /// Creates a cell holding `value` if it is `Some`, or an empty one.
     pub fn new_with(value: Option<T>) -> OnceCell<T> {
         match value {

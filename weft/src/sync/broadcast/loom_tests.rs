@@ -114,3 +114,44 @@ fn concurrent_readers_and_overwrite_drop_each_value_once() {
         assert_eq!(n.load(Ordering::SeqCst), 0);
     });
 }
+
+#[test]
+fn upgrade_races_last_sender_drop() {
+    // Invariant 7: an upgrade racing the last sender's drop either fails
+    // (and the channel is closed) or keeps the channel open until the
+    // upgraded sender is dropped; the receiver always ends with `Closed`.
+    ::loom::model(|| {
+        let (tx, mut rx) = channel::<u8>(2);
+        let weak = tx.downgrade();
+        let t = thread::spawn(move || {
+            if let Some(tx2) = weak.upgrade() {
+                tx2.send(7).unwrap();
+                true
+            } else {
+                false
+            }
+        });
+        drop(tx);
+        let upgraded = t.join().unwrap();
+        if upgraded {
+            assert_eq!(rx.try_recv(), Ok(7));
+        }
+        assert!(rx.is_closed());
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+        assert_eq!(rx.sender_strong_count(), 0);
+        assert_eq!(rx.sender_weak_count(), 0);
+    });
+}
+
+#[test]
+fn closed_races_last_receiver_drop() {
+    // Invariant 8: `Sender::closed` waiting while the last receiver drops
+    // on another thread always wakes.
+    ::loom::model(|| {
+        let (tx, rx) = channel::<u8>(2);
+        let t = thread::spawn(move || drop(rx));
+        ::loom::future::block_on(tx.closed());
+        t.join().unwrap();
+        assert_eq!(tx.receiver_count(), 0);
+    });
+}

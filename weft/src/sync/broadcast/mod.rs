@@ -13,8 +13,10 @@
 //!
 //! The whole broadcast channel: the ring buffer of slots, the tail (write
 //! position, receiver count, closed flag, waiting receivers), the lag
-//! accounting, the public handles and their error types. The waker storage
-//! itself is `WakerSet` (`waker_set.rs`).
+//! accounting, the sender handles and their error types. The waker storage
+//! itself is `WakerSet` (`waker_set.rs`); `Receiver`'s methods are in
+//! `receiver.rs`, and `WeakSender` with the handle counts in
+//! `weak_sender.rs`.
 //!
 //! # Protocol
 //!
@@ -53,6 +55,17 @@
 //!    `try_recv`, and the next call gets the next message instead of
 //!    retrying that one forever. Only read locks are held while cloning, and
 //!    they do not poison.
+//! 7. **Strong senders.** `num_tx` counts `Sender`s. It rises only by a
+//!    clone of a live sender or by `WeakSender::upgrade`'s compare-and-swap
+//!    from a non-zero value, so once it reaches zero it stays there; the
+//!    drop that brings it to zero sets `tail.closed` under `tail`. So
+//!    `upgrade` fails exactly when the channel is closed for good.
+//!    `num_weak_tx` counts `WeakSender`s and is only reported, never acted
+//!    on.
+//! 8. **Waiting for no receivers.** `Sender::closed` checks `rx_cnt` and
+//!    registers its waker in `tail.tx_waiters` under `tail`; the receiver
+//!    drop that brings `rx_cnt` to zero drains `tx_waiters` under the same
+//!    lock, so as in 3 no wakeup is lost.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -63,6 +76,10 @@ use crate::loom::{self, Arc, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGua
 
 /// Error types for the broadcast channel.
 pub mod error;
+mod receiver;
+mod weak_sender;
+
+pub use weak_sender::WeakSender;
 
 use self::error::{RecvError, SendError, TryRecvError};
 
@@ -74,8 +91,10 @@ struct Shared<T> {
     mask: usize,
     /// Write position and bookkeeping (invariants 2-4).
     tail: Mutex<Tail>,
-    /// Number of live senders.
+    /// Number of live senders (invariant 7).
     num_tx: AtomicUsize,
+    /// Number of live weak senders; only reported (invariant 7).
+    num_weak_tx: AtomicUsize,
 }
 
 struct Tail {
@@ -87,6 +106,8 @@ struct Tail {
     closed: bool,
     /// Receivers waiting in `recv` (invariant 3).
     waiters: WakerSet,
+    /// Senders waiting in `closed` for `rx_cnt` to reach zero (invariant 8).
+    tx_waiters: WakerSet,
 }
 
 struct Slot<T> {
@@ -311,8 +332,10 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
             rx_cnt: 1,
             closed: false,
             waiters: WakerSet::new(),
+            tx_waiters: WakerSet::new(),
         }),
         num_tx: AtomicUsize::new(1),
+        num_weak_tx: AtomicUsize::new(0),
     });
     let tx = Sender {
         shared: shared.clone(),
@@ -531,6 +554,67 @@ impl<T> Sender<T> {
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
+
+    /// Waits until no receiver is subscribed; resolves at once if there is
+    /// none now. A later [`subscribe`](Sender::subscribe) opens the channel
+    /// to receivers again, but does not undo a `closed` that resolved.
+    ///
+    /// # Cancel safety
+    ///
+    /// This method is cancel safe.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weft::sync::broadcast;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let (tx, rx) = broadcast::channel::<u32>(16);
+    ///     let rx2 = tx.subscribe();
+    ///     weft::spawn(async move { drop((rx, rx2)) });
+    ///     tx.closed().await;
+    ///     assert_eq!(tx.receiver_count(), 0);
+    /// });
+    /// ```
+    pub async fn closed(&self) {
+        let mut waiter = ClosedWaiter {
+            shared: &self.shared,
+            key: None,
+        };
+        poll_fn(|cx| {
+            let coop = ready!(crate::coop::poll_proceed(cx));
+            let mut tail = loom::lock(&self.shared.tail);
+            // Invariant 8: checked and registered under `tail`.
+            if tail.rx_cnt != 0 {
+                let replaced = tail.tx_waiters.register(&mut waiter.key, cx.waker());
+                // Invariant 1: dropped after unlocking.
+                drop(tail);
+                drop(replaced);
+                return Poll::Pending;
+            }
+            drop(tail);
+            coop.made_progress();
+            Poll::Ready(())
+        })
+        .await
+    }
+}
+
+/// One pending `Sender::closed`: gives its waiter key back when dropped.
+struct ClosedWaiter<'a, T> {
+    shared: &'a Shared<T>,
+    key: Option<usize>,
+}
+
+impl<T> Drop for ClosedWaiter<'_, T> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            // Invariant 1: the statement's temporary guard is gone before
+            // the waker is dropped.
+            let waker = loom::lock(&self.shared.tail).tx_waiters.remove(key);
+            drop(waker);
+        }
+    }
 }
 
 impl<T> Clone for Sender<T> {
@@ -563,240 +647,12 @@ impl<T> fmt::Debug for Sender<T> {
     }
 }
 
-impl<T> Receiver<T> {
-    /// Returns the number of values sent that this receiver has not yet
-    /// received.
-    ///
-    /// This may exceed the channel's capacity: the receiver has then fallen
-    /// behind, and its next receive returns a `Lagged` error.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::sync::broadcast;
-    ///
-    /// let (tx, mut rx) = broadcast::channel(16);
-    /// tx.send(10).unwrap();
-    /// tx.send(20).unwrap();
-    /// assert_eq!(rx.len(), 2);
-    /// rx.try_recv().unwrap();
-    /// assert_eq!(rx.len(), 1);
-    /// ```
-    pub fn len(&self) -> usize {
-        let pos = loom::lock(&self.shared.tail).pos;
-        (pos - self.next) as usize
-    }
-
-    /// Returns `true` if there is no value this receiver has not yet
-    /// received.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::sync::broadcast;
-    ///
-    /// let (tx, mut rx) = broadcast::channel(16);
-    /// assert!(rx.is_empty());
-    /// tx.send(1).unwrap();
-    /// assert!(!rx.is_empty());
-    /// rx.try_recv().unwrap();
-    /// assert!(rx.is_empty());
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        loom::lock(&self.shared.tail).pos == self.next
-    }
-
-    /// Returns `true` if both receivers belong to the same channel.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::sync::broadcast;
-    ///
-    /// let (tx, rx) = broadcast::channel::<()>(16);
-    /// let rx2 = tx.subscribe();
-    /// assert!(rx.same_channel(&rx2));
-    /// let (_tx3, rx3) = broadcast::channel::<()>(16);
-    /// assert!(!rx3.same_channel(&rx2));
-    /// ```
-    pub fn same_channel(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.shared, &other.shared)
-    }
-}
-
-impl<T: Clone> Receiver<T> {
-    /// Creates a new receiver on the same channel, starting at the newest
-    /// position: it receives only values sent after this call, not the
-    /// ones this receiver has yet to receive.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::sync::broadcast;
-    ///
-    /// weft::runtime::Runtime::new().unwrap().block_on(async {
-    ///     let (tx, mut rx) = broadcast::channel(2);
-    ///     tx.send(1).unwrap();
-    ///
-    ///     let mut rx2 = rx.resubscribe();
-    ///     tx.send(2).unwrap();
-    ///
-    ///     assert_eq!(rx2.recv().await.unwrap(), 2);
-    ///     assert_eq!(rx.recv().await.unwrap(), 1);
-    /// });
-    /// ```
-    pub fn resubscribe(&self) -> Self {
-        let next = self.shared.add_receiver();
-        Receiver {
-            shared: self.shared.clone(),
-            next,
-        }
-    }
-
-    /// Receives the next value, waiting until one is sent.
-    ///
-    /// Every receiver gets every value sent while it exists, in order.
-    /// Counts against the task's cooperative budget.
-    ///
-    /// # Errors
-    ///
-    /// - [`RecvError::Lagged(n)`](RecvError::Lagged) if the receiver fell
-    ///   more than the channel's capacity behind and `n` values were
-    ///   overwritten before it got them. This is reported once; the next
-    ///   call returns the oldest value still held.
-    /// - [`RecvError::Closed`] once every sender has been dropped and this
-    ///   receiver has received every value still held.
-    ///
-    /// # Cancel safety
-    ///
-    /// This method is cancel safe. If `recv` is used as the event in a
-    /// `select!`-style statement and some other branch completes first, it
-    /// is guaranteed that no messages were received on this channel.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::sync::broadcast::{self, error::RecvError};
-    ///
-    /// weft::runtime::Runtime::new().unwrap().block_on(async {
-    ///     let (tx, mut rx) = broadcast::channel(2);
-    ///
-    ///     tx.send(10).unwrap();
-    ///     tx.send(20).unwrap();
-    ///     tx.send(30).unwrap();
-    ///
-    ///     // The channel holds 2 values: 10 was overwritten.
-    ///     assert_eq!(rx.recv().await, Err(RecvError::Lagged(1)));
-    ///     assert_eq!(rx.recv().await, Ok(20));
-    ///     assert_eq!(rx.recv().await, Ok(30));
-    ///
-    ///     drop(tx);
-    ///     assert_eq!(rx.recv().await, Err(RecvError::Closed));
-    /// });
-    /// ```
-    pub async fn recv(&mut self) -> Result<T, RecvError> {
-        let shared: &Shared<T> = &self.shared;
-        let next = &mut self.next;
-        let mut waiter = RecvWaiter { shared, key: None };
-        poll_fn(|cx| shared.poll_recv(next, &mut waiter, cx)).await
-    }
-
-    /// Receives the next value if there is one, without waiting.
-    ///
-    /// Does not register for a wakeup and does not count against the
-    /// cooperative budget, so it also works outside async code.
-    ///
-    /// # Errors
-    ///
-    /// - [`TryRecvError::Empty`] if there is no new value and a sender is
-    ///   alive.
-    /// - [`TryRecvError::Lagged(n)`](TryRecvError::Lagged) as for
-    ///   [`recv`](Receiver::recv).
-    /// - [`TryRecvError::Closed`] once every sender has been dropped and
-    ///   this receiver has received every value still held.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::sync::broadcast::{self, error::TryRecvError};
-    ///
-    /// let (tx, mut rx) = broadcast::channel(16);
-    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
-    /// tx.send(10).unwrap();
-    /// assert_eq!(rx.try_recv(), Ok(10));
-    /// drop(tx);
-    /// assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
-    /// ```
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.shared.recv_ref(&mut self.next, None)
-    }
-
-    /// Blocks the current thread until a value is received.
-    ///
-    /// For use from synchronous code. Errors as for
-    /// [`recv`](Receiver::recv).
-    ///
-    /// # Panics
-    ///
-    /// Panics if called from inside an asynchronous execution context,
-    /// where blocking the thread would stall the runtime.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weft::sync::broadcast;
-    ///
-    /// let (tx, mut rx) = broadcast::channel(16);
-    /// let t = std::thread::spawn(move || rx.blocking_recv());
-    /// tx.send(10).unwrap();
-    /// assert_eq!(t.join().unwrap(), Ok(10));
-    /// ```
-    #[track_caller]
-    pub fn blocking_recv(&mut self) -> Result<T, RecvError> {
-        super::blocking_wait::block_on(
-            "broadcast::Receiver::blocking_recv",
-            "rx.recv().await",
-            self.recv(),
-        )
-    }
-}
-
-impl<T> Drop for Receiver<T> {
-    fn drop(&mut self) {
-        let shared = &*self.shared;
-        let until = {
-            let mut tail = loom::lock(&shared.tail);
-            tail.rx_cnt -= 1;
-            tail.pos
-        };
-        // Invariant 4: give up our claim on every message we were counted
-        // in and have not read. Positions before `until - len` are
-        // certainly overwritten; others may be overwritten meanwhile.
-        let mut pos = self.next.max(until.saturating_sub(shared.len()));
-        while pos < until {
-            let slot = loom::read(shared.slot(pos));
-            if slot.pos == pos {
-                shared.release(slot);
-            }
-            pos += 1;
-        }
-    }
-}
-
-impl<T> fmt::Debug for Receiver<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receiver")
-            .field("next", &self.next)
-            .field("shared", &self.shared)
-            .finish()
-    }
-}
-
 impl<T> fmt::Debug for Shared<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared")
             .field("capacity", &self.buffer.len())
             .field("num_tx", &self.num_tx.load(Ordering::Acquire))
+            .field("num_weak_tx", &self.num_weak_tx.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }

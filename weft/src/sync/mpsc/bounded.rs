@@ -421,6 +421,7 @@ impl<T> Sender<T> {
     /// assert!(weak.upgrade().is_none());
     /// ```
     pub fn downgrade(&self) -> WeakSender<T> {
+        self.chan.weak_clone();
         WeakSender {
             chan: self.chan.clone(),
         }
@@ -442,6 +443,21 @@ impl<T> Sender<T> {
     /// ```
     pub fn strong_count(&self) -> usize {
         self.chan.tx_count()
+    }
+
+    /// Returns the number of live [`WeakSender`]s of the channel.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::channel::<()>(1);
+    /// let weak = tx.downgrade();
+    /// assert_eq!(tx.weak_count(), 1);
+    /// drop(weak);
+    /// assert_eq!(tx.weak_count(), 0);
+    /// ```
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_count()
     }
 }
 
@@ -491,13 +507,53 @@ impl<T> WeakSender<T> {
             None
         }
     }
+
+    /// Returns the number of live strong senders ([`Sender`]s, and
+    /// [`OwnedPermit`]s, which hold one) of the channel.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::channel::<()>(1);
+    /// let weak = tx.downgrade();
+    /// assert_eq!(weak.strong_count(), 1);
+    /// drop(tx);
+    /// assert_eq!(weak.strong_count(), 0);
+    /// ```
+    pub fn strong_count(&self) -> usize {
+        self.chan.tx_count()
+    }
+
+    /// Returns the number of live [`WeakSender`]s of the channel, this one
+    /// included.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::channel::<()>(1);
+    /// let weak = tx.downgrade();
+    /// let weak2 = weak.clone();
+    /// assert_eq!(weak.weak_count(), 2);
+    /// drop(weak2);
+    /// assert_eq!(weak.weak_count(), 1);
+    /// ```
+    pub fn weak_count(&self) -> usize {
+        self.chan.weak_count()
+    }
 }
 
 impl<T> Clone for WeakSender<T> {
     fn clone(&self) -> Self {
+        self.chan.weak_clone();
         WeakSender {
             chan: self.chan.clone(),
         }
+    }
+}
+
+impl<T> Drop for WeakSender<T> {
+    fn drop(&mut self) {
+        self.chan.weak_drop();
     }
 }
 
@@ -585,6 +641,40 @@ impl<T> OwnedPermit<T> {
         let tx = self.tx.take().expect("permit used once");
         tx.chan.release_reserved();
         tx
+    }
+}
+
+impl<T> OwnedPermit<T> {
+    /// Returns `true` if both permits reserve slots of the same channel.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::channel::<u8>(2);
+    /// let a = tx.clone().try_reserve_owned().unwrap();
+    /// let b = tx.try_reserve_owned().unwrap();
+    /// assert!(a.same_channel(&b));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        match (&self.tx, &other.tx) {
+            (Some(a), Some(b)) => a.same_channel(b),
+            _ => false,
+        }
+    }
+
+    /// Returns `true` if this permit reserves a slot of `sender`'s channel.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, _rx) = mpsc::channel::<u8>(1);
+    /// let (other, _other_rx) = mpsc::channel::<u8>(1);
+    /// let permit = tx.clone().try_reserve_owned().unwrap();
+    /// assert!(permit.same_channel_as_sender(&tx));
+    /// assert!(!permit.same_channel_as_sender(&other));
+    /// ```
+    pub fn same_channel_as_sender(&self, sender: &Sender<T>) -> bool {
+        self.tx.as_ref().is_some_and(|tx| tx.same_channel(sender))
     }
 }
 

@@ -26,6 +26,10 @@ pub(super) struct Chan<T> {
     slots: Option<Padded<Semaphore>>,
     /// Live `Sender`s / `UnboundedSender`s (strong handles, permits hold one).
     tx_count: AtomicUsize,
+    /// Live `WeakSender`s / `WeakUnboundedSender`s. Only reported (by the
+    /// `weak_count` methods): nothing is ever decided on it, so it needs no
+    /// ordering with anything else (invariant 1).
+    weak_count: AtomicUsize,
     /// Mirror of `State::rx_closed`, written under the lock, read without it.
     rx_closed: AtomicBool,
     /// `Some(cap)` for a bounded channel.
@@ -129,6 +133,7 @@ impl<T> Chan<T> {
             }),
             slots,
             tx_count: AtomicUsize::new(1),
+            weak_count: AtomicUsize::new(0),
             rx_closed: AtomicBool::new(false),
             bound,
         }
@@ -186,6 +191,20 @@ impl<T> Chan<T> {
 
     pub(super) fn tx_count(&self) -> usize {
         self.tx_count.load(Ordering::Acquire)
+    }
+
+    /// A weak sender handle was made (by `downgrade` or a clone).
+    pub(super) fn weak_clone(&self) {
+        self.weak_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A weak sender handle went away.
+    pub(super) fn weak_drop(&self) {
+        self.weak_count.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn weak_count(&self) -> usize {
+        self.weak_count.load(Ordering::Relaxed)
     }
 
     /// Whether sends fail: the receiver closed or dropped.

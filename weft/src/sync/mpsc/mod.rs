@@ -60,7 +60,7 @@
 //!   receivers (with the receiver's private batch), and `channel`'s
 //!   `Receiver`, which wraps it;
 //! - `unbounded.rs`: `unbounded_channel`'s handles (its `UnboundedReceiver`
-//!   wraps `RxCore` too);
+//!   wraps `RxCore` too), with its unit tests in `unbounded_tests.rs`;
 //! - `error.rs`: the error types.
 //!
 //! # Invariants
@@ -74,7 +74,8 @@
 //! 1. **One lock for the queue.** The message queue, the receiver's waker,
 //!    the `closed()` waiters and the closed flags live in `Chan::state`
 //!    behind one `Mutex`. The atomics outside it are the strong sender
-//!    count, a mirror of `rx_closed` read without the lock by `is_closed`,
+//!    count, the weak sender count (only reported, never acted on), a
+//!    mirror of `rx_closed` read without the lock by `is_closed`,
 //!    and the slot semaphore.
 //! 2. **Capacity accounting** (bounded). While the receiver lives, the
 //!    semaphore's permits plus the permits held (by `Permit`s and

@@ -291,6 +291,67 @@ impl<T> Receiver<T> {
         )
     }
 
+    /// Returns the number of live strong senders of the channel.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::channel(4);
+    /// let tx2 = tx.clone();
+    /// assert_eq!(rx.sender_strong_count(), 2);
+    /// drop((tx, tx2));
+    /// assert_eq!(rx.sender_strong_count(), 0);
+    /// ```
+    pub fn sender_strong_count(&self) -> usize {
+        self.inner.chan().tx_count()
+    }
+
+    /// Returns the number of live weak senders of the channel.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::channel(4);
+    /// let weak = tx.downgrade();
+    /// assert_eq!(rx.sender_weak_count(), 1);
+    /// drop(weak);
+    /// assert_eq!(rx.sender_weak_count(), 0);
+    /// ```
+    pub fn sender_weak_count(&self) -> usize {
+        self.inner.chan().weak_count()
+    }
+
+    /// Blocks the current thread until at least one message arrives, then
+    /// moves up to `limit` messages into `buffer`, as
+    /// [`recv_many`](Receiver::recv_many) does. Returns the number moved: `0`
+    /// only when `limit` is zero or the channel is closed and drained. For
+    /// use from synchronous code.
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside an asynchronous execution context.
+    ///
+    /// ```
+    /// use weft::sync::mpsc;
+    ///
+    /// let (tx, mut rx) = mpsc::channel(4);
+    /// let sync_code = std::thread::spawn(move || {
+    ///     let mut buffer = Vec::new();
+    ///     rx.blocking_recv_many(&mut buffer, 10);
+    ///     buffer
+    /// });
+    /// tx.try_send(7).unwrap();
+    /// assert_eq!(sync_code.join().unwrap(), [7]);
+    /// ```
+    #[track_caller]
+    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+        crate::sync::blocking_wait::block_on(
+            "mpsc::Receiver::blocking_recv_many",
+            "rx.recv_many(buffer, limit).await",
+            self.inner.recv_many(buffer, limit),
+        )
+    }
+
     /// Closes the receiving half without dropping it.
     ///
     /// No new message can be sent (`send`, `try_send` and `reserve` fail,

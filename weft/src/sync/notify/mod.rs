@@ -3,7 +3,8 @@
 //! # What this folder owns
 //!
 //! - `mod.rs`: [`Notify`], its state word, and the notifying side;
-//! - `notified.rs`: the [`Notified`] future (the waiting side);
+//! - `notified.rs`: the [`Notified`] and [`OwnedNotified`] futures (the
+//!   waiting side);
 //! - `tests.rs`, `loom_tests.rs`: unit tests and loom models.
 //!
 //! # State protocol
@@ -54,6 +55,7 @@
 
 use std::fmt;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::task::Waker;
 
 use crate::loom::{AtomicUsize, Mutex, Ordering};
@@ -67,7 +69,7 @@ mod loom_tests;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
-pub use notified::Notified;
+pub use notified::{Notified, OwnedNotified};
 
 const EMPTY: usize = 0;
 const WAITING: usize = 1;
@@ -205,6 +207,30 @@ impl Notify {
     /// ```
     pub fn notified(&self) -> Notified<'_> {
         Notified::new(self, generation(self.state.load(Ordering::SeqCst)))
+    }
+
+    /// Like [`notified`](Notify::notified), but the future owns an
+    /// `Arc<Notify>` rather than borrowing it, so it has no lifetime and can
+    /// be stored in a struct or moved into a spawned task. It completes,
+    /// and is cancelled, exactly as the future of `notified` does; it too
+    /// counts a [`notify_waiters`](Notify::notify_waiters) call made after
+    /// this method returned, even before its first poll.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use weft::sync::Notify;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let notify = Arc::new(Notify::new());
+    ///     let notified = notify.clone().notified_owned();
+    ///     let waiter = weft::spawn(notified);
+    ///     notify.notify_waiters();
+    ///     waiter.await.unwrap();
+    /// });
+    /// ```
+    pub fn notified_owned(self: Arc<Self>) -> OwnedNotified {
+        let generation = generation(self.state.load(Ordering::SeqCst));
+        OwnedNotified::new(self, generation)
     }
 
     /// Wakes the task that has waited longest in [`notified`](Notify::notified),

@@ -1,11 +1,14 @@
-//! The [`Notified`] future: one task waiting on a [`Notify`]. The
-//! invariants it relies on are stated in the parent module's doc
-//! (`notify/mod.rs`).
+//! The [`Notified`] and [`OwnedNotified`] futures: one task waiting on a
+//! [`Notify`], reached through a borrow or an `Arc`. Both wrap the same
+//! `NotifiedCore`; the invariants it relies on are stated in the parent
+//! module's doc (`notify/mod.rs`).
 
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::ptr::NonNull;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 
 use super::{
@@ -25,12 +28,12 @@ enum NotifiedState {
     Done,
 }
 
-/// Future returned by [`Notify::notified`]; completes once notified.
-///
-/// See [`Notify::notified`] for when it completes and its cancel safety.
-#[must_use = "futures do nothing unless polled"]
-pub struct Notified<'a> {
-    notify: &'a Notify,
+/// The waiting machinery shared by [`Notified`] and [`OwnedNotified`]:
+/// `R` is how the future reaches its [`Notify`] (a borrow or an `Arc`).
+/// Both public futures are this and nothing more, so they follow the same
+/// protocol (the parent module's invariants) by construction.
+pub(super) struct NotifiedCore<R: Deref<Target = Notify>> {
+    notify: R,
     /// The `notify_waiters` generation when created (invariant 3).
     generation: usize,
     state: NotifiedState,
@@ -39,16 +42,30 @@ pub struct Notified<'a> {
     node: Node<Waiter>,
 }
 
+/// Future returned by [`Notify::notified`]; completes once notified.
+///
+/// See [`Notify::notified`] for when it completes and its cancel safety.
+#[must_use = "futures do nothing unless polled"]
+pub struct Notified<'a> {
+    core: NotifiedCore<&'a Notify>,
+}
+
+/// Future returned by [`Notify::notified_owned`]: a [`Notified`] that owns
+/// an `Arc<Notify>` instead of borrowing it, so it can be stored or moved
+/// into a task without a lifetime.
+#[must_use = "futures do nothing unless polled"]
+pub struct OwnedNotified {
+    core: NotifiedCore<Arc<Notify>>,
+}
+
 impl<'a> Notified<'a> {
     /// A future not yet queued, created in `generation` (invariant 3).
     pub(super) fn new(notify: &'a Notify, generation: usize) -> Notified<'a> {
         Notified {
-            notify,
-            generation,
-            state: NotifiedState::Init,
-            node: Node::new(Waiter { waker: None }, NONE),
+            core: NotifiedCore::new(notify, generation),
         }
     }
+
     /// Registers this future in the wait queue without waiting, so it
     /// takes part in the next [`notify_one`](Notify::notify_one) from now
     /// on, as if it had been polled. Returns `true` if it has already been
@@ -67,7 +84,60 @@ impl<'a> Notified<'a> {
     /// });
     /// ```
     pub fn enable(self: Pin<&mut Self>) -> bool {
-        self.poll_notified(None).is_ready()
+        self.core().poll_notified(None).is_ready()
+    }
+
+    fn core(self: Pin<&mut Self>) -> Pin<&mut NotifiedCore<&'a Notify>> {
+        // SAFETY: `core` is structurally pinned: it is never moved out of a
+        // pinned `Notified`, whose node must stay put (intrusive invariant 1).
+        unsafe { self.map_unchecked_mut(|n| &mut n.core) }
+    }
+}
+
+impl OwnedNotified {
+    /// A future not yet queued, created in `generation` (invariant 3).
+    pub(super) fn new(notify: Arc<Notify>, generation: usize) -> OwnedNotified {
+        OwnedNotified {
+            core: NotifiedCore::new(notify, generation),
+        }
+    }
+
+    /// Registers this future in the wait queue without waiting; see
+    /// [`Notified::enable`]. Returns `true` if it has already been notified.
+    ///
+    /// ```
+    /// use std::pin::pin;
+    /// use std::sync::Arc;
+    /// use weft::sync::Notify;
+    ///
+    /// weft::runtime::Runtime::new().unwrap().block_on(async {
+    ///     let notify = Arc::new(Notify::new());
+    ///     let mut notified = pin!(notify.clone().notified_owned());
+    ///     assert!(!notified.as_mut().enable());
+    ///     notify.notify_one(); // goes to the enabled future, not a permit
+    ///     notified.await;
+    /// });
+    /// ```
+    pub fn enable(self: Pin<&mut Self>) -> bool {
+        self.core().poll_notified(None).is_ready()
+    }
+
+    fn core(self: Pin<&mut Self>) -> Pin<&mut NotifiedCore<Arc<Notify>>> {
+        // SAFETY: `core` is structurally pinned: it is never moved out of a
+        // pinned `OwnedNotified`, whose node must stay put (intrusive
+        // invariant 1).
+        unsafe { self.map_unchecked_mut(|n| &mut n.core) }
+    }
+}
+
+impl<R: Deref<Target = Notify>> NotifiedCore<R> {
+    fn new(notify: R, generation: usize) -> NotifiedCore<R> {
+        NotifiedCore {
+            notify,
+            generation,
+            state: NotifiedState::Init,
+            node: Node::new(Waiter { waker: None }, NONE),
+        }
     }
 
     /// The body of `poll` without the budget; `waker` is `None` for `enable`.
@@ -75,7 +145,7 @@ impl<'a> Notified<'a> {
         // SAFETY: nothing is moved out of `this`; the node stays where it is
         // (intrusive invariant 1).
         let this = unsafe { self.get_unchecked_mut() };
-        let notify = this.notify;
+        let notify: &Notify = &this.notify;
         match this.state {
             NotifiedState::Init => {
                 let mut cur = notify.state.load(Ordering::SeqCst);
@@ -172,10 +242,9 @@ impl<'a> Notified<'a> {
     }
 }
 
-impl Future for Notified<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+impl<R: Deref<Target = Notify>> NotifiedCore<R> {
+    /// `poll` of both public futures: the budget, then the protocol.
+    fn poll_future(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let coop = ready!(crate::coop::poll_proceed(cx));
         ready!(self.poll_notified(Some(cx.waker())));
         coop.made_progress();
@@ -183,7 +252,23 @@ impl Future for Notified<'_> {
     }
 }
 
-impl Drop for Notified<'_> {
+impl Future for Notified<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.core().poll_future(cx)
+    }
+}
+
+impl Future for OwnedNotified {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.core().poll_future(cx)
+    }
+}
+
+impl<R: Deref<Target = Notify>> Drop for NotifiedCore<R> {
     fn drop(&mut self) {
         if self.state != NotifiedState::Waiting {
             return;
@@ -193,7 +278,7 @@ impl Drop for Notified<'_> {
         if self.node.state().load(Ordering::Acquire) == ALL {
             return;
         }
-        let notify = self.notify;
+        let notify: &Notify = &self.notify;
         let mut waiters = crate::loom::lock(&notify.waiters);
         match self.node.state().load(Ordering::Acquire) {
             NONE => {
@@ -230,7 +315,15 @@ impl Drop for Notified<'_> {
 impl fmt::Debug for Notified<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Notified")
-            .field("state", &self.state)
+            .field("state", &self.core.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for OwnedNotified {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedNotified")
+            .field("state", &self.core.state)
             .finish_non_exhaustive()
     }
 }

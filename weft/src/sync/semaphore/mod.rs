@@ -200,6 +200,18 @@ impl Semaphore {
         }
     }
 
+    /// A semaphore that is closed from the start and has no permits, in a
+    /// `const` context: what `OnceCell::const_new_with` needs, a cell whose
+    /// initialiser permit is already gone for good. No waiter can ever
+    /// enqueue on it (invariant 6), and no `WAITERS` flag is set.
+    #[cfg(not(loom))]
+    pub(crate) const fn const_closed() -> Semaphore {
+        Semaphore {
+            state: AtomicUsize::new(CLOSED),
+            waiters: Mutex::new(List::new()),
+        }
+    }
+
     /// Returns the number of permits available now (not counting permits
     /// already assigned to queued waiters).
     pub fn available_permits(&self) -> usize {
@@ -424,6 +436,88 @@ impl Semaphore {
             sem: self,
             permits: n,
         })
+    }
+
+    /// Blocks the current thread until one permit is acquired. For use from
+    /// synchronous code (a plain thread, or `spawn_blocking`).
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside an asynchronous execution context,
+    /// where blocking the thread could deadlock the tasks that would release
+    /// permits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use weft::sync::Semaphore;
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let held = sem.try_acquire().unwrap();
+    /// let s = sem.clone();
+    /// let waiter = std::thread::spawn(move || {
+    ///     s.blocking_acquire().unwrap().forget();
+    /// });
+    /// drop(held);
+    /// waiter.join().unwrap();
+    /// assert_eq!(sem.available_permits(), 0);
+    /// ```
+    #[track_caller]
+    pub fn blocking_acquire(&self) -> Result<SemaphorePermit<'_>, AcquireError> {
+        super::blocking_wait::block_on(
+            "Semaphore::blocking_acquire",
+            "semaphore.acquire().await",
+            self.acquire(),
+        )
+    }
+
+    /// Blocks the current thread until `n` permits are acquired. See
+    /// [`acquire_many`](Semaphore::acquire_many).
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside an asynchronous execution context.
+    #[track_caller]
+    pub fn blocking_acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
+        super::blocking_wait::block_on(
+            "Semaphore::blocking_acquire_many",
+            "semaphore.acquire_many(n).await",
+            self.acquire_many(n),
+        )
+    }
+
+    /// Blocks the current thread until one permit of a shared semaphore is
+    /// acquired. See [`acquire_owned`](Semaphore::acquire_owned).
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside an asynchronous execution context.
+    #[track_caller]
+    pub fn blocking_acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, AcquireError> {
+        super::blocking_wait::block_on(
+            "Semaphore::blocking_acquire_owned",
+            "semaphore.acquire_owned().await",
+            self.acquire_owned(),
+        )
+    }
+
+    /// Blocks the current thread until `n` permits of a shared semaphore are
+    /// acquired. See [`acquire_many_owned`](Semaphore::acquire_many_owned).
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside an asynchronous execution context.
+    #[track_caller]
+    pub fn blocking_acquire_many_owned(
+        self: Arc<Self>,
+        n: u32,
+    ) -> Result<OwnedSemaphorePermit, AcquireError> {
+        super::blocking_wait::block_on(
+            "Semaphore::blocking_acquire_many_owned",
+            "semaphore.acquire_many_owned(n).await",
+            self.acquire_many_owned(n),
+        )
     }
 
     // ----- Internals used by the permits and by the locks ----------------

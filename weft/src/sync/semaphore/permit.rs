@@ -36,6 +36,11 @@ impl<'a> SemaphorePermit<'a> {
         self.permits = 0;
     }
 
+    /// The semaphore these permits came from (and go back to on drop).
+    pub fn semaphore(&self) -> &Semaphore {
+        self.sem
+    }
+
     /// The number of permits this guard holds.
     pub fn num_permits(&self) -> usize {
         self.permits as usize

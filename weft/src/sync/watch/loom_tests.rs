@@ -69,3 +69,24 @@ fn changed_rewaits_with_new_waker() {
         t.join().unwrap();
     });
 }
+
+#[test]
+fn last_of_two_senders_closes() {
+    // Invariant 5: two senders dropped on two threads close the channel
+    // exactly once, after both values were sent, and `changed` wakes.
+    ::loom::model(|| {
+        let (tx, mut rx) = channel(0);
+        let tx2 = tx.clone();
+        let t = thread::spawn(move || {
+            tx2.send(2).unwrap();
+            drop(tx2);
+        });
+        tx.send(1).unwrap();
+        drop(tx);
+        while ::loom::future::block_on(rx.changed()).is_ok() {
+            rx.borrow_and_update();
+        }
+        assert!(rx.is_closed());
+        t.join().unwrap();
+    });
+}

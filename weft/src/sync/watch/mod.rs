@@ -1,4 +1,4 @@
-//! A single-producer, multi-consumer channel that keeps only the latest value.
+//! A multi-producer, multi-consumer channel that keeps only the latest value.
 //!
 //! Create one with [`channel`]. The [`Sender`] replaces the value; every
 //! [`Receiver`] can look at the current value at any time
@@ -42,6 +42,11 @@
 //!    unlocking (`sync/mod.rs`, "Wakers and locks"): one replaced by a new
 //!    poll or given back by a cancelled wait is moved out and dropped after
 //!    the guard, so its `Drop` may send, or drop a receiver.
+//! 5. **Senders.** `tx_count` counts live senders. A sender is cloned only
+//!    from a live one, so the count never rises again from zero, and
+//!    exactly one drop takes it to zero: that one closes the channel. The
+//!    decrement is `AcqRel`, so the closing drop comes after everything the
+//!    other senders did.
 
 use std::fmt;
 use std::future::poll_fn;
@@ -70,6 +75,8 @@ struct Shared<T> {
     state: AtomicUsize,
     /// Number of live receivers.
     rx_count: AtomicUsize,
+    /// Number of live senders (invariant 5).
+    tx_count: AtomicUsize,
     /// Receivers waiting in `changed` (invariant 2).
     rx_waiters: Mutex<WakerSet>,
     /// Senders waiting in `closed` (invariant 2).
@@ -209,6 +216,7 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
         value: RwLock::new(init),
         state: AtomicUsize::new(0),
         rx_count: AtomicUsize::new(1),
+        tx_count: AtomicUsize::new(1),
         rx_waiters: Mutex::new(WakerSet::new()),
         tx_waiters: Mutex::new(WakerSet::new()),
     });
@@ -221,9 +229,9 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
 
 /// Sends values to the associated [`Receiver`]s.
 ///
-/// Created by [`channel`]. Dropping the sender closes the channel: receivers
-/// can still read the last value, and [`Receiver::changed`] returns
-/// [`RecvError`] once they have seen it.
+/// Created by [`channel`]; clone it for more senders. Dropping the last
+/// sender closes the channel: receivers can still read the last value, and
+/// [`Receiver::changed`] returns [`RecvError`] once they have seen it.
 pub struct Sender<T> {
     shared: Arc<Shared<T>>,
 }
@@ -529,10 +537,56 @@ impl<T> Sender<T> {
     pub fn receiver_count(&self) -> usize {
         self.shared.rx_count.load(Ordering::Acquire)
     }
+
+    /// Returns the number of senders that currently exist (this one and its
+    /// clones).
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, _rx) = watch::channel(0);
+    /// assert_eq!(tx.sender_count(), 1);
+    /// let tx2 = tx.clone();
+    /// assert_eq!(tx.sender_count(), 2);
+    /// drop(tx2);
+    /// assert_eq!(tx.sender_count(), 1);
+    /// ```
+    pub fn sender_count(&self) -> usize {
+        self.shared.tx_count.load(Ordering::Acquire)
+    }
+
+    /// Returns `true` if both senders belong to the same channel.
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, _rx) = watch::channel(0);
+    /// let tx2 = tx.clone();
+    /// assert!(tx.same_channel(&tx2));
+    /// let (tx3, _rx3) = watch::channel(0);
+    /// assert!(!tx3.same_channel(&tx));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        // Invariant 5: we are live, so the count is not zero.
+        self.shared.tx_count.fetch_add(1, Ordering::Relaxed);
+        Sender {
+            shared: self.shared.clone(),
+        }
+    }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
+        // Invariant 5: only the last sender closes the channel.
+        if self.shared.tx_count.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
         self.shared.state.fetch_or(CLOSED, Ordering::AcqRel);
         // Invariant 2: `CLOSED` is published before we wake.
         self.shared.notify_rx();

@@ -256,6 +256,24 @@ impl<T> Receiver<T> {
     pub fn same_channel(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
+
+    /// Returns `true` once every sender has been dropped. The value can
+    /// still be borrowed, and an unseen last value is still reported by
+    /// [`changed`](Receiver::changed) before it fails.
+    ///
+    /// ```
+    /// use weft::sync::watch;
+    ///
+    /// let (tx, rx) = watch::channel(());
+    /// let tx2 = tx.clone();
+    /// drop(tx);
+    /// assert!(!rx.is_closed());
+    /// drop(tx2);
+    /// assert!(rx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.shared.state.load(Ordering::Acquire) & CLOSED != 0
+    }
 }
 
 async fn changed_impl<T>(shared: &Shared<T>, seen: &mut usize) -> Result<(), RecvError> {

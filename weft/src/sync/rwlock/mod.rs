@@ -1,29 +1,61 @@
 //! An asynchronous reader-writer lock, built on the fair [`Semaphore`].
 //!
-//! # What this file owns
+//! # What this folder owns
 //!
-//! [`RwLock`] and its read and write guards.
+//! - `mod.rs`: [`RwLock`] itself, and the invariants below;
+//! - `read_guard.rs`: [`RwLockReadGuard`] and [`OwnedRwLockReadGuard`];
+//! - `write_guard.rs`: [`RwLockWriteGuard`] and [`OwnedRwLockWriteGuard`];
+//! - `mapped_write_guard.rs`: [`RwLockMappedWriteGuard`] and
+//!   [`OwnedRwLockMappedWriteGuard`], the write guards `map` returns;
+//! - `tests.rs`: unit tests.
 //!
-//! # Invariant
+//! # Invariants
 //!
-//! The semaphore `s` holds `mr` permits (the maximum number of readers) and
-//! is never closed. A read guard holds one permit; a write guard holds all
-//! `mr`. So while a write guard exists no other guard does, and while a read
-//! guard exists no write guard does. The value in `c` is read only through
-//! a guard, written only through a write guard, and otherwise touched only
-//! through `&mut RwLock` or by value. Every `unsafe` block relies on this.
+//! 1. **Permits.** The semaphore `s` holds `mr` permits (the maximum number
+//!    of readers) and is never closed. A read guard holds one permit; a
+//!    write guard (mapped or not) holds all `mr`. So while a write guard
+//!    exists no other guard does, and while a read guard exists no write
+//!    guard does. The value in `c` is read only through a guard, written
+//!    only through a write guard, and otherwise touched only through
+//!    `&mut RwLock` or by value.
+//! 2. **Where a guard points.** A guard's `data` points into the value in
+//!    `c`: at the whole value, or at the part a `map` closure returned from
+//!    a reference the guard lent it. It stays valid while the guard lives,
+//!    because the guard keeps the lock alive (a borrow for the guard's
+//!    lifetime, or the `Arc` of an owned guard) and holds its permits, so
+//!    nobody else can move or write the value. A read guard's `data` is only
+//!    read through.
+//! 3. **Moving permits.** `map`, `try_map`, `into_mapped`, `downgrade` and
+//!    the `downgrade_map`s move the source guard's permits (and its `Arc`)
+//!    into the new guard: the source is put in `ManuallyDrop` and never
+//!    dropped, so every permit is released once, by the guard that holds
+//!    it last (a downgrade releases all but one at once). The closure runs
+//!    before the move: if it panics, or a `try_` closure returns `None`, the
+//!    source guard is untouched and is dropped or returned as it is.
+//!
+//! Every `unsafe` block names the invariant it relies on.
 //!
 //! Fairness and writer preference come from the semaphore's FIFO queue: a
 //! waiting writer is assigned permits as readers leave and holds back every
 //! reader that queues after it, so writers cannot starve.
 
 use std::fmt;
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use crate::loom::UnsafeCell;
 use crate::sync::mutex::TryLockError;
 use crate::sync::semaphore::Semaphore;
+
+mod mapped_write_guard;
+mod read_guard;
+mod write_guard;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+pub use mapped_write_guard::{OwnedRwLockMappedWriteGuard, RwLockMappedWriteGuard};
+pub use read_guard::{OwnedRwLockReadGuard, RwLockReadGuard};
+pub use write_guard::{OwnedRwLockWriteGuard, RwLockWriteGuard};
 
 /// The default (and largest) number of concurrent readers.
 const MAX_READS: u32 = u32::MAX >> 3;
@@ -66,31 +98,6 @@ unsafe impl<T: Send> Send for RwLock<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send + Sync> Sync for RwLock<T> {}
 
-/// Shared read access to an [`RwLock`], released when dropped.
-#[must_use = "if unused the RwLock will immediately unlock"]
-pub struct RwLockReadGuard<'a, T> {
-    lock: &'a RwLock<T>,
-}
-
-/// Exclusive write access to an [`RwLock`], released when dropped.
-#[must_use = "if unused the RwLock will immediately unlock"]
-pub struct RwLockWriteGuard<'a, T> {
-    lock: &'a RwLock<T>,
-}
-
-/// Shared read access to an `Arc<RwLock>`, from [`RwLock::read_owned`].
-#[must_use = "if unused the RwLock will immediately unlock"]
-pub struct OwnedRwLockReadGuard<T> {
-    lock: Arc<RwLock<T>>,
-}
-
-/// Exclusive write access to an `Arc<RwLock>`, from
-/// [`RwLock::write_owned`].
-#[must_use = "if unused the RwLock will immediately unlock"]
-pub struct OwnedRwLockWriteGuard<T> {
-    lock: Arc<RwLock<T>>,
-}
-
 impl<T> RwLock<T> {
     /// Creates an unlocked `RwLock` holding `t`.
     pub fn new(t: T) -> RwLock<T> {
@@ -112,6 +119,37 @@ impl<T> RwLock<T> {
         RwLock {
             mr: max_reads,
             s: Semaphore::new(max_reads as usize),
+            c: UnsafeCell::new(t),
+        }
+    }
+
+    /// Creates an unlocked `RwLock` that admits at most `max_reads`
+    /// concurrent readers, in a `const` context (for a `static`).
+    ///
+    /// ```
+    /// use weft::sync::RwLock;
+    ///
+    /// static LOCK: RwLock<u8> = RwLock::const_with_max_readers(0, 2);
+    /// let a = LOCK.try_read().unwrap();
+    /// let b = LOCK.try_read().unwrap();
+    /// assert!(LOCK.try_read().is_err());
+    /// drop((a, b));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics (at compile time in a `const`) if `max_reads` is zero or more
+    /// than `u32::MAX >> 3`.
+    #[cfg(not(loom))]
+    pub const fn const_with_max_readers(t: T, max_reads: u32) -> RwLock<T> {
+        assert!(max_reads != 0, "a RwLock must admit at least one reader");
+        assert!(
+            max_reads <= MAX_READS,
+            "a RwLock admits at most u32::MAX >> 3 readers"
+        );
+        RwLock {
+            mr: max_reads,
+            s: Semaphore::const_new(max_reads as usize),
             c: UnsafeCell::new(t),
         }
     }
@@ -161,7 +199,7 @@ impl<T> RwLock<T> {
     /// ```
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
         self.acquire(1).await;
-        RwLockReadGuard { lock: self }
+        RwLockReadGuard::new(self)
     }
 
     /// Locks for writing, waiting until no reader or writer holds the lock.
@@ -185,7 +223,7 @@ impl<T> RwLock<T> {
     /// ```
     pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
         self.acquire(self.mr).await;
-        RwLockWriteGuard { lock: self }
+        RwLockWriteGuard::new(self)
     }
 
     /// Locks a shared `RwLock` for reading; the guard owns the `Arc`.
@@ -197,7 +235,7 @@ impl<T> RwLock<T> {
     /// place in the queue.
     pub async fn read_owned(self: Arc<Self>) -> OwnedRwLockReadGuard<T> {
         self.acquire(1).await;
-        OwnedRwLockReadGuard { lock: self }
+        OwnedRwLockReadGuard::new(self)
     }
 
     /// Locks a shared `RwLock` for writing; the guard owns the `Arc`.
@@ -209,7 +247,7 @@ impl<T> RwLock<T> {
     /// place in the queue.
     pub async fn write_owned(self: Arc<Self>) -> OwnedRwLockWriteGuard<T> {
         self.acquire(self.mr).await;
-        OwnedRwLockWriteGuard { lock: self }
+        OwnedRwLockWriteGuard::new(self)
     }
 
     /// Tries to lock for reading without waiting. Fails if a writer holds
@@ -226,7 +264,7 @@ impl<T> RwLock<T> {
     /// ```
     pub fn try_read(&self) -> Result<RwLockReadGuard<'_, T>, TryLockError> {
         match self.s.try_acquire_raw(1) {
-            Ok(()) => Ok(RwLockReadGuard { lock: self }),
+            Ok(()) => Ok(RwLockReadGuard::new(self)),
             Err(_) => Err(TryLockError(())),
         }
     }
@@ -235,7 +273,7 @@ impl<T> RwLock<T> {
     /// held or any task is queued for the lock.
     pub fn try_write(&self) -> Result<RwLockWriteGuard<'_, T>, TryLockError> {
         match self.s.try_acquire_raw(self.mr as usize) {
-            Ok(()) => Ok(RwLockWriteGuard { lock: self }),
+            Ok(()) => Ok(RwLockWriteGuard::new(self)),
             Err(_) => Err(TryLockError(())),
         }
     }
@@ -243,7 +281,7 @@ impl<T> RwLock<T> {
     /// Tries to lock a shared `RwLock` for reading without waiting.
     pub fn try_read_owned(self: Arc<Self>) -> Result<OwnedRwLockReadGuard<T>, TryLockError> {
         match self.s.try_acquire_raw(1) {
-            Ok(()) => Ok(OwnedRwLockReadGuard { lock: self }),
+            Ok(()) => Ok(OwnedRwLockReadGuard::new(self)),
             Err(_) => Err(TryLockError(())),
         }
     }
@@ -251,7 +289,7 @@ impl<T> RwLock<T> {
     /// Tries to lock a shared `RwLock` for writing without waiting.
     pub fn try_write_owned(self: Arc<Self>) -> Result<OwnedRwLockWriteGuard<T>, TryLockError> {
         match self.s.try_acquire_raw(self.mr as usize) {
-            Ok(()) => Ok(OwnedRwLockWriteGuard { lock: self }),
+            Ok(()) => Ok(OwnedRwLockWriteGuard::new(self)),
             Err(_) => Err(TryLockError(())),
         }
     }
@@ -296,14 +334,14 @@ impl<T> RwLock<T> {
     /// Returns a mutable reference to the value; the `&mut` borrow proves no
     /// guard exists.
     pub fn get_mut(&mut self) -> &mut T {
-        // SAFETY: module invariant: `&mut self` rules out any guard.
+        // SAFETY: invariant 1: `&mut self` rules out any guard.
         self.c.with_mut(|p| unsafe { &mut *p })
     }
 
     /// Consumes the lock, returning the value.
     pub fn into_inner(self) -> T {
         let RwLock { mr: _, s: _, c } = self;
-        // SAFETY: module invariant: we own the lock, so no guard exists; the
+        // SAFETY: invariant 1: we own the lock, so no guard exists; the
         // value is read once and the cell forgotten, so it is moved out.
         let value = c.with_mut(|p| unsafe { std::ptr::read(p) });
         std::mem::forget(c);
@@ -331,164 +369,5 @@ impl<T: fmt::Debug> fmt::Debug for RwLock<T> {
             Err(_) => d.field("data", &format_args!("<locked>")),
         };
         d.finish()
-    }
-}
-
-// ----- Guards ---------------------------------------------------------------
-
-impl<'a, T> RwLockWriteGuard<'a, T> {
-    /// Turns the write lock into a read lock without letting any other
-    /// writer in between. Readers queued behind may then proceed.
-    ///
-    /// ```
-    /// use weft::sync::{RwLock, RwLockWriteGuard};
-    ///
-    /// let lock = RwLock::new(1);
-    /// let mut w = lock.try_write().unwrap();
-    /// *w = 2;
-    /// let r = RwLockWriteGuard::downgrade(w);
-    /// assert_eq!(*r, 2);
-    /// assert!(lock.try_read().is_ok());
-    /// assert!(lock.try_write().is_err());
-    /// ```
-    pub fn downgrade(this: Self) -> RwLockReadGuard<'a, T> {
-        let lock = this.lock;
-        std::mem::forget(this);
-        // Keep one of the writer's permits as the reader's.
-        lock.s.release(lock.mr as usize - 1);
-        RwLockReadGuard { lock }
-    }
-}
-
-macro_rules! deref_shared {
-    ($name:ident $(<$lt:lifetime>)?) => {
-        impl<T> Deref for $name<$($lt,)? T> {
-            type Target = T;
-            fn deref(&self) -> &T {
-                // SAFETY: module invariant: a guard holds at least one
-                // permit, so no other guard writes the value.
-                self.lock.c.with(|p| unsafe { &*p })
-            }
-        }
-        impl<T: fmt::Debug> fmt::Debug for $name<$($lt,)? T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&**self, f)
-            }
-        }
-        impl<T: fmt::Display> fmt::Display for $name<$($lt,)? T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&**self, f)
-            }
-        }
-    };
-}
-
-macro_rules! deref_exclusive {
-    ($name:ident $(<$lt:lifetime>)?) => {
-        impl<T> DerefMut for $name<$($lt,)? T> {
-            fn deref_mut(&mut self) -> &mut T {
-                // SAFETY: module invariant: a write guard holds every
-                // permit, so no other guard exists.
-                self.lock.c.with_mut(|p| unsafe { &mut *p })
-            }
-        }
-    };
-}
-
-deref_shared!(RwLockReadGuard<'_>);
-deref_shared!(OwnedRwLockReadGuard);
-deref_shared!(RwLockWriteGuard<'_>);
-deref_shared!(OwnedRwLockWriteGuard);
-deref_exclusive!(RwLockWriteGuard<'_>);
-deref_exclusive!(OwnedRwLockWriteGuard);
-
-impl<T> Drop for RwLockReadGuard<'_, T> {
-    fn drop(&mut self) {
-        self.lock.s.release(1);
-    }
-}
-
-impl<T> Drop for OwnedRwLockReadGuard<T> {
-    fn drop(&mut self) {
-        self.lock.s.release(1);
-    }
-}
-
-impl<T> Drop for RwLockWriteGuard<'_, T> {
-    fn drop(&mut self) {
-        self.lock.s.release(self.lock.mr as usize);
-    }
-}
-
-impl<T> Drop for OwnedRwLockWriteGuard<T> {
-    fn drop(&mut self) {
-        self.lock.s.release(self.lock.mr as usize);
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-
-    #[test]
-    fn readers_share_writers_exclude() {
-        let lock = RwLock::new(0);
-        let r1 = lock.try_read().unwrap();
-        let r2 = lock.try_read().unwrap();
-        assert!(lock.try_write().is_err());
-        drop((r1, r2));
-        let mut w = lock.try_write().unwrap();
-        *w = 1;
-        assert!(lock.try_read().is_err());
-        drop(w);
-        assert_eq!(*lock.try_read().unwrap(), 1);
-    }
-
-    #[test]
-    fn waiting_writer_blocks_new_readers() {
-        let lock = RwLock::new(0);
-        let cx = &mut Context::from_waker(Waker::noop());
-        let r = lock.try_read().unwrap();
-        let mut w = pin!(lock.write());
-        assert!(w.as_mut().poll(cx).is_pending());
-        // A writer is queued: new readers must wait behind it.
-        assert!(lock.try_read().is_err());
-        let mut r2 = pin!(lock.read());
-        assert!(r2.as_mut().poll(cx).is_pending());
-        drop(r);
-        let Poll::Ready(mut wg) = w.as_mut().poll(cx) else {
-            panic!("writer not granted")
-        };
-        *wg = 7;
-        assert!(r2.as_mut().poll(cx).is_pending());
-        drop(wg);
-        let Poll::Ready(rg) = r2.as_mut().poll(cx) else {
-            panic!("reader not granted")
-        };
-        assert_eq!(*rg, 7);
-    }
-
-    #[test]
-    fn max_readers_and_downgrade() {
-        let lock = RwLock::with_max_readers(1, 2);
-        let w = lock.try_write().unwrap();
-        let r = RwLockWriteGuard::downgrade(w);
-        let r2 = lock.try_read().unwrap();
-        assert!(lock.try_read().is_err(), "only two readers");
-        drop((r, r2));
-        assert_eq!(lock.into_inner(), 1);
-    }
-
-    #[test]
-    fn send_sync() {
-        fn assert_send_sync<T: Send + Sync>() {}
-        assert_send_sync::<RwLock<u8>>();
-        assert_send_sync::<RwLockReadGuard<'static, u8>>();
-        assert_send_sync::<RwLockWriteGuard<'static, u8>>();
-        assert_send_sync::<OwnedRwLockReadGuard<u8>>();
-        assert_send_sync::<OwnedRwLockWriteGuard<u8>>();
     }
 }

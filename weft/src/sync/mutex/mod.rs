@@ -1,25 +1,44 @@
 //! An asynchronous mutual-exclusion lock, built on the fair [`Semaphore`].
 //!
-//! # What this file owns
+//! # What this folder owns
 //!
-//! [`Mutex`], its guards ([`MutexGuard`], [`OwnedMutexGuard`],
-//! [`MappedMutexGuard`]) and [`TryLockError`] (shared with `RwLock`).
+//! - `mod.rs`: [`Mutex`], its guards [`MutexGuard`] and [`OwnedMutexGuard`],
+//!   and [`TryLockError`] (shared with `RwLock`);
+//! - `mapped.rs`: the guards `map` returns, [`MappedMutexGuard`] and
+//!   [`OwnedMappedMutexGuard`], and every guard's `map` / `try_map`;
+//! - `tests.rs`: unit tests.
 //!
-//! # Invariant
+//! # Invariants
 //!
 //! The semaphore `s` has exactly one permit, and it is never closed. The
 //! value in `c` is accessed only (a) through a guard, and a guard exists only
 //! while it holds that permit, so at most one guard exists at a time; or
-//! (b) through `&mut Mutex` / by value, when no guard can exist. Every
-//! `unsafe` block below relies on this.
+//! (b) through `&mut Mutex` / by value, when no guard can exist.
+//!
+//! (c) **Mapping.** A mapped guard points at a part of the value that a
+//! `map` closure returned from the `&mut` its source guard lent it; the
+//! pointer stays valid while the mapped guard holds the permit (and, for
+//! an owned one, the `Arc` that keeps the mutex alive). `map` moves the
+//! permit (and `Arc`) from the source guard to the new one: the source is
+//! put in `ManuallyDrop` and never dropped, so the permit is released once,
+//! by the last guard. The closure runs first: if it panics, or a `try_map`
+//! closure returns `None`, the source guard is untouched.
+//!
+//! Every `unsafe` block below relies on these.
 
 use std::fmt;
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use crate::loom::UnsafeCell;
 use crate::sync::semaphore::Semaphore;
+
+mod mapped;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+pub use mapped::{MappedMutexGuard, OwnedMappedMutexGuard};
 
 /// Error returned by [`Mutex::try_lock`], [`RwLock::try_read`] and
 /// [`RwLock::try_write`] when the lock is held.
@@ -92,25 +111,11 @@ pub struct OwnedMutexGuard<T> {
     lock: Arc<Mutex<T>>,
 }
 
-/// A handle to a held [`Mutex`] that dereferences to a part of the value,
-/// from [`MutexGuard::map`].
-#[must_use = "if unused the Mutex will immediately unlock"]
-pub struct MappedMutexGuard<'a, T: ?Sized> {
-    s: &'a Semaphore,
-    data: *mut T,
-    marker: PhantomData<&'a mut T>,
-}
-
 // SAFETY: a shared guard only gives out `&T` (invariant: exclusive access
 // while the guard lives), which is safe to share when `T: Sync`.
 unsafe impl<T: Send + Sync> Sync for MutexGuard<'_, T> {}
 // SAFETY: as above.
 unsafe impl<T: Send + Sync> Sync for OwnedMutexGuard<T> {}
-// SAFETY: the mapped guard acts as a `&'a mut T` (it holds the permit):
-// sendable when `T: Send`, shareable when `T: Sync`.
-unsafe impl<T: ?Sized + Send> Send for MappedMutexGuard<'_, T> {}
-// SAFETY: as above.
-unsafe impl<T: ?Sized + Sync> Sync for MappedMutexGuard<'_, T> {}
 
 impl<T> Mutex<T> {
     /// Creates an unlocked mutex holding `t`.
@@ -308,34 +313,6 @@ impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
 // ----- Guards ---------------------------------------------------------------
 
 impl<'a, T> MutexGuard<'a, T> {
-    /// Makes a guard for a part of the locked value; the lock stays held
-    /// until the new guard is dropped.
-    ///
-    /// ```
-    /// use weft::sync::{Mutex, MutexGuard};
-    ///
-    /// let mutex = Mutex::new((1, 2));
-    /// let mut second = MutexGuard::map(mutex.try_lock().unwrap(), |p| &mut p.1);
-    /// *second = 5;
-    /// drop(second);
-    /// assert_eq!(*mutex.try_lock().unwrap(), (1, 5));
-    /// ```
-    pub fn map<U: ?Sized, F>(this: Self, f: F) -> MappedMutexGuard<'a, U>
-    where
-        F: FnOnce(&mut T) -> &mut U,
-    {
-        let lock = this.lock;
-        // SAFETY: the guard holds the permit (module invariant), so access
-        // is exclusive; the permit moves to the mapped guard below.
-        let data = f(lock.c.with_mut(|p| unsafe { &mut *p })) as *mut U;
-        std::mem::forget(this);
-        MappedMutexGuard {
-            s: &lock.s,
-            data,
-            marker: PhantomData,
-        }
-    }
-
     /// The mutex this guard locks.
     pub fn mutex(this: &Self) -> &'a Mutex<T> {
         this.lock
@@ -379,22 +356,6 @@ impl<T> DerefMut for OwnedMutexGuard<T> {
     }
 }
 
-impl<T: ?Sized> Deref for MappedMutexGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: `data` points into the locked value and the mapped guard
-        // holds the permit (module invariant).
-        unsafe { &*self.data }
-    }
-}
-
-impl<T: ?Sized> DerefMut for MappedMutexGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as for `deref`.
-        unsafe { &mut *self.data }
-    }
-}
-
 impl<T> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.s.release(1);
@@ -404,12 +365,6 @@ impl<T> Drop for MutexGuard<'_, T> {
 impl<T> Drop for OwnedMutexGuard<T> {
     fn drop(&mut self) {
         self.lock.s.release(1);
-    }
-}
-
-impl<T: ?Sized> Drop for MappedMutexGuard<'_, T> {
-    fn drop(&mut self) {
-        self.s.release(1);
     }
 }
 
@@ -434,83 +389,5 @@ impl<T: fmt::Debug> fmt::Debug for OwnedMutexGuard<T> {
 impl<T: fmt::Display> fmt::Display for OwnedMutexGuard<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for MappedMutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Display> fmt::Display for MappedMutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&**self, f)
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-
-    #[test]
-    fn try_lock_and_unlock() {
-        let m = Mutex::new(1);
-        let mut g = m.try_lock().unwrap();
-        *g += 1;
-        assert_eq!(m.try_lock().err(), Some(TryLockError(())));
-        drop(g);
-        assert_eq!(*m.try_lock().unwrap(), 2);
-    }
-
-    #[test]
-    fn queued_lock_blocks_try_lock() {
-        let m = Mutex::new(());
-        let g = m.try_lock().unwrap();
-        let mut fut = pin!(m.lock());
-        let cx = &mut Context::from_waker(Waker::noop());
-        assert!(fut.as_mut().poll(cx).is_pending());
-        drop(g);
-        // The permit went to the queued lock, not back to the mutex.
-        assert!(m.try_lock().is_err());
-        let Poll::Ready(g2) = fut.as_mut().poll(cx) else {
-            panic!("queued lock not granted")
-        };
-        drop(g2);
-        assert!(m.try_lock().is_ok());
-    }
-
-    #[test]
-    fn get_mut_into_inner_and_map() {
-        let mut m = Mutex::new(vec![1, 2]);
-        m.get_mut().push(3);
-        {
-            let mut g = MutexGuard::map(m.try_lock().unwrap(), |v| &mut v[..]);
-            g[0] = 9;
-            assert!(m.try_lock().is_err());
-        }
-        assert_eq!(m.into_inner(), [9, 2, 3]);
-    }
-
-    #[test]
-    fn debug_shows_value_or_locked() {
-        let m = Mutex::new(7);
-        assert_eq!(format!("{m:?}"), "Mutex { data: 7 }");
-        let _g = m.try_lock().unwrap();
-        assert_eq!(format!("{m:?}"), "Mutex { data: <locked> }");
-    }
-
-    #[test]
-    fn send_sync() {
-        fn assert_send_sync<T: Send + Sync>() {}
-        fn assert_send<T: Send>() {}
-        assert_send_sync::<Mutex<std::cell::Cell<u8>>>();
-        assert_send::<MutexGuard<'static, std::cell::Cell<u8>>>();
-        assert_send_sync::<MutexGuard<'static, u8>>();
-        assert_send_sync::<OwnedMutexGuard<u8>>();
-        assert_send_sync::<MappedMutexGuard<'static, [u8]>>();
     }
 }
