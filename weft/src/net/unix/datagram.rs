@@ -73,7 +73,7 @@ impl UnixDatagram {
     }
 
     #[track_caller]
-    fn from_mio(sys: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
+    pub(crate) fn from_mio(sys: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
         Ok(UnixDatagram {
             io: PollEvented::new(sys)?,
         })

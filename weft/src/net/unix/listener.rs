@@ -45,7 +45,7 @@ impl UnixListener {
     }
 
     #[track_caller]
-    fn from_mio(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
+    pub(crate) fn from_mio(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
         Ok(UnixListener {
             io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
         })

@@ -1,5 +1,6 @@
 //! Unix-domain sockets: [`UnixListener`], [`UnixStream`] (with its split
-//! halves), [`UnixDatagram`] and [`pipe`] (pipes and FIFOs).
+//! halves), [`UnixDatagram`], the [`UnixSocket`] builder and [`pipe`]
+//! (pipes and FIFOs).
 //!
 //! Owns: the Unix socket types, registered with the I/O driver like the
 //! TCP and UDP ones, the credentials type [`UCred`], and the rule for what
@@ -10,16 +11,18 @@
 mod datagram;
 mod listener;
 pub mod pipe;
+mod socket;
 mod split;
 mod stream;
 mod ucred;
 
 pub use datagram::UnixDatagram;
 pub use listener::UnixListener;
+pub use socket::UnixSocket;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use std::os::unix::net::SocketAddr;
 pub use stream::UnixStream;
-pub use ucred::UCred;
+pub use ucred::{gid_t, pid_t, uid_t, UCred};
 
 use std::io;
 use std::path::Path;

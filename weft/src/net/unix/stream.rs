@@ -52,7 +52,13 @@ impl UnixStream {
     /// Connect to the socket listening at `addr` (a path, or an abstract
     /// name made with std's `SocketAddrExt::from_abstract_name`).
     pub async fn connect_addr(addr: &super::SocketAddr) -> io::Result<UnixStream> {
-        let stream = UnixStream::from_mio(mio::net::UnixStream::connect_addr(addr)?)?;
+        UnixStream::connect_mio(mio::net::UnixStream::connect_addr(addr)?).await
+    }
+
+    /// Register a socket whose non-blocking `connect` has started, and wait
+    /// for it to finish.
+    pub(crate) async fn connect_mio(sys: mio::net::UnixStream) -> io::Result<UnixStream> {
+        let stream = UnixStream::from_mio(sys)?;
         // Writable means the connect finished, one way or the other.
         std::future::poll_fn(|cx| stream.io.registration().poll_write_ready(cx)).await?;
         if let Some(e) = stream.io.take_error()? {

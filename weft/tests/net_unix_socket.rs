@@ -1,0 +1,127 @@
+//! `UnixSocket`, the Unix socket builder, and the `net::unix` id types
+//! (issue 14), on every flavour.
+
+#[macro_use]
+mod support;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A unique socket path under the temp dir, removed on drop.
+struct TempPath(PathBuf);
+
+impl TempPath {
+    fn new(tag: &str) -> TempPath {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("weft-usock-{}-{tag}-{n}.sock", std::process::id());
+        let path = std::env::temp_dir().join(name);
+        let _ = std::fs::remove_file(&path);
+        TempPath(path)
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn id_types_match_ucred() {
+    let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    let rt = weft::runtime::Runtime::new().unwrap();
+    let _guard = rt.enter();
+    let a = weft::net::UnixStream::from_std(a).unwrap();
+    let cred = a.peer_cred().unwrap();
+    let uid: weft::net::unix::uid_t = cred.uid();
+    let gid: weft::net::unix::gid_t = cred.gid();
+    let pid: Option<weft::net::unix::pid_t> = cred.pid();
+    // SAFETY: getuid/getgid have no preconditions.
+    assert_eq!(uid, unsafe { libc::getuid() });
+    assert_eq!(gid, unsafe { libc::getgid() });
+    assert_eq!(pid, Some(std::process::id() as i32));
+}
+
+rt_test! {
+    use super::TempPath;
+    use std::io::ErrorKind;
+    use weft::io::{AsyncReadExt, AsyncWriteExt};
+    use weft::net::UnixSocket;
+
+    #[test]
+    fn listen_then_connect_exchanges_bytes() {
+        rt().block_on(async {
+            let path = TempPath::new("listen");
+            let server = UnixSocket::new_stream().unwrap();
+            server.bind(&path.0).unwrap();
+            let listener = server.listen(8).unwrap();
+            assert_eq!(listener.local_addr().unwrap().as_pathname(), Some(path.0.as_path()));
+
+            let client = UnixSocket::new_stream().unwrap();
+            let mut client = client.connect(&path.0).await.unwrap();
+            let (mut conn, _) = listener.accept().await.unwrap();
+            client.write_all(b"ping").await.unwrap();
+            let mut got = [0u8; 4];
+            conn.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"ping");
+            conn.write_all(b"pong").await.unwrap();
+            client.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"pong");
+        });
+    }
+
+    #[test]
+    fn connect_to_nothing_fails() {
+        rt().block_on(async {
+            let path = TempPath::new("nothing");
+            let err = UnixSocket::new_stream().unwrap().connect(&path.0).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::NotFound);
+        });
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn abstract_name_binds_without_a_file() {
+        rt().block_on(async {
+            let name = format!("\0weft-usock-abstract-{}-{:?}", std::process::id(), FLAVOR);
+            let server = UnixSocket::new_stream().unwrap();
+            server.bind(&name).unwrap();
+            let listener = server.listen(1).unwrap();
+            let mut client = UnixSocket::new_stream().unwrap().connect(&name).await.unwrap();
+            let (mut conn, _) = listener.accept().await.unwrap();
+            client.write_all(b"a").await.unwrap();
+            let mut got = [0u8; 1];
+            conn.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"a");
+        });
+    }
+
+    #[test]
+    fn datagram_sockets_exchange_datagrams() {
+        rt().block_on(async {
+            let path = TempPath::new("dgram");
+            let a = UnixSocket::new_datagram().unwrap();
+            a.bind(&path.0).unwrap();
+            let a = a.datagram().unwrap();
+            let b = UnixSocket::new_datagram().unwrap().datagram().unwrap();
+            b.send_to(b"one", &path.0).await.unwrap();
+            let mut buf = [0u8; 8];
+            let n = a.recv(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], b"one");
+        });
+    }
+
+    #[test]
+    fn the_wrong_conversion_is_an_error() {
+        rt().block_on(async {
+            let err = UnixSocket::new_datagram().unwrap().listen(1).unwrap_err();
+            assert!(err.to_string().contains("listen"), "{err}");
+            let path = TempPath::new("wrong");
+            let err = UnixSocket::new_datagram().unwrap().connect(&path.0).await.unwrap_err();
+            assert!(err.to_string().contains("connect"), "{err}");
+            let err = UnixSocket::new_stream().unwrap().datagram().unwrap_err();
+            assert!(err.to_string().contains("datagram"), "{err}");
+        });
+    }
+}
