@@ -4,29 +4,6 @@
 #[macro_use]
 mod support;
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// A unique socket path under the temp dir, removed on drop.
-struct TempPath(PathBuf);
-
-impl TempPath {
-    fn new(tag: &str) -> TempPath {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let name = format!("weft-usock-{}-{tag}-{n}.sock", std::process::id());
-        let path = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_file(&path);
-        TempPath(path)
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 #[test]
 fn id_types_match_ucred() {
     let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
@@ -44,7 +21,7 @@ fn id_types_match_ucred() {
 }
 
 rt_test! {
-    use super::TempPath;
+    use crate::support::TempPath;
     use std::io::ErrorKind;
     use weft::io::{AsyncReadExt, AsyncWriteExt};
     use weft::net::UnixSocket;
@@ -84,7 +61,7 @@ rt_test! {
     #[test]
     fn abstract_name_binds_without_a_file() {
         rt().block_on(async {
-            let name = format!("\0weft-usock-abstract-{}-{:?}", std::process::id(), FLAVOR);
+            let name = format!("\0weft-abstract-{}-{:?}", std::process::id(), FLAVOR);
             let server = UnixSocket::new_stream().unwrap();
             server.bind(&name).unwrap();
             let listener = server.listen(1).unwrap();
