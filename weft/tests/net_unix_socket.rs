@@ -1,5 +1,5 @@
-//! `UnixSocket`, the Unix socket builder, and the `net::unix` id types
-//! (issue 14), on every flavour.
+//! `UnixSocket`, the Unix socket builder, the `net::unix` id types and
+//! `net::unix::SocketAddr` (issue 14), on every flavour.
 
 #[macro_use]
 mod support;
@@ -65,6 +65,14 @@ rt_test! {
             let server = UnixSocket::new_stream().unwrap();
             server.bind(&name).unwrap();
             let listener = server.listen(1).unwrap();
+            let local = listener.local_addr().unwrap();
+            assert_eq!(local.as_abstract_name(), Some(&name.as_bytes()[1..]));
+            assert_eq!(local.as_pathname(), None);
+            assert!(!local.is_unnamed());
+            // Round trip through std's type and back.
+            let std_addr: std::os::unix::net::SocketAddr = local.into();
+            let again = weft::net::unix::SocketAddr::from(std_addr);
+            assert_eq!(again.as_abstract_name(), Some(&name.as_bytes()[1..]));
             let mut client = UnixSocket::new_stream().unwrap().connect(&name).await.unwrap();
             let (mut conn, _) = listener.accept().await.unwrap();
             client.write_all(b"a").await.unwrap();

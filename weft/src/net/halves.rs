@@ -389,11 +389,11 @@ macro_rules! stream_socket_impls {
             type Addr = $addr;
 
             fn local_addr(&self) -> ::std::io::Result<$addr> {
-                self.io.local_addr()
+                <$stream>::local_addr(self)
             }
 
             fn peer_addr(&self) -> ::std::io::Result<$addr> {
-                self.io.peer_addr()
+                <$stream>::peer_addr(self)
             }
 
             fn ready(
