@@ -472,7 +472,6 @@ rt_test! {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     #[test]
     fn unix_listener_and_stream_use_abstract_names() {
-        use std::os::linux::net::SocketAddrExt;
         let name = abstract_name("stream");
         rt().block_on(async {
             let listener = weft::net::UnixListener::bind(&name).unwrap();
@@ -497,7 +496,6 @@ rt_test! {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     #[test]
     fn unix_datagrams_use_abstract_names() {
-        use std::os::linux::net::SocketAddrExt;
         let a_name = abstract_name("dgram-a");
         let b_name = abstract_name("dgram-b");
         rt().block_on(async {

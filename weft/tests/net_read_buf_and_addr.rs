@@ -36,7 +36,10 @@ rt_test! {
         use std::os::linux::net::SocketAddrExt;
         rt().block_on(async {
             let name = format!("weft-abstract-{}-{:?}", std::process::id(), FLAVOR);
-            let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+            // As with Tokio: std makes the abstract address, `From` turns it
+            // into the `net::unix::SocketAddr` that bind_addr/connect_addr take.
+            let addr: weft::net::unix::SocketAddr =
+                std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap().into();
             let listener = UnixListener::bind_addr(&addr).unwrap();
             let (client, server) = tokio_like_join(UnixStream::connect_addr(&addr), listener.accept()).await;
             let mut client = client.unwrap();

@@ -5,31 +5,8 @@
 #[macro_use]
 mod support;
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// A unique socket path under the temp dir, removed on drop.
-struct TempPath(PathBuf);
-
-impl TempPath {
-    fn new(tag: &str) -> TempPath {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let name = format!("weft-{}-{tag}-{n}.sock", std::process::id());
-        let path = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_file(&path);
-        TempPath(path)
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 rt_test! {
-    use super::TempPath;
+    use crate::support::TempPath;
     use std::io;
     use std::time::Duration;
     use weft::io::{AsyncReadExt, AsyncWriteExt};

@@ -22,7 +22,7 @@
 //!   write and `set_len` drop those bytes and first move the cursor back by
 //!   their number.
 
-use super::{asyncify, OpenOptions};
+use super::{asyncify, FileTimes, OpenOptions};
 use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, IoSlice, ReadBuf};
 use crate::sync::Mutex;
 use crate::task::{JoinError, JoinHandle};
@@ -254,15 +254,16 @@ impl File {
     /// past what was read.
     ///
     /// # Panics
-    /// If a `sync_all`, `sync_data`, `metadata`, `try_clone` or
-    /// `set_permissions` future was dropped before it finished and its
-    /// blocking call is still running (it holds the file): as Tokio.
+    /// If a `sync_all`, `sync_data`, `metadata`, `try_clone`,
+    /// `set_permissions` or `set_times` future was dropped before it
+    /// finished and its blocking call is still running (it holds the
+    /// file): as Tokio.
     pub async fn into_std(mut self) -> StdFile {
         self.inner.get_mut().finish().await;
         Arc::try_unwrap(self.std).unwrap_or_else(|_| {
             panic!(
                 "File::into_std: a cancelled sync_all/sync_data/metadata/try_clone/\
-                 set_permissions call is still using the file on the blocking pool"
+                 set_permissions/set_times call is still using the file on the blocking pool"
             )
         })
     }
@@ -291,6 +292,29 @@ impl File {
     pub async fn set_permissions(&self, perm: Permissions) -> io::Result<()> {
         let std = Arc::clone(&self.std);
         asyncify(move || std.set_permissions(perm)).await
+    }
+
+    /// Set the file's access and/or modification times (`futimens`; a time
+    /// not set in `times` is left alone). Waits for the operation in flight
+    /// first, so a write still running cannot land after it and move the
+    /// modification time again (that write's error, if any, is kept for the
+    /// next write or flush).
+    ///
+    /// # Errors
+    /// As `std::fs::File::set_times`.
+    pub async fn set_times(&self, times: FileTimes) -> io::Result<()> {
+        self.inner.lock().await.finish().await;
+        let std = Arc::clone(&self.std);
+        asyncify(move || std.set_times(times.to_std())).await
+    }
+
+    /// Set the file's modification time: [`File::set_times`] with only
+    /// that time.
+    ///
+    /// # Errors
+    /// As [`File::set_times`].
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        self.set_times(FileTimes::new().set_modified(time)).await
     }
 
     /// Bound the bytes one background read or write moves (2 MiB by

@@ -1,7 +1,8 @@
 //! Filesystem operations, as `tokio::fs` offers them (part of issue #14).
 //!
 //! Owns: the free functions and `asyncify`; the types live one per file
-//! ([`File`], [`OpenOptions`], [`DirBuilder`], [`ReadDir`]/[`DirEntry`]).
+//! ([`File`], [`FileTimes`], [`OpenOptions`], [`DirBuilder`],
+//! [`ReadDir`]/[`DirEntry`]).
 //! Every operation runs the std call on the blocking pool (as Tokio does),
 //! so it never blocks a worker; the io_uring driver is meant to take them
 //! over later.
@@ -11,11 +12,13 @@
 
 mod dir_builder;
 mod file;
+mod file_times;
 mod open_options;
 mod read_dir;
 
 pub use dir_builder::DirBuilder;
 pub use file::File;
+pub use file_times::FileTimes;
 pub use open_options::OpenOptions;
 pub use read_dir::{read_dir, DirEntry, ReadDir};
 

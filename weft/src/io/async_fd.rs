@@ -3,6 +3,13 @@
 //! Owns: the caller's object `T` (whose descriptor must stay open while
 //! registered) and its registration. The descriptor is registered once on
 //! creation and deregistered before `T` is dropped or handed back.
+//!
+//! Invariant: `inner`'s `as_raw_fd` names the same open descriptor for as
+//! long as the `AsyncFd` holds it. The unsafe constructors
+//! ([`AsyncFd::register`], [`AsyncFd::register_with_interest`]) make the
+//! caller promise it; the safe ones (`new`, `with_interest`, `try_new`,
+//! `try_with_interest`) take it on trust, as Tokio's did before it
+//! deprecated them.
 
 use crate::runtime::io::ready::{Interest, Ready};
 use crate::runtime::io::registration::Registration;
@@ -80,7 +87,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Outside a runtime with the I/O driver.
     #[track_caller]
     pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
-        AsyncFd::try_with_interest(inner, interest).map_err(AsyncFdTryNewError::into_cause)
+        AsyncFd::try_with_interest(inner, interest).map_err(AsyncFdRegisterError::into_cause)
     }
 
     /// Like [`AsyncFd::new`], but a failed registration hands `inner` back.
@@ -88,7 +95,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// # Panics
     /// Outside a runtime with the I/O driver.
     #[track_caller]
-    pub fn try_new(inner: T) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
+    pub fn try_new(inner: T) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
         AsyncFd::try_with_interest(inner, Interest::READABLE | Interest::WRITABLE)
     }
 
@@ -101,15 +108,47 @@ impl<T: AsRawFd> AsyncFd<T> {
     pub fn try_with_interest(
         inner: T,
         interest: Interest,
-    ) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
+    ) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
         let fd = inner.as_raw_fd();
         match Registration::new(&mut mio::unix::SourceFd(&fd), interest) {
             Ok(registration) => Ok(AsyncFd {
                 registration,
                 inner: Some(inner),
             }),
-            Err(cause) => Err(AsyncFdTryNewError { inner, cause }),
+            Err(cause) => Err(AsyncFdRegisterError { inner, cause }),
         }
+    }
+
+    /// Register `inner` for readable and writable readiness; a failed
+    /// registration hands `inner` back with the cause.
+    ///
+    /// # Safety
+    /// `inner.as_raw_fd()` must return one valid, open descriptor, the
+    /// same one every time, and it must stay open and name the same open
+    /// file description until the `AsyncFd` is dropped, forgotten or
+    /// [`into_inner`](Self::into_inner)-ed.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[track_caller]
+    pub unsafe fn register(inner: T) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
+        AsyncFd::try_with_interest(inner, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// Register `inner` for `interest`; a failed registration hands
+    /// `inner` back with the cause.
+    ///
+    /// # Safety
+    /// As for [`register`](Self::register).
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[track_caller]
+    pub unsafe fn register_with_interest(
+        inner: T,
+        interest: Interest,
+    ) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
+        AsyncFd::try_with_interest(inner, interest)
     }
 
     /// The wrapped object.
@@ -255,6 +294,16 @@ impl<T: AsRawFd> AsyncFd<T> {
     ) -> io::Result<R> {
         self.registration.try_io(interest, || f(self.get_ref()))
     }
+
+    /// [`try_io`](Self::try_io) with mutable access to the object.
+    pub fn try_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        f: impl FnOnce(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let inner = self.inner.as_mut().expect("present until drop");
+        self.registration.try_io(interest, || f(inner))
+    }
 }
 
 impl<T: AsRawFd> Drop for AsyncFd<T> {
@@ -290,17 +339,10 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
         }
     }
 
-    /// Forget only the readiness in `ready`.
+    /// Forget only the readiness in `ready` (e.g. `Ready::READABLE` after a
+    /// read would block, keeping `WRITABLE`).
     pub fn clear_ready_matching(&mut self, ready: Ready) {
-        if let Some(mut event) = self.event.take() {
-            let keep = event.ready - ready;
-            event.ready = event.ready & ready;
-            self.fd.registration.clear_readiness(event);
-            if !keep.is_empty() {
-                event.ready = keep;
-                self.event = Some(event);
-            }
-        }
+        clear_matching(&self.fd.registration, &mut self.event, ready);
     }
 
     /// Keep the readiness (the default when the guard is dropped).
@@ -346,6 +388,12 @@ impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
         }
     }
 
+    /// Forget only the readiness in `ready` (see
+    /// [`AsyncFdReadyGuard::clear_ready_matching`]).
+    pub fn clear_ready_matching(&mut self, ready: Ready) {
+        clear_matching(&self.fd.registration, &mut self.event, ready);
+    }
+
     /// Keep the readiness.
     pub fn retain_ready(&mut self) {
         self.event = None;
@@ -365,6 +413,16 @@ impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
         }
     }
 
+    /// The `AsyncFd`.
+    pub fn get_ref(&self) -> &AsyncFd<T> {
+        self.fd
+    }
+
+    /// The `AsyncFd`, mutably.
+    pub fn get_mut(&mut self) -> &mut AsyncFd<T> {
+        self.fd
+    }
+
     /// The wrapped object.
     pub fn get_inner(&self) -> &T {
         self.fd.get_ref()
@@ -373,6 +431,20 @@ impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
     /// The wrapped object, mutably.
     pub fn get_inner_mut(&mut self) -> &mut T {
         self.fd.get_mut()
+    }
+}
+
+/// Clear the part of a guard's `event` that is in `ready` from the
+/// registration, keeping the rest in the guard (shared by both guards).
+fn clear_matching(registration: &Registration, event: &mut Option<ReadyEvent>, ready: Ready) {
+    if let Some(mut cleared) = event.take() {
+        let keep = cleared.ready - ready;
+        cleared.ready = cleared.ready & ready;
+        registration.clear_readiness(cleared);
+        if !keep.is_empty() {
+            cleared.ready = keep;
+            *event = Some(cleared);
+        }
     }
 }
 
@@ -392,13 +464,19 @@ impl<T: AsRawFd> fmt::Debug for AsyncFdReadyMutGuard<'_, T> {
     }
 }
 
-/// A failed [`AsyncFd::try_new`]: the object comes back with the cause.
-pub struct AsyncFdTryNewError<T> {
+/// A failed [`AsyncFd::register`] (or `register_with_interest`,
+/// `try_new`, `try_with_interest`): the object comes back with the cause.
+pub struct AsyncFdRegisterError<T> {
     inner: T,
     cause: io::Error,
 }
 
-impl<T> AsyncFdTryNewError<T> {
+/// The name Tokio used for [`AsyncFdRegisterError`] before 1.54.
+#[doc(hidden)]
+#[deprecated(note = "use `AsyncFdRegisterError` instead")]
+pub type AsyncFdTryNewError<T> = AsyncFdRegisterError<T>;
+
+impl<T> AsyncFdRegisterError<T> {
     /// The object that could not be registered, and why.
     pub fn into_parts(self) -> (T, io::Error) {
         (self.inner, self.cause)
@@ -409,28 +487,28 @@ impl<T> AsyncFdTryNewError<T> {
     }
 }
 
-impl<T> fmt::Display for AsyncFdTryNewError<T> {
+impl<T> fmt::Display for AsyncFdRegisterError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "could not register the file descriptor: {}", self.cause)
     }
 }
 
-impl<T> fmt::Debug for AsyncFdTryNewError<T> {
+impl<T> fmt::Debug for AsyncFdRegisterError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncFdTryNewError")
+        f.debug_struct("AsyncFdRegisterError")
             .field("cause", &self.cause)
             .finish_non_exhaustive()
     }
 }
 
-impl<T> std::error::Error for AsyncFdTryNewError<T> {
+impl<T> std::error::Error for AsyncFdRegisterError<T> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.cause)
     }
 }
 
-impl<T> From<AsyncFdTryNewError<T>> for io::Error {
-    fn from(e: AsyncFdTryNewError<T>) -> io::Error {
+impl<T> From<AsyncFdRegisterError<T>> for io::Error {
+    fn from(e: AsyncFdRegisterError<T>) -> io::Error {
         e.cause
     }
 }

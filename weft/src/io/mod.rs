@@ -85,15 +85,21 @@ mod traits;
 pub mod util;
 
 pub use crate::runtime::io::ready::{Interest, Ready};
+#[allow(deprecated)]
+#[doc(hidden)]
+pub use async_fd::AsyncFdTryNewError;
 pub use async_fd::{
-    AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdTryNewError, TryIoError,
+    AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, TryIoError,
 };
 
 /// Unix-only I/O, at Tokio's path (`tokio::io::unix`): [`AsyncFd`] and its
 /// guards. (They are also re-exported from `weft::io` itself.)
 pub mod unix {
+    #[allow(deprecated)]
+    #[doc(hidden)]
+    pub use super::async_fd::AsyncFdTryNewError;
     pub use super::async_fd::{
-        AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdTryNewError, TryIoError,
+        AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, TryIoError,
     };
 }
 pub use read_buf::ReadBuf;

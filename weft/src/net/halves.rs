@@ -30,7 +30,10 @@ pub trait SplitStream: ReadUninit {
     /// Wait for `interest` (any number of waiters; cancel-safe).
     fn ready(&self, interest: Interest) -> impl Future<Output = io::Result<Ready>> + Send + '_;
     fn try_read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize>;
+    fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize>;
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize>;
     fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
     fn poll_write_vectored(
         &self,
@@ -101,48 +104,95 @@ impl<S: SplitStream> fmt::Display for ReuniteError<S> {
 
 impl<S: SplitStream> Error for ReuniteError<S> {}
 
-impl<S: SplitStream> ReadHalf<'_, S> {
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<S::Addr> {
-        self.0.peer_addr()
+/// The methods every half has (addresses and `ready`), on the stream
+/// `self.stream()` reaches.
+macro_rules! half_methods {
+    ($direction:literal) => {
+        /// The peer's address.
+        pub fn peer_addr(&self) -> io::Result<S::Addr> {
+            self.stream().peer_addr()
+        }
+
+        /// The local address.
+        pub fn local_addr(&self) -> io::Result<S::Addr> {
+            self.stream().local_addr()
+        }
+
+        /// Wait until the stream is ready for any of `interest`, as the
+        #[doc = concat!("stream's own `ready` (a ", $direction, " half may ask for either")]
+        /// direction). The result may be empty or a false positive: check it
+        /// and retry on `WouldBlock`. Cancel-safe.
+        pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+            self.stream().ready(interest).await
+        }
+    };
+}
+
+/// The read methods both read halves have.
+macro_rules! read_half_methods {
+    () => {
+        half_methods!("read");
+
+        /// Wait until readable. Cancel-safe.
+        pub async fn readable(&self) -> io::Result<()> {
+            self.ready(Interest::READABLE).await.map(drop)
+        }
+
+        /// Read once without waiting: `WouldBlock` if no data is there.
+        pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+            self.stream().try_read(buf)
+        }
+
+        /// [`try_read`](Self::try_read) into `buf`'s spare capacity (not
+        /// zeroed first), advancing it by what arrived.
+        pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+            self.stream().try_read_buf(buf)
+        }
+
+        /// Vectored [`try_read`](Self::try_read): fills `bufs` in order.
+        pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+            self.stream().try_read_vectored(bufs)
+        }
+    };
+}
+
+/// The write methods both write halves have.
+macro_rules! write_half_methods {
+    () => {
+        half_methods!("write");
+
+        /// Wait until writable. Cancel-safe.
+        pub async fn writable(&self) -> io::Result<()> {
+            self.ready(Interest::WRITABLE).await.map(drop)
+        }
+
+        /// Write once without waiting: `WouldBlock` if the send buffer is
+        /// full.
+        pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+            self.stream().try_write(buf)
+        }
+
+        /// Vectored [`try_write`](Self::try_write): sends `bufs` in order.
+        pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+            self.stream().try_write_vectored(bufs)
+        }
+    };
+}
+
+impl<'a, S: SplitStream> ReadHalf<'a, S> {
+    pub(crate) fn stream(&self) -> &'a S {
+        self.0
     }
 
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<S::Addr> {
-        self.0.local_addr()
-    }
-
-    /// Wait until readable. Cancel-safe.
-    pub async fn readable(&self) -> io::Result<()> {
-        readable(self.0).await
-    }
-
-    /// Read once without waiting: `WouldBlock` if no data is there.
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.try_read(buf)
-    }
+    read_half_methods!();
 }
 
 impl<S: SplitStream> WriteHalf<'_, S> {
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<S::Addr> {
-        self.0.peer_addr()
+    fn stream(&self) -> &S {
+        self.0
     }
 
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<S::Addr> {
-        self.0.local_addr()
-    }
-
-    /// Wait until writable. Cancel-safe.
-    pub async fn writable(&self) -> io::Result<()> {
-        writable(self.0).await
-    }
-
-    /// Write once without waiting: `WouldBlock` if the send buffer is full.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.0.try_write(buf)
-    }
+    write_half_methods!();
 }
 
 impl<S: SplitStream> OwnedReadHalf<S> {
@@ -163,29 +213,11 @@ impl<S: SplitStream> OwnedReadHalf<S> {
         }
     }
 
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<S::Addr> {
-        self.inner.peer_addr()
-    }
-
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<S::Addr> {
-        self.inner.local_addr()
-    }
-
-    /// Wait until readable. Cancel-safe.
-    pub async fn readable(&self) -> io::Result<()> {
-        readable(&*self.inner).await
-    }
-
-    /// Read once without waiting: `WouldBlock` if no data is there.
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.try_read(buf)
-    }
-
     pub(crate) fn stream(&self) -> &S {
         &self.inner
     }
+
+    read_half_methods!();
 }
 
 impl<S: SplitStream> OwnedWriteHalf<S> {
@@ -199,25 +231,11 @@ impl<S: SplitStream> OwnedWriteHalf<S> {
         self.shutdown_on_drop = false;
     }
 
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<S::Addr> {
-        self.inner.peer_addr()
+    fn stream(&self) -> &S {
+        &self.inner
     }
 
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<S::Addr> {
-        self.inner.local_addr()
-    }
-
-    /// Wait until writable. Cancel-safe.
-    pub async fn writable(&self) -> io::Result<()> {
-        writable(&*self.inner).await
-    }
-
-    /// Write once without waiting: `WouldBlock` if the send buffer is full.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.try_write(buf)
-    }
+    write_half_methods!();
 }
 
 impl<S: SplitStream> Drop for OwnedWriteHalf<S> {
@@ -226,14 +244,6 @@ impl<S: SplitStream> Drop for OwnedWriteHalf<S> {
             let _ = self.inner.shutdown_write();
         }
     }
-}
-
-async fn readable<S: SplitStream>(stream: &S) -> io::Result<()> {
-    stream.ready(Interest::READABLE).await.map(drop)
-}
-
-async fn writable<S: SplitStream>(stream: &S) -> io::Result<()> {
-    stream.ready(Interest::WRITABLE).await.map(drop)
 }
 
 impl<S: SplitStream> AsyncRead for ReadHalf<'_, S> {
@@ -379,11 +389,11 @@ macro_rules! stream_socket_impls {
             type Addr = $addr;
 
             fn local_addr(&self) -> ::std::io::Result<$addr> {
-                self.io.local_addr()
+                <$stream>::local_addr(self)
             }
 
             fn peer_addr(&self) -> ::std::io::Result<$addr> {
-                self.io.peer_addr()
+                <$stream>::peer_addr(self)
             }
 
             fn ready(
@@ -398,8 +408,26 @@ macro_rules! stream_socket_impls {
                 <$stream>::try_read(self, buf)
             }
 
+            fn try_read_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
+                <$stream>::try_read_buf(self, buf)
+            }
+
+            fn try_read_vectored(
+                &self,
+                bufs: &mut [::std::io::IoSliceMut<'_>],
+            ) -> ::std::io::Result<usize> {
+                <$stream>::try_read_vectored(self, bufs)
+            }
+
             fn try_write(&self, buf: &[u8]) -> ::std::io::Result<usize> {
                 <$stream>::try_write(self, buf)
+            }
+
+            fn try_write_vectored(
+                &self,
+                bufs: &[::std::io::IoSlice<'_>],
+            ) -> ::std::io::Result<usize> {
+                <$stream>::try_write_vectored(self, bufs)
             }
 
             fn poll_write(

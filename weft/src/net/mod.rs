@@ -180,7 +180,7 @@ macro_rules! stream_methods {
 pub(crate) use stream_methods;
 
 /// The send/recv and `recv_from` methods of the datagram sockets (UDP,
-/// Unix; `$addr` is the sender's address type), delegating to their
+/// Unix; `$addr` is the sender's address type, made `From` mio's), delegating to their
 /// `io: PollEvented<_>` field. Datagram reads clear
 /// readiness only on `WouldBlock` (`poll_io`), never on a short read: a
 /// short datagram says nothing about the next one.
@@ -256,8 +256,11 @@ macro_rules! datagram_methods {
 
         /// Receive one datagram and its sender's address. Cancel-safe.
         pub async fn recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
-            self.async_io(crate::io::Interest::READABLE, || self.io.recv_from(buf))
-                .await
+            self.async_io(crate::io::Interest::READABLE, || {
+                let (n, from) = self.io.recv_from(buf)?;
+                Ok((n, from.into()))
+            })
+            .await
         }
 
         /// Poll-style [`recv_from`](Self::recv_from), into `buf`'s
@@ -284,7 +287,10 @@ macro_rules! datagram_methods {
         /// Receive once without waiting: `WouldBlock` if no datagram is
         /// queued.
         pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
-            self.try_io(crate::io::Interest::READABLE, || self.io.recv_from(buf))
+            self.try_io(crate::io::Interest::READABLE, || {
+                let (n, from) = self.io.recv_from(buf)?;
+                Ok((n, from.into()))
+            })
         }
     };
 }
@@ -420,4 +426,4 @@ pub mod unix;
 pub use addr::{lookup_host, ToSocketAddrs};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
-pub use unix::{UnixDatagram, UnixListener, UnixStream};
+pub use unix::{UnixDatagram, UnixListener, UnixSocket, UnixStream};

@@ -45,6 +45,10 @@ pub struct Builder {
     enable_io: bool,
     enable_time: bool,
     start_paused: bool,
+    name: Option<Arc<str>>,
+    max_io_events: usize,
+    /// `None`: the same as `max_io_events`.
+    max_io_events_busy: Option<usize>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -90,6 +94,9 @@ impl Builder {
             enable_io: false,
             enable_time: false,
             start_paused: false,
+            name: None,
+            max_io_events: 1024,
+            max_io_events_busy: None,
         }
     }
 
@@ -126,6 +133,62 @@ impl Builder {
     /// How long an idle blocking thread lives (default 10 s).
     pub fn thread_keep_alive(&mut self, duration: Duration) -> &mut Self {
         self.keep_alive = duration;
+        self
+    }
+
+    /// Name the runtime (read back with [`Handle::name`](super::Handle::name);
+    /// it names the runtime, not its threads: see
+    /// [`thread_name`](Self::thread_name)).
+    ///
+    /// # Panics
+    /// If `name` is empty or only white space.
+    #[track_caller]
+    pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
+        let name = name.into();
+        assert!(
+            !name.trim().is_empty(),
+            "Builder::name got an empty runtime name: pass a name with at least one visible \
+             character, or do not call name() to leave the runtime unnamed"
+        );
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Most I/O events the driver takes from the kernel in one turn
+    /// (default 1024); the rest wait for the next turn.
+    ///
+    /// # Panics
+    /// If `capacity` is 0.
+    #[track_caller]
+    pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(
+            capacity > 0,
+            "max_io_events_per_tick must be at least 1: a driver turn that may take no event \
+             never sees any I/O"
+        );
+        self.max_io_events = capacity;
+        self
+    }
+
+    /// Most I/O events the driver takes in a turn that does not wait: a
+    /// worker with tasks still queued polls the driver every
+    /// [`event_interval`](Self::event_interval) polls, and a smaller batch
+    /// there leaves the rest in the kernel instead of flooding its queue.
+    /// A parked worker still takes up to
+    /// [`max_io_events_per_tick`](Self::max_io_events_per_tick). Default:
+    /// the same as `max_io_events_per_tick` (a larger value is capped by
+    /// it).
+    ///
+    /// # Panics
+    /// If `capacity` is 0.
+    #[track_caller]
+    pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(
+            capacity > 0,
+            "max_io_events_per_busy_tick must be at least 1: a busy driver turn that may take \
+             no event never sees any I/O"
+        );
+        self.max_io_events_busy = Some(capacity);
         self
     }
 
@@ -333,6 +396,8 @@ impl Builder {
             Kind::MultiThread => self.resolved_worker_threads()?,
         };
         let config = Config {
+            id: super::Id::next(),
+            name: self.name.clone(),
             adaptive_global_queue_interval: self.global_queue_interval.is_none()
                 && matches!(self.kind, Kind::MultiThread),
             global_queue_interval: self.global_queue_interval.unwrap_or(match self.kind {
@@ -394,6 +459,8 @@ impl Builder {
             enable_io: self.enable_io,
             enable_time: self.enable_time,
             start_paused: self.start_paused,
+            max_io_events: self.max_io_events,
+            max_io_events_busy: self.max_io_events_busy.unwrap_or(self.max_io_events),
         })?;
         let drivers = Drivers {
             shared: (self.enable_io || self.enable_time)
@@ -431,6 +498,9 @@ impl fmt::Debug for Builder {
             .field("global_queue_interval", &self.global_queue_interval)
             .field("event_interval", &self.event_interval)
             .field("disable_lifo_slot", &self.disable_lifo_slot)
+            .field("name", &self.name)
+            .field("max_io_events_per_tick", &self.max_io_events)
+            .field("max_io_events_per_busy_tick", &self.max_io_events_busy)
             .finish_non_exhaustive()
     }
 }

@@ -45,17 +45,33 @@ struct Inner {
 }
 
 /// Which drivers to build.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct DriverConfig {
     pub(crate) enable_io: bool,
     pub(crate) enable_time: bool,
     pub(crate) start_paused: bool,
+    /// The I/O driver's event caps (see `runtime/io`).
+    pub(crate) max_io_events: usize,
+    pub(crate) max_io_events_busy: usize,
+}
+
+impl Default for DriverConfig {
+    /// No driver enabled; Tokio's default event caps.
+    fn default() -> Self {
+        DriverConfig {
+            enable_io: false,
+            enable_time: false,
+            start_paused: false,
+            max_io_events: 1024,
+            max_io_events_busy: 1024,
+        }
+    }
 }
 
 impl Driver {
     pub(crate) fn new(config: DriverConfig) -> stdio::Result<(Driver, Handle)> {
         let (io, io_handle) = if config.enable_io {
-            let (d, h) = io::Driver::new()?;
+            let (d, h) = io::Driver::new(config.max_io_events, config.max_io_events_busy)?;
             (Some(d), Some(h))
         } else {
             (None, None)

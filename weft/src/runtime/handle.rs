@@ -171,6 +171,21 @@ impl Handle {
         }
     }
 
+    /// This runtime's id, unique among the runtimes this process built.
+    pub fn id(&self) -> super::Id {
+        self.inner.config().id
+    }
+
+    /// The name given with [`Builder::name`](super::Builder::name), if any.
+    ///
+    /// ```
+    /// let rt = weft::runtime::Builder::new_current_thread().name("ingest").build().unwrap();
+    /// assert_eq!(rt.handle().name(), Some("ingest"));
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        self.inner.config().name.as_deref()
+    }
+
     /// This runtime's metrics.
     pub fn metrics(&self) -> RuntimeMetrics {
         RuntimeMetrics::new(self.inner.clone())

@@ -5,6 +5,9 @@
 //! below at maintenance ticks and before parking, so the hot path pays no
 //! atomic operation for bookkeeping. A reader therefore sees values at most
 //! one maintenance interval old, and exact values once the runtime is idle.
+//! The one exception is `park_unpark_count`, stored at every park and
+//! unpark (one relaxed store each, next to a park's own cost), so its
+//! parity says whether the worker is parked right now.
 
 use crate::loom::{AtomicU64, AtomicUsize, Ordering};
 use crate::scheduler;
@@ -17,6 +20,8 @@ pub(crate) struct WorkerMetrics {
     pub(crate) steal_count: AtomicU64,
     pub(crate) steal_operations: AtomicU64,
     pub(crate) park_count: AtomicU64,
+    /// Parks plus unparks: odd while the worker is parked.
+    pub(crate) park_unpark_count: AtomicU64,
     pub(crate) local_schedule_count: AtomicU64,
     pub(crate) overflow_count: AtomicU64,
     pub(crate) busy_duration_ns: AtomicU64,
@@ -33,12 +38,21 @@ pub(crate) struct WorkerStats {
     pub(crate) steal_count: u64,
     pub(crate) steal_operations: u64,
     pub(crate) park_count: u64,
+    pub(crate) park_unpark_count: u64,
     pub(crate) local_schedule_count: u64,
     pub(crate) overflow_count: u64,
     pub(crate) busy_duration_ns: u64,
 }
 
 impl WorkerStats {
+    /// The worker is about to park, or has just unparked: count it and
+    /// store it at once (see the module doc).
+    pub(crate) fn park_transition(&mut self, to: &WorkerMetrics) {
+        self.park_unpark_count += 1;
+        to.park_unpark_count
+            .store(self.park_unpark_count, Ordering::Relaxed);
+    }
+
     pub(crate) fn publish(&self, to: &WorkerMetrics, queue_depth: usize) {
         to.poll_count.store(self.poll_count, Ordering::Relaxed);
         to.steal_count.store(self.steal_count, Ordering::Relaxed);
@@ -209,6 +223,14 @@ impl RuntimeMetrics {
     /// Times `worker` parked.
     pub fn worker_park_count(&self, worker: usize) -> u64 {
         self.worker(worker).park_count.load(Ordering::Relaxed)
+    }
+
+    /// Times `worker` parked plus times it unparked: an odd count means
+    /// it is parked now, an even one that it is running.
+    pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
+        self.worker(worker)
+            .park_unpark_count
+            .load(Ordering::Relaxed)
     }
 
     /// Tasks scheduled onto `worker`'s own queue from the worker itself.

@@ -47,7 +47,7 @@ pub(crate) struct Handle {
     core_waiters: Mutex<Vec<Waker>>,
     metrics: SchedulerMetrics,
     worker_metrics: WorkerMetrics,
-    config: Config,
+    pub(super) config: Config,
     pub(crate) blocking: blocking::Spawner,
     pub(crate) drivers: Drivers,
 }
@@ -210,6 +210,12 @@ impl Wake for BlockOnWaker {
 }
 
 impl Context {
+    /// This thread holds the core (always, while user code runs here: the
+    /// context exists only on the thread that took it).
+    pub(super) fn has_core(&self) -> bool {
+        self.core.try_borrow().map_or(true, |core| core.is_some())
+    }
+
     fn run<F: Future>(&self, mut future: std::pin::Pin<&mut F>) -> F::Output {
         let handle = &self.handle;
         let waker = Waker::from(Arc::new(BlockOnWaker(handle.clone())));
@@ -295,6 +301,7 @@ impl Context {
         let handle = &self.handle;
         self.with_core(|core| {
             core.stats.park_count += 1;
+            core.stats.park_transition(&handle.worker_metrics);
             core.stats.busy_duration_ns += busy_since.elapsed().as_nanos() as u64;
             core.stats.publish(&handle.worker_metrics, core.tasks.len());
         });
@@ -311,6 +318,7 @@ impl Context {
             // a timer or socket event through.
             handle.drivers.poll_now();
         }
+        self.with_core(|core| core.stats.park_transition(&handle.worker_metrics));
         if let Some(f) = &handle.config.after_unpark {
             f();
         }

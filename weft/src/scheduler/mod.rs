@@ -58,6 +58,15 @@ impl Context {
             Context::MultiThread(cx) => cx.defer(waker),
         }
     }
+
+    /// The worker this thread runs as (`runtime::worker_index`): `None`
+    /// once its core was handed away.
+    pub(crate) fn worker_index(&self) -> Option<usize> {
+        match self {
+            Context::CurrentThread(cx) => cx.has_core().then_some(0),
+            Context::MultiThread(cx) => cx.worker_index(),
+        }
+    }
 }
 
 impl Handle {
@@ -155,6 +164,14 @@ impl Handle {
         }
     }
 
+    /// The settings the runtime was built with.
+    pub(crate) fn config(&self) -> &Config {
+        match self {
+            Handle::CurrentThread(h) => &h.config,
+            Handle::MultiThread(h) => &h.config,
+        }
+    }
+
     pub(crate) fn is_current_thread(&self) -> bool {
         matches!(self, Handle::CurrentThread(_))
     }
@@ -198,6 +215,9 @@ impl Drivers {
 /// Scheduler settings shared by both flavours.
 #[derive(Clone)]
 pub(crate) struct Config {
+    /// The runtime's identity (`Handle::id`, `Handle::name`).
+    pub(crate) id: crate::runtime::Id,
+    pub(crate) name: Option<std::sync::Arc<str>>,
     pub(crate) global_queue_interval: u32,
     /// Tune the multi_thread interval to the measured poll time (the user
     /// did not set one).

@@ -3,9 +3,11 @@
 //! Each member's `JoinHandle` is polled with a waker of its own, which puts
 //! the member's slot on a ready list and wakes whoever waits in
 //! `join_next`. So `join_next` polls only members that made progress
-//! instead of scanning the whole set.
+//! instead of scanning the whole set. Every join reports the finished
+//! task's id internally; the plain `join_next` family drops it, the
+//! `_with_id` family returns it.
 
-use super::{AbortHandle, JoinError, JoinHandle};
+use super::{AbortHandle, Id, JoinError, JoinHandle};
 use crate::runtime::Handle;
 use std::fmt;
 use std::future::{poll_fn, Future};
@@ -143,9 +145,21 @@ impl<T> JoinSet<T> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// [`join_next`](Self::join_next), with the finished task's id next
+    /// to its output (the id [`spawn`](Self::spawn)'s `AbortHandle`
+    /// reports; a failed task's id is in its `JoinError`).
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
     /// The result of a task that has already finished, if any, without
     /// waiting. It spends no coop budget (it cannot yield), as in Tokio.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.try_join_next_with_id().map(without_id)
+    }
+
+    /// [`try_join_next`](Self::try_join_next), with the task's id.
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         self.take_finished()
     }
 
@@ -155,6 +169,15 @@ impl<T> JoinSet<T> {
     /// does); with the budget spent it returns `Pending` once and wakes the
     /// task to be polled again.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx)
+            .map(|res| res.map(without_id))
+    }
+
+    /// [`poll_join_next`](Self::poll_join_next), with the task's id.
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
         if self.len == 0 {
             return Poll::Ready(None);
         }
@@ -183,7 +206,7 @@ impl<T> JoinSet<T> {
     /// on the ready list, and this loop would spin on it forever. Unbudgeted,
     /// `Pending` means the task really is still running, and its waker is
     /// registered for when it finishes.
-    fn take_finished(&mut self) -> Option<Result<T, JoinError>> {
+    fn take_finished(&mut self) -> Option<Result<(Id, T), JoinError>> {
         loop {
             let slot = self.lock_ready().pop()?;
             let Some(member) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
@@ -195,10 +218,11 @@ impl<T> JoinSet<T> {
                 Pin::new(&mut member.handle).poll(&mut member_cx)
             });
             if let Poll::Ready(res) = polled {
+                let id = member.handle.id();
                 self.slots[slot] = None;
                 self.free.push(slot);
                 self.len -= 1;
-                return Some(res);
+                return Some(res.map(|output| (id, output)));
             }
         }
     }
@@ -272,6 +296,20 @@ impl<T: Send + 'static> JoinSet<T> {
     {
         self.insert(super::spawn_blocking(f))
     }
+
+    /// Run a blocking closure on `handle`'s runtime's pool, into the set.
+    #[track_caller]
+    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
+        self.insert(handle.spawn_blocking(f))
+    }
+}
+
+/// A `_with_id` result without the id.
+fn without_id<T>(res: Result<(Id, T), JoinError>) -> Result<T, JoinError> {
+    res.map(|(_, output)| output)
 }
 
 impl<T: 'static> JoinSet<T> {

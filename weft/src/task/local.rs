@@ -61,6 +61,8 @@ const MAX_TASKS_PER_TICK: usize = 61;
 /// ```
 pub struct LocalSet {
     shared: Arc<Shared>,
+    /// Drawn from the runtimes' id counter, as Tokio's is.
+    id: crate::runtime::Id,
     /// `!Send` and `!Sync`: the set's tasks belong to this thread.
     _not_send: PhantomData<Rc<()>>,
 }
@@ -102,8 +104,21 @@ impl LocalSet {
                 }),
                 waker: Mutex::new(None),
             }),
+            id: crate::runtime::Id::next(),
             _not_send: PhantomData,
         }
+    }
+
+    /// This set's id: unique among the sets and runtimes this process has
+    /// made (sets and runtimes draw from one counter, as in Tokio).
+    ///
+    /// ```
+    /// let a = weft::task::LocalSet::new();
+    /// let b = weft::task::LocalSet::new();
+    /// assert_ne!(a.id(), b.id());
+    /// ```
+    pub fn id(&self) -> crate::runtime::Id {
+        self.id
     }
 
     /// Spawn a `!Send` future into this set. It runs once the set is polled

@@ -152,6 +152,15 @@ impl<T: 'static> LocalKey<T> {
     {
         self.with(T::clone)
     }
+
+    /// A copy of the value, or `AccessError` outside a scope of this key
+    /// (the non-panicking [`get`](Self::get)).
+    pub fn try_get(&'static self) -> Result<T, AccessError>
+    where
+        T: Clone,
+    {
+        self.try_with(T::clone)
+    }
 }
 
 impl<T: 'static> fmt::Debug for LocalKey<T> {

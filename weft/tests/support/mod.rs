@@ -59,3 +59,27 @@ macro_rules! rt_test {
         }
     };
 }
+
+/// A unique path under the temp dir for a socket file (`tag` names the
+/// test), removed on drop.
+#[allow(dead_code)] // only the Unix socket tests use it
+pub struct TempPath(pub std::path::PathBuf);
+
+#[allow(dead_code)]
+impl TempPath {
+    pub fn new(tag: &str) -> TempPath {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("weft-{}-{tag}-{n}.sock", std::process::id());
+        let path = std::env::temp_dir().join(name);
+        let _ = std::fs::remove_file(&path);
+        TempPath(path)
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -4,9 +4,11 @@
 //! TCP-only `peek` on the read halves.
 
 use super::TcpStream;
+use crate::io::ReadBuf;
 use crate::net::halves;
 use std::io;
 use std::net::SocketAddr;
+use std::task::{Context, Poll};
 
 /// The read half of [`TcpStream::split`].
 pub type ReadHalf<'a> = halves::ReadHalf<'a, TcpStream>;
@@ -26,11 +28,32 @@ pub type OwnedWriteHalf = halves::OwnedWriteHalf<TcpStream>;
 /// hand them back.
 pub type ReuniteError = halves::ReuniteError<TcpStream>;
 
+/// `peek` and `poll_peek` on a TCP read half, as on the stream. Both take
+/// `&self` (Tokio's take `&mut self`; `&self` accepts every caller of those).
+macro_rules! peek_methods {
+    () => {
+        /// See [`TcpStream::peek`].
+        pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+            self.stream().peek(buf).await
+        }
+
+        /// See [`TcpStream::poll_peek`].
+        pub fn poll_peek(
+            &self,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<usize>> {
+            self.stream().poll_peek(cx, buf)
+        }
+    };
+}
+
+impl ReadHalf<'_> {
+    peek_methods!();
+}
+
 impl OwnedReadHalf {
-    /// See [`TcpStream::peek`].
-    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.stream().peek(buf).await
-    }
+    peek_methods!();
 }
 
 halves::stream_socket_impls!(TcpStream, SocketAddr);

@@ -6,6 +6,7 @@
 
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::io::poll_evented::PollEvented;
+use crate::io::ReadBuf;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::halves;
 use crate::runtime::io::scheduled_io::Direction;
@@ -154,14 +155,23 @@ impl TcpStream {
 
     /// Read without consuming the data. Cancel-safe.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        std::future::poll_fn(|cx| self.poll_peek(cx, buf)).await
+        let mut buf = ReadBuf::new(buf);
+        std::future::poll_fn(|cx| self.poll_peek(cx, &mut buf)).await
     }
 
-    /// Poll-style [`peek`](Self::peek).
-    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io
-            .registration()
-            .poll_io(cx, Direction::Read, || self.io.peek(buf))
+    /// Poll-style [`peek`](Self::peek): copies what is queued into `buf`'s
+    /// unfilled part without consuming it, advances `buf` and returns how
+    /// many bytes that was (`0` at EOF).
+    pub fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<usize>> {
+        self.io.registration().poll_io(cx, Direction::Read, || {
+            let before = buf.filled().len();
+            crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)?;
+            Ok(buf.filled().len() - before)
+        })
     }
 
     /// Borrowed read and write halves, usable from two tasks in the same

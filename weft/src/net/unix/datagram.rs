@@ -73,7 +73,7 @@ impl UnixDatagram {
     }
 
     #[track_caller]
-    fn from_mio(sys: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
+    pub(crate) fn from_mio(sys: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
         Ok(UnixDatagram {
             io: PollEvented::new(sys)?,
         })
@@ -121,12 +121,12 @@ impl UnixDatagram {
 
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+        self.io.local_addr().map(SocketAddr)
     }
 
     /// The connected peer's address.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.peer_addr()
+        self.io.peer_addr().map(SocketAddr)
     }
 
     /// The pending socket error, if any.
@@ -141,9 +141,9 @@ impl UnixDatagram {
 
     crate::net::readiness_methods!("socket");
 
-    crate::net::datagram_methods!(std::os::unix::net::SocketAddr, unix_sender);
+    crate::net::datagram_methods!(SocketAddr, unix_sender);
 
-    crate::net::datagram_buf_methods!(std::os::unix::net::SocketAddr, unix_sender);
+    crate::net::datagram_buf_methods!(SocketAddr, unix_sender);
 
     /// Send `buf` to the socket bound at `target`. Cancel-safe.
     pub async fn send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
@@ -198,10 +198,10 @@ impl AsFd for UnixDatagram {
 /// one end of a pair) comes back from recvfrom(2) with an empty address,
 /// which socket2 does not map to a Unix address: it is std's unnamed
 /// address, made once from an unbound socket.
-fn unix_sender(addr: &socket2::SockAddr) -> Option<std::os::unix::net::SocketAddr> {
+fn unix_sender(addr: &socket2::SockAddr) -> Option<SocketAddr> {
     static UNNAMED: std::sync::OnceLock<Option<std::os::unix::net::SocketAddr>> =
         std::sync::OnceLock::new();
-    addr.as_unix().or_else(|| {
+    let addr = addr.as_unix().or_else(|| {
         UNNAMED
             .get_or_init(|| {
                 std::os::unix::net::UnixDatagram::unbound()
@@ -209,5 +209,6 @@ fn unix_sender(addr: &socket2::SockAddr) -> Option<std::os::unix::net::SocketAdd
                     .ok()
             })
             .clone()
-    })
+    })?;
+    Some(SocketAddr(addr))
 }

@@ -31,21 +31,26 @@ impl UnixListener {
     /// Outside a runtime with the I/O driver.
     #[track_caller]
     pub fn bind(path: impl AsRef<Path>) -> io::Result<UnixListener> {
-        UnixListener::bind_addr(&super::socket_addr(path.as_ref())?)
+        UnixListener::bind_std_addr(&super::socket_addr(path.as_ref())?)
     }
 
-    /// Listen at an address (a path, or an abstract name made with std's
-    /// `SocketAddrExt::from_abstract_name`).
+    /// Listen at an address (a path, or an abstract name: convert std's
+    /// `SocketAddrExt::from_abstract_name` with `SocketAddr::from`).
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
     #[track_caller]
-    pub fn bind_addr(addr: &super::SocketAddr) -> io::Result<UnixListener> {
+    pub fn bind_addr(addr: &SocketAddr) -> io::Result<UnixListener> {
+        UnixListener::bind_std_addr(&addr.0)
+    }
+
+    #[track_caller]
+    fn bind_std_addr(addr: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
         UnixListener::from_mio(mio::net::UnixListener::bind_addr(addr)?)
     }
 
     #[track_caller]
-    fn from_mio(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
+    pub(crate) fn from_mio(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
         Ok(UnixListener {
             io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
         })
@@ -80,12 +85,12 @@ impl UnixListener {
             .io
             .registration()
             .poll_io(cx, Direction::Read, || self.io.accept()))?;
-        Poll::Ready(UnixStream::from_mio(stream).map(|s| (s, addr)))
+        Poll::Ready(UnixStream::from_mio(stream).map(|s| (s, SocketAddr(addr))))
     }
 
     /// The address this listener is bound to.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+        self.io.local_addr().map(SocketAddr)
     }
 
     /// The pending socket error, if any.

@@ -46,13 +46,21 @@ impl UnixStream {
     /// Connect to the socket listening at `path` (on Linux, `"\0name"` is
     /// an abstract name).
     pub async fn connect(path: impl AsRef<Path>) -> io::Result<UnixStream> {
-        UnixStream::connect_addr(&super::socket_addr(path.as_ref())?).await
+        let addr = super::socket_addr(path.as_ref())?;
+        UnixStream::connect_mio(mio::net::UnixStream::connect_addr(&addr)?).await
     }
 
     /// Connect to the socket listening at `addr` (a path, or an abstract
-    /// name made with std's `SocketAddrExt::from_abstract_name`).
-    pub async fn connect_addr(addr: &super::SocketAddr) -> io::Result<UnixStream> {
-        let stream = UnixStream::from_mio(mio::net::UnixStream::connect_addr(addr)?)?;
+    /// name: convert std's `SocketAddrExt::from_abstract_name` with
+    /// `SocketAddr::from`).
+    pub async fn connect_addr(addr: &SocketAddr) -> io::Result<UnixStream> {
+        UnixStream::connect_mio(mio::net::UnixStream::connect_addr(&addr.0)?).await
+    }
+
+    /// Register a socket whose non-blocking `connect` has started, and wait
+    /// for it to finish.
+    pub(crate) async fn connect_mio(sys: mio::net::UnixStream) -> io::Result<UnixStream> {
+        let stream = UnixStream::from_mio(sys)?;
         // Writable means the connect finished, one way or the other.
         std::future::poll_fn(|cx| stream.io.registration().poll_write_ready(cx)).await?;
         if let Some(e) = stream.io.take_error()? {
@@ -97,12 +105,12 @@ impl UnixStream {
 
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+        self.io.local_addr().map(SocketAddr)
     }
 
     /// The peer's address.
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.peer_addr()
+        self.io.peer_addr().map(SocketAddr)
     }
 
     /// The credentials of the peer process, as of when it connected.

@@ -2,33 +2,46 @@
 //!
 //! Owns: the one `getsockopt` that reads them (`SO_PEERCRED` on Linux and
 //! Android, `getpeereid` on the BSDs and macOS, where the pid is not
-//! available).
+//! available), and the id types it reports in (`uid_t`, `gid_t`, `pid_t`:
+//! fixed-width, as Tokio's, the same as `libc`'s on every supported OS).
 
 use std::io;
 use std::os::fd::AsRawFd;
+
+/// A user id, as [`UCred::uid`] reports it.
+#[allow(non_camel_case_types)]
+pub type uid_t = u32;
+
+/// A group id, as [`UCred::gid`] reports it.
+#[allow(non_camel_case_types)]
+pub type gid_t = u32;
+
+/// A process id, as [`UCred::pid`] reports it.
+#[allow(non_camel_case_types)]
+pub type pid_t = i32;
 
 /// The user, group and (where the OS reports it) process of the peer of a
 /// [`UnixStream`](super::UnixStream), as of when it connected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct UCred {
-    pid: Option<libc::pid_t>,
-    uid: libc::uid_t,
-    gid: libc::gid_t,
+    pid: Option<pid_t>,
+    uid: uid_t,
+    gid: gid_t,
 }
 
 impl UCred {
     /// The peer's user id.
-    pub fn uid(&self) -> libc::uid_t {
+    pub fn uid(&self) -> uid_t {
         self.uid
     }
 
     /// The peer's group id.
-    pub fn gid(&self) -> libc::gid_t {
+    pub fn gid(&self) -> gid_t {
         self.gid
     }
 
     /// The peer's process id, where the OS reports it.
-    pub fn pid(&self) -> Option<libc::pid_t> {
+    pub fn pid(&self) -> Option<pid_t> {
         self.pid
     }
 }

@@ -1,7 +1,7 @@
 //! The I/O driver: mio's poller, and the table of registered resources.
 //!
-//! Owns: the `mio::Poll` and its event buffer ([`Driver`], held by whichever
-//! thread parks in it), and the shared side ([`Handle`]): the registry, the
+//! Owns: the `mio::Poll` and its event buffers ([`Driver`], held by
+//! whichever thread parks in it), and the shared side ([`Handle`]): the registry, the
 //! waker that interrupts a blocked poll, and the slab that maps an event's
 //! token to its resource's [`ScheduledIo`].
 //!
@@ -15,6 +15,12 @@
 //! - Wakers run after the slab lock is released. Lock order: slab, then a
 //!   resource's waiters (registration takes only the slab lock, waiting
 //!   only the waiters lock).
+//! - One turn takes at most `max_io_events_per_tick` events from the kernel
+//!   (the buffer's capacity is `epoll_wait`'s `maxevents`), and a turn that
+//!   does not wait (a busy worker's poll) at most
+//!   `max_io_events_per_busy_tick`. What is left stays ready in the kernel
+//!   for the next turn: edge-triggered readiness is reported once, whenever
+//!   it is fetched.
 
 #[cfg(all(test, loom))]
 mod loom_scheduled_io;
@@ -36,6 +42,9 @@ const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
 pub(crate) struct Driver {
     poll: mio::Poll,
     events: mio::Events,
+    /// The smaller buffer for turns that do not wait, when
+    /// `max_io_events_per_busy_tick` is below `max_io_events_per_tick`.
+    busy_events: Option<mio::Events>,
     /// Wakers of the resources with a pending event, reused across turns.
     wakers: Vec<std::task::Waker>,
 }
@@ -82,13 +91,17 @@ impl Key {
 }
 
 impl Driver {
-    pub(crate) fn new() -> io::Result<(Driver, Handle)> {
+    /// A driver taking at most `max_events` events a turn, and at most
+    /// `max_busy_events` in a turn that does not wait.
+    pub(crate) fn new(max_events: usize, max_busy_events: usize) -> io::Result<(Driver, Handle)> {
         let poll = mio::Poll::new()?;
         let registry = poll.registry().try_clone()?;
         let waker = mio::Waker::new(&registry, WAKE_TOKEN)?;
         let driver = Driver {
             poll,
-            events: mio::Events::with_capacity(1024),
+            events: mio::Events::with_capacity(max_events),
+            busy_events: (max_busy_events < max_events)
+                .then(|| mio::Events::with_capacity(max_busy_events)),
             wakers: Vec::with_capacity(64),
         };
         let handle = Handle {
@@ -105,19 +118,23 @@ impl Driver {
     /// Wait up to `timeout` (forever if `None`) for events and dispatch
     /// them. Returns early when [`Handle::unpark`] is called.
     pub(crate) fn turn(&mut self, handle: &Handle, timeout: Option<Duration>) {
-        match self.poll.poll(&mut self.events, timeout) {
+        let events = match &mut self.busy_events {
+            Some(busy) if timeout.is_some_and(|t| t.is_zero()) => busy,
+            _ => &mut self.events,
+        };
+        match self.poll.poll(events, timeout) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
             Err(e) => panic!("the I/O driver's poll failed unexpectedly: {e}"),
         }
-        if self.events.is_empty() {
+        if events.is_empty() {
             return;
         }
         // Readiness is recorded under the slab lock (no reference count per
         // event); the wakers are collected and called after it is released.
         {
             let slab = handle.lock();
-            for event in self.events.iter() {
+            for event in events.iter() {
                 if event.token() == WAKE_TOKEN {
                     continue;
                 }
@@ -256,11 +273,34 @@ impl Slab {
     }
 }
 
+/// What an I/O resource's operations fail with once its runtime has shut
+/// down (`runtime::is_rt_shutdown_err` recognises it by this text).
+pub(crate) const SHUTDOWN_MESSAGE: &str =
+    "the weft runtime that owns this I/O resource has shut down; create the resource on a \
+     runtime that is still running";
+
 pub(crate) fn shutdown_error() -> io::Error {
-    io::Error::other(
-        "the weft runtime that owns this I/O resource has shut down; create the resource on a \
-         runtime that is still running",
-    )
+    io::Error::other(SHUTDOWN_MESSAGE)
+}
+
+/// Whether `err` is the error an I/O resource's operation fails with
+/// because the runtime it was created on has shut down (not one from the
+/// operating system, nor one a user built with another message).
+///
+/// ```
+/// let rt1 = weft::runtime::Runtime::new().unwrap();
+/// let listener = rt1.block_on(weft::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+/// drop(rt1);
+/// let rt2 = weft::runtime::Runtime::new().unwrap();
+/// let err = rt2.block_on(listener.accept()).unwrap_err();
+/// assert!(weft::runtime::is_rt_shutdown_err(&err));
+/// assert!(!weft::runtime::is_rt_shutdown_err(&std::io::Error::other("other")));
+/// ```
+pub fn is_rt_shutdown_err(err: &io::Error) -> bool {
+    err.kind() == io::ErrorKind::Other
+        && err
+            .get_ref()
+            .is_some_and(|inner| inner.source().is_none() && inner.to_string() == SHUTDOWN_MESSAGE)
 }
 
 #[cfg(all(test, not(loom)))]

@@ -48,7 +48,7 @@ pub(crate) struct Handle {
     // capability), and is large.
     #[allow(clippy::vec_box)]
     shutdown_cores: Mutex<Vec<Box<Core>>>,
-    config: Config,
+    pub(in crate::scheduler) config: Config,
     metrics: SchedulerMetrics,
     worker_metrics: Box<[WorkerMetrics]>,
     pub(crate) blocking: blocking::Spawner,

@@ -416,6 +416,12 @@ impl Context {
         &self.worker.handle
     }
 
+    /// The index of the core this thread holds; `None` once `block_in_place`
+    /// handed it to another thread.
+    pub(crate) fn worker_index(&self) -> Option<usize> {
+        self.core.try_borrow().ok()?.as_ref().map(|core| core.index)
+    }
+
     fn run(&self, mut core: Box<Core>) -> RunResult {
         core.busy_since = Instant::now();
         while !core.is_shutdown {
@@ -588,6 +594,8 @@ impl Context {
             core.end_busy_period(now);
             while !core.is_shutdown {
                 core.stats.park_count += 1;
+                core.stats
+                    .park_transition(&handle.worker_metrics[core.index]);
                 core.publish_stats(handle);
                 // Park with the core in the context: tasks the drivers wake
                 // on this thread go to our own queue.
@@ -603,6 +611,8 @@ impl Context {
                     .take()
                     .expect("core gone while parked");
                 core.in_driver = false;
+                core.stats
+                    .park_transition(&handle.worker_metrics[core.index]);
                 core.maintenance(handle);
                 if core.transition_from_parked(handle) {
                     break;
