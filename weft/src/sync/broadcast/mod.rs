@@ -31,7 +31,7 @@
 //!    cancelled `recv` is moved out of `tail` and dropped after it, so its
 //!    `Drop` may send on this channel.
 //! 2. **Sending.** A send writes its slot (`pos`, `rem`, `val`) under the
-//!    slot's write lock while holding `tail`, then advances `tail.pos` and
+//!    slot's lock while holding `tail`, then advances `tail.pos` and
 //!    wakes the waiters, still under `tail`. So under `tail` every position
 //!    below `tail.pos` has been written, and a slot holds either the newest
 //!    message sent to it or (before the first lap) an initial `pos` that no
@@ -46,15 +46,22 @@
 //!    its `Drop` if it never read it. Messages it skipped as `Lagged` were
 //!    overwritten, and their `rem` went with them.
 //! 5. **Dropping values.** A value is dropped exactly once: by the receiver
-//!    whose decrement brought `rem` to zero (it re-checks under the write
+//!    whose decrement brought `rem` to zero (it re-checks under the slot
 //!    lock that the slot still holds that message), by the send that
 //!    overwrites it, or with the buffer when the channel is freed.
 //! 6. **A panicking `Clone`.** A receiver advances its position and
 //!    releases its claim on a message whether or not cloning the value
 //!    returns: if `clone` panics, the panic propagates out of `recv` /
 //!    `try_recv`, and the next call gets the next message instead of
-//!    retrying that one forever. Only read locks are held while cloning, and
-//!    they do not poison.
+//!    retrying that one forever. The slot's lock is held while cloning; a
+//!    panic there poisons it, and `loom::lock` ignores poisoning.
+//! 8. **Slots are mutexes, not read-write locks**, as in Tokio: receivers
+//!    clone a value one at a time, so `T` need not be `Sync` (only `Send`)
+//!    for `Sender` and `Receiver` to be `Send` and `Sync`. With a read-write
+//!    lock, receivers on two threads could clone the same value at once,
+//!    which is only sound for `Sync` values, and Tokio programs that move a
+//!    receiver of a `!Sync` type into a task (tokio-stream's
+//!    `BroadcastStream` does) would not compile.
 //! 7. **Strong senders.** `num_tx` counts `Sender`s. It rises only by a
 //!    clone of a live sender or by `WeakSender::upgrade`'s compare-and-swap
 //!    from a non-zero value, so once it reaches zero it stays there; the
@@ -72,7 +79,7 @@ use std::future::poll_fn;
 use std::task::{ready, Context, Poll, Waker};
 
 use super::waker_set::{wake_all, WakerSet};
-use crate::loom::{self, Arc, AtomicUsize, Mutex, Ordering, RwLock, RwLockReadGuard};
+use crate::loom::{self, Arc, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// Error types for the broadcast channel.
 pub mod error;
@@ -86,7 +93,7 @@ use self::error::{RecvError, SendError, TryRecvError};
 /// The allocation shared by all senders and receivers.
 struct Shared<T> {
     /// The ring buffer; its length is a power of two.
-    buffer: Box<[RwLock<Slot<T>>]>,
+    buffer: Box<[Mutex<Slot<T>>]>,
     /// `buffer.len() - 1`.
     mask: usize,
     /// Write position and bookkeeping (invariants 2-4).
@@ -127,7 +134,7 @@ impl<T> Shared<T> {
         self.buffer.len() as u64
     }
 
-    fn slot(&self, pos: u64) -> &RwLock<Slot<T>> {
+    fn slot(&self, pos: u64) -> &Mutex<Slot<T>> {
         &self.buffer[(pos as usize) & self.mask]
     }
 
@@ -142,12 +149,12 @@ impl<T> Shared<T> {
     /// This receiver is done with the message at `pos`, which `slot` holds:
     /// decrement `rem`, and drop the value if it was the last one
     /// (invariant 5).
-    fn release(&self, slot: RwLockReadGuard<'_, Slot<T>>) {
+    fn release(&self, slot: MutexGuard<'_, Slot<T>>) {
         let pos = slot.pos;
         let last = slot.rem.fetch_sub(1, Ordering::AcqRel) == 1;
         drop(slot);
         if last {
-            let mut slot = loom::write(self.slot(pos));
+            let mut slot = loom::lock(self.slot(pos));
             // A send may have overwritten the slot since we unlocked it; it
             // then dropped the value itself.
             let val = if slot.pos == pos && slot.rem.load(Ordering::Acquire) == 0 {
@@ -170,12 +177,12 @@ impl<T> Shared<T> {
     where
         T: Clone,
     {
-        let mut slot = loom::read(self.slot(*next));
+        let mut slot = loom::lock(self.slot(*next));
         if slot.pos != *next {
             // Nothing new, or overwritten: decide under `tail` (invariant 2).
             drop(slot);
             let mut tail = loom::lock(&self.tail);
-            slot = loom::read(self.slot(*next));
+            slot = loom::lock(self.slot(*next));
             if slot.pos != *next {
                 drop(slot);
                 if *next == tail.pos {
@@ -215,11 +222,11 @@ impl<T> Shared<T> {
     }
 }
 
-/// A read-locked slot holding the message a receiver is reading; dropping
+/// A locked slot holding the message a receiver is reading; dropping
 /// it releases the receiver's claim (`Shared::release`), also on unwind.
 struct Released<'a, T> {
     shared: &'a Shared<T>,
-    slot: Option<RwLockReadGuard<'a, Slot<T>>>,
+    slot: Option<MutexGuard<'a, Slot<T>>>,
 }
 
 impl<T> Drop for Released<'_, T> {
@@ -315,7 +322,7 @@ pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let len = capacity.next_power_of_two();
     let buffer = (0..len)
         .map(|i| {
-            RwLock::new(Slot {
+            Mutex::new(Slot {
                 rem: AtomicUsize::new(0),
                 // One lap behind: no receiver asks for this position
                 // (invariant 2).
@@ -419,7 +426,7 @@ impl<T> Sender<T> {
         let pos = tail.pos;
         let rem = tail.rx_cnt;
         let old = {
-            let mut slot = loom::write(shared.slot(pos));
+            let mut slot = loom::lock(shared.slot(pos));
             slot.pos = pos;
             slot.rem.store(rem, Ordering::Release);
             slot.val.replace(value)
@@ -487,7 +494,7 @@ impl<T> Sender<T> {
         let (mut low, mut high) = (0u64, shared.len());
         while low < high {
             let mid = low + (high - low) / 2;
-            let queued = loom::read(shared.slot(base.wrapping_add(mid)))
+            let queued = loom::lock(shared.slot(base.wrapping_add(mid)))
                 .rem
                 .load(Ordering::Acquire)
                 != 0;
@@ -518,7 +525,7 @@ impl<T> Sender<T> {
         let shared = &*self.shared;
         let tail = loom::lock(&shared.tail);
         // The newest message is the last one any receiver finishes.
-        let newest = loom::read(shared.slot(tail.pos.wrapping_sub(1)));
+        let newest = loom::lock(shared.slot(tail.pos.wrapping_sub(1)));
         newest.rem.load(Ordering::Acquire) == 0
     }
 

@@ -277,7 +277,7 @@ impl<T> Drop for Receiver<T> {
         // certainly overwritten; others may be overwritten meanwhile.
         let mut pos = self.next.max(until.saturating_sub(shared.len()));
         while pos < until {
-            let slot = loom::read(shared.slot(pos));
+            let slot = loom::lock(shared.slot(pos));
             if slot.pos == pos {
                 shared.release(slot);
             }

@@ -350,3 +350,16 @@ fn send_sync_and_debug() {
     assert!(s.contains("Sender") && s.contains("Receiver"), "{s}");
     assert!(s.contains("capacity: 4"), "{s}");
 }
+
+#[test]
+fn handles_are_send_and_sync_for_a_send_but_not_sync_value() {
+    // Invariant 8: Cell is Send but not Sync, as tokio-stream's
+    // BroadcastStream<T: Send> needs.
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<super::Receiver<std::cell::Cell<u8>>>();
+    send_sync::<super::Sender<std::cell::Cell<u8>>>();
+    let (tx, mut rx) = super::channel(2);
+    tx.send(std::cell::Cell::new(3)).unwrap();
+    let moved = std::thread::spawn(move || rx.try_recv().unwrap().get());
+    assert_eq!(moved.join().unwrap(), 3);
+}
