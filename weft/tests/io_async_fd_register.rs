@@ -25,7 +25,9 @@ rt_test! {
             let (a, mut b) = pair();
             // SAFETY: `a` owns its descriptor and keeps it open until the
             // AsyncFd drops it.
+            let raw = a.as_raw_fd();
             let mut fd = unsafe { AsyncFd::register(a) }.unwrap();
+            assert_eq!(std::os::fd::AsFd::as_fd(&fd).as_raw_fd(), raw);
             let mut buf = [0u8; 8];
             let err = fd.try_io_mut(Interest::READABLE, |s| s.read(&mut buf));
             assert_eq!(err.unwrap_err().kind(), ErrorKind::WouldBlock);

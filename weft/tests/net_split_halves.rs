@@ -71,6 +71,9 @@ rt_test! {
         rt().block_on(async {
             let (a, mut b) = tcp_pair().await;
             let (ra, wa) = a.into_split();
+            let (r_stream, w_stream): (&TcpStream, &TcpStream) = (ra.as_ref(), wa.as_ref());
+            assert_eq!(r_stream.local_addr().unwrap(), w_stream.local_addr().unwrap());
+            assert_eq!(r_stream.peer_addr().unwrap(), b.local_addr().unwrap());
 
             assert!(wa.ready(Interest::WRITABLE).await.unwrap().is_writable());
             let n = wa
@@ -115,7 +118,11 @@ rt_test! {
     fn unix_borrowed_halves() {
         rt().block_on(async {
             let (mut a, mut b) = UnixStream::pair().unwrap();
+            let raw = std::os::fd::AsRawFd::as_raw_fd(&a);
             let (ra, wa) = a.split();
+            let (r_stream, w_stream): (&UnixStream, &UnixStream) = (ra.as_ref(), wa.as_ref());
+            assert_eq!(std::os::fd::AsRawFd::as_raw_fd(r_stream), raw);
+            assert_eq!(std::os::fd::AsRawFd::as_raw_fd(w_stream), raw);
             assert!(wa.ready(Interest::WRITABLE).await.unwrap().is_writable());
             let n = wa
                 .try_write_vectored(&[IoSlice::new(b"un"), IoSlice::new(b"ix")])

@@ -16,7 +16,7 @@ use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::{Direction, ReadyEvent};
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::task::{ready, Context, Poll};
 
 /// Wraps an object with a file descriptor (a socket, pipe, eventfd, ...)
@@ -315,6 +315,15 @@ impl<T: AsRawFd> Drop for AsyncFd<T> {
 impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
     fn as_raw_fd(&self) -> RawFd {
         self.get_ref().as_raw_fd()
+    }
+}
+
+impl<T: AsRawFd> AsFd for AsyncFd<T> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: by the module invariant, `as_raw_fd` names one open
+        // descriptor for as long as the `AsyncFd` holds `inner`, which is at
+        // least as long as this borrow of `self`.
+        unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
     }
 }
 

@@ -238,6 +238,25 @@ impl<S: SplitStream> OwnedWriteHalf<S> {
     write_half_methods!();
 }
 
+/// `AsRef<S>` for every half: the stream it belongs to (as Tokio's halves
+/// give `AsRef<TcpStream>` / `AsRef<UnixStream>`).
+macro_rules! as_ref_stream {
+    ($($half:ty),*) => {$(
+        impl<S: SplitStream> AsRef<S> for $half {
+            fn as_ref(&self) -> &S {
+                self.stream()
+            }
+        }
+    )*};
+}
+
+as_ref_stream!(
+    ReadHalf<'_, S>,
+    WriteHalf<'_, S>,
+    OwnedReadHalf<S>,
+    OwnedWriteHalf<S>
+);
+
 impl<S: SplitStream> Drop for OwnedWriteHalf<S> {
     fn drop(&mut self) {
         if self.shutdown_on_drop {
