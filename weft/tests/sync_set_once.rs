@@ -75,6 +75,14 @@ fn racing_sets_have_one_winner() {
 }
 
 #[test]
+fn handles_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<SetOnce<u8>>();
+    send_sync::<weft::sync::futures::OwnedNotified>();
+    send_sync::<weft::sync::futures::Notified<'static>>();
+}
+
+#[test]
 fn blocking_acquire_waits_for_a_release() {
     let sem = Arc::new(Semaphore::new(1));
     let held = sem.try_acquire().unwrap();

@@ -296,7 +296,7 @@ impl<T> Receiver<T> {
     /// ```
     /// use weft::sync::mpsc;
     ///
-    /// let (tx, rx) = mpsc::channel(4);
+    /// let (tx, rx) = mpsc::channel::<u8>(4);
     /// let tx2 = tx.clone();
     /// assert_eq!(rx.sender_strong_count(), 2);
     /// drop((tx, tx2));
@@ -311,7 +311,7 @@ impl<T> Receiver<T> {
     /// ```
     /// use weft::sync::mpsc;
     ///
-    /// let (tx, rx) = mpsc::channel(4);
+    /// let (tx, rx) = mpsc::channel::<u8>(4);
     /// let weak = tx.downgrade();
     /// assert_eq!(rx.sender_weak_count(), 1);
     /// drop(weak);

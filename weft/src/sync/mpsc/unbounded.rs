@@ -429,7 +429,7 @@ impl<T> UnboundedReceiver<T> {
     /// ```
     /// use weft::sync::mpsc;
     ///
-    /// let (tx, rx) = mpsc::unbounded_channel();
+    /// let (tx, rx) = mpsc::unbounded_channel::<u8>();
     /// let tx2 = tx.clone();
     /// assert_eq!(rx.sender_strong_count(), 2);
     /// drop((tx, tx2));
@@ -444,7 +444,7 @@ impl<T> UnboundedReceiver<T> {
     /// ```
     /// use weft::sync::mpsc;
     ///
-    /// let (tx, rx) = mpsc::unbounded_channel();
+    /// let (tx, rx) = mpsc::unbounded_channel::<u8>();
     /// let weak = tx.downgrade();
     /// assert_eq!(rx.sender_weak_count(), 1);
     /// drop(weak);
@@ -534,7 +534,7 @@ impl<T> UnboundedReceiver<T> {
     /// ```
     /// use weft::sync::mpsc;
     ///
-    /// let (tx, rx) = mpsc::unbounded_channel();
+    /// let (tx, rx) = mpsc::unbounded_channel::<u8>();
     /// tx.send(1).unwrap();
     /// assert_eq!(rx.len(), 1);
     /// ```
@@ -549,7 +549,7 @@ impl<T> UnboundedReceiver<T> {
     /// ```
     /// use weft::sync::mpsc;
     ///
-    /// let (tx, rx) = mpsc::unbounded_channel();
+    /// let (tx, rx) = mpsc::unbounded_channel::<u8>();
     /// assert!(rx.is_empty());
     /// tx.send(0).unwrap();
     /// assert!(!rx.is_empty());

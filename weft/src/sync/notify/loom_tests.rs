@@ -82,3 +82,17 @@ fn dropped_waiter_racing_notify_one() {
         assert!(crate::loom::lock(&notify.waiters).is_empty());
     });
 }
+
+#[test]
+fn owned_notified_racing_notify_one() {
+    // `OwnedNotified` runs the same core as `Notified`: a `notify_one` racing
+    // its first poll on another thread is neither lost nor also stored.
+    loom::model(|| {
+        let notify = StdArc::new(Notify::new());
+        let n2 = notify.clone();
+        let t = thread::spawn(move || n2.notify_one());
+        loom::future::block_on(notify.clone().notified_owned());
+        t.join().unwrap();
+        assert_eq!(bits(notify.state.load(Ordering::SeqCst)), EMPTY);
+    });
+}
