@@ -125,6 +125,12 @@ impl fmt::Debug for JoinError {
 
 impl std::error::Error for JoinError {}
 
+impl From<JoinError> for std::io::Error {
+    fn from(e: JoinError) -> std::io::Error {
+        std::io::Error::other(e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,11 +148,5 @@ mod tests {
             err.to_string(),
             format!("task {} panicked with message \"boom\"", err.id())
         );
-    }
-}
-
-impl From<JoinError> for std::io::Error {
-    fn from(e: JoinError) -> std::io::Error {
-        std::io::Error::other(e.to_string())
     }
 }
