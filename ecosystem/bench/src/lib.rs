@@ -17,5 +17,8 @@ pub fn one_worker_runtime() -> tokio::runtime::Runtime {
 
 /// The port from `$PORT`, or `default`.
 pub fn port(default: u16) -> u16 {
-    std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(default)
+    std::env::var("PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(default)
 }

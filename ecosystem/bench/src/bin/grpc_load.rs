@@ -8,22 +8,33 @@ use eco_bench::counter::AddRequest;
 use std::time::{Duration, Instant};
 
 fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let url = format!("http://127.0.0.1:{}", eco_bench::port(3202));
         let until = Instant::now() + Duration::from_secs(env("SECS", 5));
         let mut tasks = Vec::new();
         for _ in 0..env("CONNS", 50) {
-            let mut client = CounterClient::connect(url.clone()).await.expect("server up");
+            let mut client = CounterClient::connect(url.clone())
+                .await
+                .expect("server up");
             tasks.push(tokio::spawn(async move {
                 let mut latencies = Vec::new();
                 while Instant::now() < until {
                     let start = Instant::now();
-                    client.add(AddRequest { by: 1 }).await.expect("call succeeds");
+                    client
+                        .add(AddRequest { by: 1 })
+                        .await
+                        .expect("call succeeds");
                     latencies.push(start.elapsed().as_micros() as u64);
                 }
                 latencies

@@ -11,12 +11,17 @@ struct Service(AtomicI64);
 impl Counter for Service {
     async fn add(&self, request: Request<AddRequest>) -> Result<Response<Value>, Status> {
         let by = request.into_inner().by;
-        Ok(Response::new(Value { value: self.0.fetch_add(by, Ordering::Relaxed) + by }))
+        Ok(Response::new(Value {
+            value: self.0.fetch_add(by, Ordering::Relaxed) + by,
+        }))
     }
 
     type CountUpStream = tonic::codegen::BoxStream<Value>;
 
-    async fn count_up(&self, _: Request<CountRequest>) -> Result<Response<Self::CountUpStream>, Status> {
+    async fn count_up(
+        &self,
+        _: Request<CountRequest>,
+    ) -> Result<Response<Self::CountUpStream>, Status> {
         Err(Status::unimplemented("the bench calls Add only"))
     }
 }
