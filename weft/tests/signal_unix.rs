@@ -46,3 +46,53 @@ fn signals_reach_every_listener() {
         assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
     });
 }
+
+/// SIGUSR1 raised by the process itself reaches several listeners on every
+/// flavour (issue 14's bar). The flavours run one after another: signals
+/// are process-wide.
+#[test]
+fn sigusr1_raised_by_the_process_reaches_several_listeners_on_every_flavour() {
+    let flavours: [fn() -> weft::runtime::Runtime; 3] = [
+        || {
+            weft::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+        },
+        || {
+            weft::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap()
+        },
+        || {
+            weft::runtime::Builder::new_multi_thread()
+                .worker_threads(4)
+                .enable_all()
+                .build()
+                .unwrap()
+        },
+    ];
+    for build in flavours {
+        build().block_on(async {
+            let mut listeners: Vec<_> = (0..3)
+                .map(|_| signal(SignalKind::user_defined1()).unwrap())
+                .collect();
+            let waits: Vec<_> = listeners
+                .drain(..)
+                .map(|mut l| weft::spawn(async move { l.recv().await }))
+                .collect();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            // SAFETY: raising a signal that has listeners (installed above).
+            assert_eq!(unsafe { libc::raise(libc::SIGUSR1) }, 0);
+            for wait in waits {
+                let got = weft::time::timeout(Duration::from_secs(10), wait)
+                    .await
+                    .expect("a listener never saw SIGUSR1")
+                    .unwrap();
+                assert_eq!(got, Some(()));
+            }
+        });
+    }
+}

@@ -433,6 +433,14 @@ fn rescue(handle: Weak<Handle>) {
     while let Some(task) = local.pop() {
         let _ = handle.inject.push(task);
     }
+    // A worker that went to park while this thread was polling the drivers
+    // found them taken and sleeps on its condvar, where no I/O event or
+    // timer reaches it: nobody else would poll the drivers again (seen as a
+    // 1-worker runtime hung in a socket copy, under load). Wake every
+    // worker; one of them parks in the drivers, the rest sleep again.
+    for remote in handle.remotes.iter() {
+        remote.unpark.unpark();
+    }
     monitor.rescuing.store(false, Ordering::Release);
 }
 
