@@ -195,7 +195,54 @@ async fn stream_wrappers() {
     names.sort();
     assert_eq!(names, ["file", "sub"]);
     std::fs::remove_dir_all(&dir).unwrap();
-    ok("tokio-stream wrappers: Receiver, UnboundedReceiver, Broadcast, Watch, Interval, TcpListener, Lines, ReadDir");
+    let text = &b"a,b,c"[..];
+    let parts: Vec<Vec<u8>> = wrappers::SplitStream::new(tokio::io::AsyncBufReadExt::split(
+        tokio::io::BufReader::new(text),
+        b',',
+    ))
+    .map(|p| p.unwrap())
+    .collect()
+    .await;
+    assert_eq!(parts, [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+
+    let path = std::env::temp_dir().join(format!("weft-eco-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let mut incoming =
+        wrappers::UnixListenerStream::new(tokio::net::UnixListener::bind(&path).unwrap());
+    let client = tokio::spawn(tokio::net::UnixStream::connect(path.clone()));
+    let accepted = incoming.next().await.unwrap().unwrap();
+    let client = client.await.unwrap().unwrap();
+    assert_eq!(
+        accepted.peer_addr().unwrap().as_pathname(),
+        client.local_addr().unwrap().as_pathname()
+    );
+    std::fs::remove_file(&path).unwrap();
+
+    let mut signals = wrappers::SignalStream::new(
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1()).unwrap(),
+    );
+    // SAFETY: raising a signal that has a listener (the line above).
+    assert_eq!(unsafe { libc::raise(libc::SIGUSR1) }, 0);
+    assert_eq!(
+        tokio::time::timeout(Duration::from_secs(10), signals.next())
+            .await
+            .unwrap(),
+        Some(())
+    );
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..5u32 {
+        set.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(u64::from(5 - i))).await;
+            i * i
+        });
+    }
+    let mut squares: Vec<u32> = wrappers::JoinSetStream::new(set)
+        .map(|r| r.unwrap())
+        .collect()
+        .await;
+    squares.sort();
+    assert_eq!(squares, [0, 1, 4, 9, 16]);
+    ok("tokio-stream wrappers: Receiver, UnboundedReceiver, Broadcast, Watch, Interval, TcpListener, Lines, ReadDir, Split, UnixListener, Signal, JoinSet (every Unix wrapper)");
 }
 
 async fn stream_ext_timeout() {
