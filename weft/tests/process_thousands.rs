@@ -35,9 +35,12 @@ async fn spawn_and_reap(total: usize, at_once: usize) -> Vec<u32> {
     pids
 }
 
+/// A flavour's name and how to build its runtime.
+type Flavour = (&'static str, fn() -> weft::runtime::Runtime);
+
 #[test]
 fn two_thousand_children_per_flavour_leave_no_zombie_and_no_fd() {
-    let flavours: [(&str, fn() -> weft::runtime::Runtime); 3] = [
+    let flavours: [Flavour; 3] = [
         ("current_thread", || {
             weft::runtime::Builder::new_current_thread()
                 .enable_all()
