@@ -29,7 +29,8 @@ weft_bin=$(pwd)/target/release
 step "building the same servers on crates.io Tokio (a copy of bench/ without the patch)"
 base=$(pwd)/target/tokio-baseline
 mkdir -p "$base"
-cp -r bench/src bench/build.rs bench/counter.proto "$base/"
+cp -r bench/src bench/build.rs "$base/"
+mkdir -p "$base/../proto" && cp proto/counter.proto "$base/../proto/"
 sed -e 's/^edition.workspace = true/edition = "2021"/' -e 's/^license.workspace = true/license = "MIT"/' \
   bench/Cargo.toml > "$base/Cargo.toml"
 printf '\n[workspace]\n' >> "$base/Cargo.toml"

@@ -37,6 +37,17 @@ ensure
   socket.close
 end
 
+# A fiber per connection on `scheduler` (the loop runs at thread exit).
+def serve_fibers(server, keepalive, scheduler)
+  Fiber.set_scheduler(scheduler)
+  Fiber.schedule do
+    loop do
+      socket = server.accept
+      Fiber.schedule { handle(socket, keepalive) }
+    end
+  end
+end
+
 server = TCPServer.new("127.0.0.1", port)
 server.listen(Socket::SOMAXCONN)
 $stderr.puts "listening on 127.0.0.1:#{port} (#{kind}#{keepalive ? ", keep-alive" : ""})"
@@ -44,25 +55,13 @@ $stderr.puts "listening on 127.0.0.1:#{port} (#{kind}#{keepalive ? ", keep-alive
 case kind
 when "weft"
   require "weft"
-  Fiber.set_scheduler(Weft::Scheduler.new)
-  Fiber.schedule do
-    loop do
-      socket = server.accept
-      Fiber.schedule { handle(socket, keepalive) }
-    end
-  end
+  serve_fibers(server, keepalive, Weft::Scheduler.new)
 when "select"
   path = ENV.fetch("RUBY_SELECT_SCHEDULER") do
     File.expand_path("../../target/ruby-test-fiber/test/fiber/scheduler.rb", __dir__)
   end
   require path
-  Fiber.set_scheduler(Scheduler.new)
-  Fiber.schedule do
-    loop do
-      socket = server.accept
-      Fiber.schedule { handle(socket, keepalive) }
-    end
-  end
+  serve_fibers(server, keepalive, Scheduler.new)
 when "async"
   require "async"
   Async do |task|

@@ -446,6 +446,30 @@ impl Drop for Poller {
     }
 }
 
+/// Start a waiter's wait on `fd` ([`Poller::watch`]) and say what is
+/// ready for it now: 0 if it must wait, `events` if the fd can't be polled
+/// (a regular file) or there is no poller (closed), so that it never
+/// waits on nothing.
+pub fn ready_or_watch(
+    poller: Option<&mut Poller>,
+    shared: &Shared,
+    fd: RawFd,
+    events: u8,
+    known: bool,
+    just_failed: bool,
+) -> io::Result<u8> {
+    let Some(poller) = poller else {
+        return Ok(events);
+    };
+    Ok(
+        match poller.watch(shared, fd, events, known, just_failed)? {
+            Some(Watch::Pending) => 0,
+            Some(Watch::Ready(ready)) => ready,
+            None => events,
+        },
+    )
+}
+
 /// Is `fd` ready for `events` right now? (`poll(2)` with a zero timeout.)
 pub fn ready_now(fd: RawFd, events: u8) -> u8 {
     poll_one(fd, events, 0)

@@ -29,7 +29,7 @@
 //!   reported on `$stderr`. Anything else (`exit`, `Interrupt`, thread
 //!   kill) stops the loop at once and propagates.
 
-use crate::poller::{poll_one, ready_now, Poller, Shared, Watch};
+use crate::poller::{poll_one, ready_now, ready_or_watch, Poller, Shared};
 use crate::state::{IoCtl, Obj, Raise, State, Wake, PRIORITY};
 use magnus::prelude::*;
 use magnus::rb_sys::{AsRawValue, FromRawValue};
@@ -230,15 +230,17 @@ impl Scheduler {
             .borrow_mut()
             .add_io(obj(fiber), obj(io), fd, events);
         let shared = self.shared(ruby)?;
-        let watched = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.watch(shared, fd, events, ctl == IoCtl::Known, just_failed),
-            None => Ok(None),
-        };
+        let known = ctl == IoCtl::Known;
+        let watched = ready_or_watch(
+            self.poller.borrow_mut().as_mut(),
+            shared,
+            fd,
+            events,
+            known,
+            just_failed,
+        );
         let now = match watched {
-            Ok(Some(Watch::Pending)) => 0,
-            Ok(Some(Watch::Ready(ready))) => ready,
-            // Not pollable (a regular file), or the scheduler is closed.
-            Ok(None) => events,
+            Ok(now) => now,
             Err(e) => {
                 self.state.borrow_mut().remove(key);
                 return Err(Error::new(ruby.exception_io_error(), e.to_string()));

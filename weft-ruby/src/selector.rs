@@ -30,7 +30,7 @@
 //!   queues itself again runs in the next `select`, after I/O was polled.
 
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
-use crate::poller::{ready_now, Poller, Shared, Watch};
+use crate::poller::{ready_now, ready_or_watch, Poller, Shared};
 use crate::scheduler::fd_of;
 use crate::state::{Obj, PRIORITY};
 use magnus::prelude::*;
@@ -387,14 +387,16 @@ impl Selector {
             self.inner
                 .borrow_mut()
                 .add_waiter(fd, io.as_raw(), fiber.as_raw(), events);
-        let watched = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.watch(shared, fd, events, known, just_failed),
-            None => Ok(None),
-        };
+        let watched = ready_or_watch(
+            self.poller.borrow_mut().as_mut(),
+            shared,
+            fd,
+            events,
+            known,
+            just_failed,
+        );
         let now = match watched {
-            Ok(Some(Watch::Pending)) => 0,
-            Ok(Some(Watch::Ready(ready))) => ready,
-            Ok(None) => events,
+            Ok(now) => now,
             Err(e) => {
                 self.inner.borrow_mut().remove_waiter(fd, id);
                 return Err(Error::new(ruby.exception_io_error(), e.to_string()));
