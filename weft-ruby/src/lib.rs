@@ -10,9 +10,11 @@
 //! invariants; the ones every `unsafe` block here relies on are:
 //! - the GVL is held whenever a Ruby object or API is touched, except in
 //!   the wait run by `rb_thread_call_without_gvl`, which touches neither;
-//! - every `VALUE` kept in Rust is marked by its owner's mark function,
+//! - every `VALUE` kept in Rust is marked by its owner's mark function
+//!   (through `held::mark`),
 //!   so it stays alive (and unmoved) while Rust holds it.
 
+mod held;
 pub mod io_hooks;
 pub mod poller;
 pub mod process;

@@ -574,6 +574,37 @@ mod tests {
         assert_eq!(unsafe { libc::write(fd, b"x".as_ptr().cast(), 1) }, 1);
     }
 
+    /// One driver turn without blocking: the fds it woke.
+    fn turn(poller: &mut Poller, shared: &Shared) -> Vec<RawFd> {
+        let mut seen = Vec::new();
+        poller
+            .wait(shared, Some(Duration::ZERO), |fd| seen.push(fd))
+            .unwrap()
+            .unwrap();
+        seen
+    }
+
+    /// A poller watching a pipe's read end for `READABLE`, after a byte was
+    /// written and a turn saw it (the registration's bit is set).
+    fn fired_pipe() -> (Poller, Shared, [RawFd; 2]) {
+        let (mut poller, shared) = Poller::new().unwrap();
+        let fds = pipe();
+        assert!(matches!(
+            poller.watch(&shared, fds[0], READABLE, false, false),
+            Ok(Some(Watch::Pending))
+        ));
+        write_byte(fds[1]);
+        assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
+        (poller, shared, fds)
+    }
+
+    /// Read what is in the pipe (up to 16 bytes): the byte count.
+    fn drain(fd: RawFd) -> isize {
+        let mut buf = [0u8; 16];
+        // SAFETY: reading into `buf`, of that length, from an open fd.
+        unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }
+    }
+
     fn close(fds: [RawFd; 2]) {
         for fd in fds {
             // SAFETY: closing descriptors the test opened.
@@ -593,19 +624,7 @@ mod tests {
 
     #[test]
     fn an_edge_after_the_watch_wakes_the_fd_through_weft_driver() {
-        let (mut poller, shared) = Poller::new().unwrap();
-        let fds = pipe();
-        assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, false, false),
-            Ok(Some(Watch::Pending))
-        ));
-        write_byte(fds[1]);
-        let mut seen = Vec::new();
-        poller
-            .wait(&shared, Some(Duration::ZERO), |fd| seen.push(fd))
-            .unwrap()
-            .unwrap();
-        assert_eq!(seen, vec![fds[0]]);
+        let (mut poller, shared, fds) = fired_pipe();
         assert_eq!(poller.readiness(fds[0]) & READABLE, READABLE);
         // The next wait finds the bit set, asks the kernel, and the byte is
         // still there: ready at once.
@@ -619,19 +638,8 @@ mod tests {
 
     #[test]
     fn a_left_over_bit_is_cleared_when_the_data_is_gone() {
-        let (mut poller, shared) = Poller::new().unwrap();
-        let fds = pipe();
-        let _ = poller
-            .watch(&shared, fds[0], READABLE, false, false)
-            .unwrap();
-        write_byte(fds[1]);
-        poller
-            .wait(&shared, Some(Duration::ZERO), |_| {})
-            .unwrap()
-            .unwrap();
-        let mut buf = [0u8; 1];
-        // SAFETY: reading one byte into `buf` from the open read end.
-        assert_eq!(unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), 1) }, 1);
+        let (mut poller, shared, fds) = fired_pipe();
+        assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
             poller.watch(&shared, fds[0], READABLE, true, false),
             Ok(Some(Watch::Pending))
@@ -642,19 +650,8 @@ mod tests {
 
     #[test]
     fn a_wait_after_eagain_trusts_the_caller_and_sees_the_next_edge() {
-        let (mut poller, shared) = Poller::new().unwrap();
-        let fds = pipe();
-        let _ = poller
-            .watch(&shared, fds[0], READABLE, false, false)
-            .unwrap();
-        write_byte(fds[1]);
-        poller
-            .wait(&shared, Some(Duration::ZERO), |_| {})
-            .unwrap()
-            .unwrap();
-        let mut buf = [0u8; 2];
-        // SAFETY: reading into `buf` from the open read end.
-        assert_eq!(unsafe { libc::read(fds[0], buf.as_mut_ptr().cast(), 2) }, 1);
+        let (mut poller, shared, fds) = fired_pipe();
+        assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
             poller.watch(&shared, fds[0], READABLE, true, true),
             Ok(Some(Watch::Pending))
@@ -665,27 +662,13 @@ mod tests {
             "left-over bit cleared"
         );
         write_byte(fds[1]);
-        let mut seen = Vec::new();
-        poller
-            .wait(&shared, Some(Duration::ZERO), |fd| seen.push(fd))
-            .unwrap()
-            .unwrap();
-        assert_eq!(seen, vec![fds[0]]);
+        assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
         close(fds);
     }
 
     #[test]
     fn a_noted_eagain_counts_only_until_the_driver_turns() {
-        let (mut poller, shared) = Poller::new().unwrap();
-        let fds = pipe();
-        let _ = poller
-            .watch(&shared, fds[0], READABLE, false, false)
-            .unwrap();
-        write_byte(fds[1]);
-        poller
-            .wait(&shared, Some(Duration::ZERO), |_| {})
-            .unwrap()
-            .unwrap();
+        let (mut poller, shared, fds) = fired_pipe();
         // The byte is unread, so a noted EAGAIN is a lie here: trusting it
         // leaves the wait pending, which shows the kernel was not asked...
         poller.note_eagain(fds[0], READABLE);
@@ -696,15 +679,9 @@ mod tests {
         // ...while a note from before a turn is ignored: the kernel is
         // asked, and the byte found.
         poller.note_eagain(fds[0], READABLE);
-        poller
-            .wait(&shared, Some(Duration::ZERO), |_| {})
-            .unwrap()
-            .unwrap();
+        turn(&mut poller, &shared);
         write_byte(fds[1]);
-        poller
-            .wait(&shared, Some(Duration::ZERO), |_| {})
-            .unwrap()
-            .unwrap();
+        turn(&mut poller, &shared);
         assert!(matches!(
             poller.watch(&shared, fds[0], READABLE, true, false),
             Ok(Some(Watch::Ready(READABLE)))

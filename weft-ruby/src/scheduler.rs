@@ -29,10 +29,11 @@
 //!   reported on `$stderr`. Anything else (`exit`, `Interrupt`, thread
 //!   kill) stops the loop at once and propagates.
 
+use crate::held::{mark, value, OwnerPid};
 use crate::poller::{poll_one, ready_now, ready_or_watch, Poller, Shared};
 use crate::state::{IoCtl, Obj, Raise, State, Wake, PRIORITY};
 use magnus::prelude::*;
-use magnus::rb_sys::{AsRawValue, FromRawValue};
+use magnus::rb_sys::AsRawValue;
 use magnus::typed_data::DataTypeFunctions;
 use magnus::{gc, Error, Fiber, RArray, Ruby, TypedData, Value};
 use std::cell::RefCell;
@@ -47,19 +48,11 @@ pub struct Scheduler {
     poller: RefCell<Option<Poller>>,
     shared: OnceLock<Shared>,
     closed: RefCell<bool>,
-    /// The process that created the poller: after `fork` the child shares
-    /// the parent's epoll instance, so a child must not use it.
-    owner: OnceLock<u32>,
+    owner: OwnerPid,
 }
 
 impl DataTypeFunctions for Scheduler {
     fn mark(&self, _marker: &gc::Marker) {
-        let mark = |obj: Obj| {
-            // SAFETY: `obj` is a live VALUE held by this scheduler (module
-            // invariant); marking it during this object's mark phase is
-            // what keeps it alive and unmoved.
-            unsafe { rb_sys::rb_gc_mark(obj) }
-        };
         // `state` is never borrowed across a Ruby call (module invariant),
         // so it is free whenever the GC can run.
         self.state.borrow().each_object(mark);
@@ -71,12 +64,6 @@ impl DataTypeFunctions for Scheduler {
 
 fn obj(value: impl AsRawValue) -> Obj {
     value.as_raw()
-}
-
-fn value(obj: Obj) -> Value {
-    // SAFETY: every `Obj` this module turns back into a Value is held in
-    // `state`/`shared` and marked, so it is still alive.
-    unsafe { Value::from_raw(obj) }
 }
 
 /// The fd of `io`, read from its `rb_io_t` (no method call): `Ok(None)` if
@@ -140,24 +127,13 @@ fn deadline(d: Duration) -> Instant {
 
 impl Scheduler {
     fn forked(&self) -> bool {
-        self.owner
-            .get()
-            .is_some_and(|pid| *pid != std::process::id())
+        self.owner.forked()
     }
 
     /// Refuse to wait in a forked child, whose poller would be the
     /// parent's epoll instance.
     pub(crate) fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
-        match self.owner.get() {
-            Some(pid) if *pid != std::process::id() => Err(Error::new(
-                ruby.exception_runtime_error(),
-                format!(
-                    "this Weft::Scheduler was created in process {pid} and cannot be used after \
-                     fork (the poller would be shared with the parent); create a new one"
-                ),
-            )),
-            _ => Ok(()),
-        }
+        self.owner.check(ruby, "Weft::Scheduler")
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {
@@ -176,7 +152,7 @@ impl Scheduler {
             ));
         }
         *rb_self.poller.borrow_mut() = Some(poller);
-        let _ = rb_self.owner.set(std::process::id());
+        rb_self.owner.claim();
         Ok(())
     }
 

@@ -29,12 +29,13 @@
 //! - `select` resumes only the fibers queued when it started: a fiber that
 //!   queues itself again runs in the next `select`, after I/O was polled.
 
+use crate::held::{mark, value, OwnerPid};
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
 use crate::poller::{ready_now, ready_or_watch, Poller, Shared};
 use crate::scheduler::fd_of;
 use crate::state::{Obj, PRIORITY};
 use magnus::prelude::*;
-use magnus::rb_sys::{AsRawValue, FromRawValue};
+use magnus::rb_sys::AsRawValue;
 use magnus::typed_data::DataTypeFunctions;
 use magnus::{gc, Error, Ruby, TypedData, Value};
 use std::cell::{Cell, RefCell};
@@ -51,7 +52,7 @@ pub struct Selector {
     poller: RefCell<Option<Poller>>,
     shared: OnceLock<Shared>,
     idle: Cell<f64>,
-    owner: OnceLock<u32>,
+    owner: OwnerPid,
 }
 
 #[derive(Default)]
@@ -85,12 +86,6 @@ struct IoWaiter {
 
 impl DataTypeFunctions for Selector {
     fn mark(&self, _marker: &gc::Marker) {
-        let mark = |obj: Obj| {
-            // SAFETY: `obj` is a live VALUE held by this selector (module
-            // invariant); marking it in this object's mark phase keeps it
-            // alive and unmoved.
-            unsafe { rb_sys::rb_gc_mark(obj) }
-        };
         // Never borrowed across a Ruby call (module invariant), so free
         // whenever the GC runs.
         let inner = self.inner.borrow();
@@ -104,12 +99,6 @@ impl DataTypeFunctions for Selector {
             shared.each_object(mark);
         }
     }
-}
-
-fn value(obj: Obj) -> Value {
-    // SAFETY: every `Obj` turned back into a Value here is held in `inner`
-    // and marked, so it is still alive.
-    unsafe { Value::from_raw(obj) }
 }
 
 fn alive(fiber: Value) -> Result<bool, Error> {
@@ -211,16 +200,7 @@ fn nulling<T>(selector: &Selector, id: u64, f: impl FnOnce() -> T) -> T {
 
 impl Selector {
     fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
-        match self.owner.get() {
-            Some(pid) if *pid != std::process::id() => Err(Error::new(
-                ruby.exception_runtime_error(),
-                format!(
-                    "this Weft::Selector was created in process {pid} and cannot be used after \
-                     fork (its reactor would be shared with the parent); create a new one"
-                ),
-            )),
-            _ => Ok(()),
-        }
+        self.owner.check(ruby, "Weft::Selector")
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {
@@ -254,7 +234,7 @@ impl Selector {
         }
         *rb_self.poller.borrow_mut() = Some(poller);
         rb_self.inner.borrow_mut().loop_fiber = Some(loop_fiber.as_raw());
-        let _ = rb_self.owner.set(std::process::id());
+        rb_self.owner.claim();
         Ok(())
     }
 
@@ -348,11 +328,7 @@ impl Selector {
     }
 
     fn is_closed(rb_self: &Self) -> bool {
-        rb_self.poller.borrow().is_none()
-            || rb_self
-                .owner
-                .get()
-                .is_some_and(|pid| *pid != std::process::id())
+        rb_self.poller.borrow().is_none() || rb_self.owner.forked()
     }
 
     /// `io_wait(fiber, io, events)`: the ready events, or `false` if the
