@@ -72,6 +72,12 @@ impl SharedDriver {
     }
 
     /// Poll the driver without blocking, if no other thread holds it.
+    ///
+    /// A parker that finds the driver held here sleeps on its condvar, out
+    /// of reach of I/O and timers, trusting that the holder parks in the
+    /// driver itself later. A worker calling this does; a thread that never
+    /// parks (the monitor's rescue thread) must wake the parkers once it
+    /// stops polling, or nobody polls the driver again.
     pub(crate) fn poll_now(&self) {
         if let Ok(mut driver) = self.driver.try_lock() {
             driver.park(&self.handle, Some(Duration::ZERO));
