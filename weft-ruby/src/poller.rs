@@ -161,6 +161,8 @@ pub struct Poller {
     /// The last read/write that gave up on `EAGAIN` without waiting: fd,
     /// direction, and the turn it happened in (see [`Poller::note_eagain`]).
     eagain: Option<(RawFd, u8, u64)>,
+    /// The fds a turn woke, reused from turn to turn.
+    woken: Vec<RawFd>,
 }
 
 struct PollerInner {
@@ -211,6 +213,7 @@ impl Poller {
             owner: std::process::id(),
             turns: 0,
             eagain: None,
+            woken: Vec::new(),
         };
         let shared = Shared {
             woken,
@@ -338,14 +341,15 @@ impl Poller {
 
     /// Turn the driver: with a zero timeout, holding the GVL; otherwise
     /// without it, until an fd is woken, [`Shared::wake`] is called or
-    /// `timeout` (`None`: forever) passes. Then `f` gets each woken fd.
+    /// `timeout` (`None`: forever) passes. Then `f` gets each woken fd with
+    /// its [`readiness`](Poller::readiness).
     /// The outer `Err` is a Ruby interrupt (Thread#raise/kill, a signal)
     /// that arrived while blocked; the inner one is the driver's error.
     pub fn wait(
         &mut self,
         shared: &Shared,
         timeout: Option<Duration>,
-        mut f: impl FnMut(RawFd),
+        mut f: impl FnMut(RawFd, u8),
     ) -> Result<io::Result<()>, magnus::Error> {
         self.turns += 1;
         if timeout == Some(Duration::ZERO) {
@@ -357,13 +361,15 @@ impl Poller {
             shared.blocked.store(false, Ordering::SeqCst);
             result?;
         }
-        let mut fds = Vec::new();
+        let mut fds = std::mem::take(&mut self.woken);
         shared.woken.take(&mut fds);
         fds.sort_unstable();
         fds.dedup();
-        for fd in fds {
-            f(fd);
+        for &fd in &fds {
+            f(fd, self.readiness(fd));
         }
+        fds.clear();
+        self.woken = fds;
         Ok(Ok(()))
     }
 
@@ -468,6 +474,18 @@ pub fn ready_or_watch(
             None => events,
         },
     )
+}
+
+/// What of `wanted` a woken fd is ready for, given its driver `ready`ness.
+/// The driver reports urgent data with readability, so when a waiter wants
+/// `PRIORITY` the kernel is asked which of the two it is.
+pub fn ready_for(fd: RawFd, ready: u8, wanted: u8) -> u8 {
+    let ready = ready & wanted;
+    if ready & PRIORITY != 0 {
+        ready_now(fd, wanted)
+    } else {
+        ready
+    }
 }
 
 /// Is `fd` ready for `events` right now? (`poll(2)` with a zero timeout.)
@@ -578,7 +596,7 @@ mod tests {
     fn turn(poller: &mut Poller, shared: &Shared) -> Vec<RawFd> {
         let mut seen = Vec::new();
         poller
-            .wait(shared, Some(Duration::ZERO), |fd| seen.push(fd))
+            .wait(shared, Some(Duration::ZERO), |fd, _| seen.push(fd))
             .unwrap()
             .unwrap();
         seen

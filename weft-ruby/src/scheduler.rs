@@ -30,8 +30,8 @@
 //!   kill) stops the loop at once and propagates.
 
 use crate::held::{mark, value, OwnerPid};
-use crate::poller::{poll_one, ready_now, ready_or_watch, Poller, Shared};
-use crate::state::{IoCtl, Obj, Raise, State, Wake, PRIORITY};
+use crate::poller::{poll_one, ready_for, ready_now, ready_or_watch, Poller, Shared};
+use crate::state::{IoCtl, Obj, Raise, State, Wake};
 use magnus::prelude::*;
 use magnus::rb_sys::AsRawValue;
 use magnus::typed_data::DataTypeFunctions;
@@ -458,31 +458,19 @@ impl Scheduler {
     }
 
     fn poll(&self, ruby: &Ruby, shared: &Shared, timeout: Option<Duration>) -> Result<(), Error> {
-        let mut woken = Vec::new();
+        // Dispatching touches `state` only (no Ruby call), so it happens as
+        // the driver reports each fd.
         let result = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.wait(shared, timeout, |fd| woken.push(fd))?,
+            Some(p) => p.wait(shared, timeout, |fd, ready| {
+                let mut state = self.state.borrow_mut();
+                let wanted = state.wanted(fd);
+                if wanted != 0 {
+                    state.dispatch(fd, ready_for(fd, ready, wanted), false);
+                }
+            })?,
             None => Err(std::io::Error::other("the scheduler is closed")),
         };
-        result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))?;
-        let poller = self.poller.borrow();
-        let Some(poller) = poller.as_ref() else {
-            return Ok(());
-        };
-        let mut state = self.state.borrow_mut();
-        for fd in woken {
-            let wanted = state.wanted(fd);
-            if wanted == 0 {
-                continue;
-            }
-            let mut ready = poller.readiness(fd) & wanted;
-            if ready & PRIORITY != 0 {
-                // The driver reports urgent data with readability: ask the
-                // kernel which of the two it is.
-                ready = ready_now(fd, wanted);
-            }
-            state.dispatch(fd, ready, false);
-        }
-        Ok(())
+        result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))
     }
 }
 

@@ -31,9 +31,9 @@
 
 use crate::held::{mark, value, OwnerPid};
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
-use crate::poller::{ready_now, ready_or_watch, Poller, Shared};
+use crate::poller::{ready_for, ready_or_watch, Poller, Shared};
 use crate::scheduler::fd_of;
-use crate::state::{Obj, PRIORITY};
+use crate::state::Obj;
 use magnus::prelude::*;
 use magnus::rb_sys::AsRawValue;
 use magnus::typed_data::DataTypeFunctions;
@@ -509,30 +509,26 @@ impl Selector {
         ruby: &Ruby,
         shared: &Shared,
         timeout: Option<Duration>,
-        woken: &mut Vec<RawFd>,
+        woken: &mut Vec<(RawFd, u8)>,
     ) -> Result<(), Error> {
         let result = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.wait(shared, timeout, |fd| woken.push(fd))?,
+            Some(p) => p.wait(shared, timeout, |fd, ready| woken.push((fd, ready)))?,
             None => Err(std::io::Error::other("the Weft::Selector is closed")),
         };
         result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))
     }
 
     /// Transfer to the waiters of each woken fd that it satisfies.
-    fn dispatch(&self, woken: Vec<RawFd>) -> Result<usize, Error> {
+    fn dispatch(&self, woken: Vec<(RawFd, u8)>) -> Result<usize, Error> {
         let mut count = 0;
-        for fd in woken {
+        for (fd, ready) in woken {
+            // Fibers resumed for earlier fds may have changed this one's
+            // waiters: ask now.
             let wanted = self.inner.borrow().wanted(fd);
             if wanted == 0 {
                 continue;
             }
-            let mut ready = match self.poller.borrow().as_ref() {
-                Some(p) => p.readiness(fd) & wanted,
-                None => 0,
-            };
-            if ready & PRIORITY != 0 {
-                ready = ready_now(fd, wanted);
-            }
+            let ready = ready_for(fd, ready, wanted);
             let taken = self.inner.borrow_mut().take_ready(fd, ready);
             if taken.is_empty() {
                 continue;
