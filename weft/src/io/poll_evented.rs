@@ -12,10 +12,22 @@
 //! holds for a short write, plain or vectored). That is only done for stream
 //! sockets, where a short read really means "drained"; one loop
 //! (`poll_stream`) does it for every stream operation.
+//!
+//! With the io_uring driver, a stream socket made with
+//! [`PollEvented::new_stream`] reads through the ring instead
+//! (`runtime/io/uring/recv.rs`): `poll_read_uninit` takes what a receive
+//! brought. The readiness-based reads (`try_read`, `peek`, ...) call
+//! [`settle_read`](PollEvented::settle_read) first and read any
+//! [leftover](PollEvented::read_leftover) bytes before the socket's, so
+//! bytes stay in order whichever way a program reads. The receive in
+//! flight is abandoned before the socket is closed (drop) or handed back
+//! (`into_inner`, which settles: leftover bytes are then lost, so hand a
+//! stream back only between reads).
 
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::io::uring::UringRead;
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::ops::Deref;
@@ -25,6 +37,9 @@ use std::task::{ready, Context, Poll};
 pub(crate) struct PollEvented<E: mio::event::Source> {
     io: Option<E>,
     registration: Registration,
+    /// Reads through io_uring (a stream socket on a runtime with rings).
+    /// (Boxed: most resources have none, and stay small.)
+    uring: Option<Box<UringRead>>,
 }
 
 /// The most one read(2)/write(2) moves on Linux (`MAX_RW_COUNT`), and the
@@ -51,7 +66,49 @@ impl<E: mio::event::Source> PollEvented<E> {
         Ok(PollEvented {
             io: Some(io),
             registration,
+            uring: None,
         })
+    }
+
+    /// A stream socket (TCP, Unix): registered for reads and writes, and
+    /// reading through io_uring when the runtime's driver has rings.
+    #[track_caller]
+    pub(crate) fn new_stream(io: E) -> io::Result<Self> {
+        let mut this = Self::new(io)?;
+        if this.registration.rings().is_some() {
+            this.uring = Some(Box::default());
+        }
+        Ok(this)
+    }
+
+    /// Before a readiness-based read: end any receive in flight through the
+    /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover).
+    pub(crate) fn settle_read(&self) {
+        if let (Some(uring), Some(rings)) = (&self.uring, self.registration.rings()) {
+            uring.settle(rings);
+        }
+    }
+
+    /// Bytes a ring receive brought that no reader took yet: handed to `f`,
+    /// which returns how many it took (`consume`) or only looks. `None`
+    /// when there are none (read the socket).
+    pub(crate) fn read_leftover(
+        &self,
+        consume: bool,
+        f: impl FnOnce(&[u8]) -> usize,
+    ) -> Option<usize> {
+        self.uring.as_ref()?.with_leftover(consume, f)
+    }
+
+    /// Whether leftover bytes wait (the stream counts as readable).
+    pub(crate) fn has_leftover(&self) -> bool {
+        self.uring.as_ref().is_some_and(|u| u.has_leftover())
+    }
+
+    fn abandon_ring_read(&self) {
+        if let (Some(uring), Some(rings)) = (&self.uring, self.registration.rings()) {
+            uring.abandon(rings);
+        }
     }
 
     pub(crate) fn registration(&self) -> &Registration {
@@ -60,6 +117,8 @@ impl<E: mio::event::Source> PollEvented<E> {
 
     /// Deregister and hand the source back.
     pub(crate) fn into_inner(mut self) -> io::Result<E> {
+        self.settle_read();
+        self.abandon_ring_read();
         let mut io = self.io.take().expect("source present until drop");
         self.registration.deregister(&mut io)?;
         Ok(io)
@@ -78,6 +137,14 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = self.io().as_raw_fd();
+        if let (Some(uring), Some(rings)) = (&self.uring, self.registration.rings()) {
+            let restore = ready!(crate::coop::poll_proceed(cx));
+            let io = self.registration.io_handle();
+            let ring = io.current_ring(rings);
+            let n = ready!(uring.poll_read(rings, ring, io.is_shutdown(), fd, cx, buf))?;
+            restore.made_progress();
+            return Poll::Ready(Ok(n));
+        }
         let len = buf.len().min(MAX_RW_COUNT);
         let ptr = buf.as_mut_ptr().cast::<libc::c_void>();
         self.poll_stream(cx, Direction::Read, len, || {
@@ -168,6 +235,9 @@ impl<E: mio::event::Source> Deref for PollEvented<E> {
 
 impl<E: mio::event::Source> Drop for PollEvented<E> {
     fn drop(&mut self) {
+        // Before the socket closes: a receive pushed but not submitted must
+        // not reach the kernel against a reused descriptor number.
+        self.abandon_ring_read();
         if let Some(mut io) = self.io.take() {
             // Deregistering can only fail if the descriptor is already
             // gone; the slot is freed either way.

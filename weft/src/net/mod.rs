@@ -17,6 +17,14 @@ macro_rules! readiness_methods {
             &self,
             interest: crate::io::Interest,
         ) -> std::io::Result<crate::io::Ready> {
+            if interest.is_readable() {
+                // io_uring streams: bytes a receive already brought make
+                // the stream readable now (poll_evented.rs).
+                self.io.settle_read();
+                if self.io.has_leftover() {
+                    return Ok(crate::io::Ready::READABLE);
+                }
+            }
             Ok(self.io.registration().readiness(interest).await?.ready)
         }
 
@@ -37,6 +45,9 @@ macro_rules! readiness_methods {
             interest: crate::io::Interest,
             f: impl FnOnce() -> std::io::Result<R>,
         ) -> std::io::Result<R> {
+            if interest.is_readable() {
+                self.io.settle_read();
+            }
             self.io.registration().try_io(interest, f)
         }
 
@@ -47,6 +58,9 @@ macro_rules! readiness_methods {
             interest: crate::io::Interest,
             f: impl FnMut() -> std::io::Result<R>,
         ) -> std::io::Result<R> {
+            if interest.is_readable() {
+                self.io.settle_read();
+            }
             self.io.registration().async_io(interest, f).await
         }
     };
@@ -115,6 +129,10 @@ macro_rules! stream_methods {
             &self,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.settle_read();
+            if self.io.has_leftover() {
+                return std::task::Poll::Ready(Ok(()));
+            }
             self.io.registration().poll_read_ready(cx).map_ok(drop)
         }
 
@@ -129,6 +147,14 @@ macro_rules! stream_methods {
         /// Read once without waiting: `WouldBlock` if no data is there.
         pub fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
             use std::io::Read as _;
+            self.io.settle_read();
+            if let Some(n) = self.io.read_leftover(true, |src| {
+                let n = src.len().min(buf.len());
+                buf[..n].copy_from_slice(&src[..n]);
+                n
+            }) {
+                return Ok(n);
+            }
             self.io
                 .registration()
                 .try_io(crate::io::Interest::READABLE, || (&*self.io).read(buf))
@@ -137,6 +163,14 @@ macro_rules! stream_methods {
         /// [`try_read`](Self::try_read) into `buf`'s spare capacity (not
         /// zeroed first), advancing it.
         pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            self.io.settle_read();
+            if let Some(n) = self.io.read_leftover(true, |src| {
+                let n = src.len().min(buf.remaining_mut());
+                buf.put_slice(&src[..n]);
+                n
+            }) {
+                return Ok(n);
+            }
             self.io
                 .registration()
                 .try_io(crate::io::Interest::READABLE, || {
@@ -150,6 +184,19 @@ macro_rules! stream_methods {
             bufs: &mut [std::io::IoSliceMut<'_>],
         ) -> std::io::Result<usize> {
             use std::io::Read as _;
+            self.io.settle_read();
+            if let Some(n) = self.io.read_leftover(true, |mut src| {
+                let mut n = 0;
+                for buf in bufs.iter_mut() {
+                    let k = src.len().min(buf.len());
+                    buf[..k].copy_from_slice(&src[..k]);
+                    src = &src[k..];
+                    n += k;
+                }
+                n
+            }) {
+                return Ok(n);
+            }
             self.io
                 .registration()
                 .try_io(crate::io::Interest::READABLE, || {
@@ -191,6 +238,10 @@ macro_rules! datagram_methods {
             &self,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.settle_read();
+            if self.io.has_leftover() {
+                return std::task::Poll::Ready(Ok(()));
+            }
             self.io.registration().poll_read_ready(cx).map_ok(drop)
         }
 

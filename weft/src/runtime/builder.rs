@@ -49,6 +49,8 @@ pub struct Builder {
     max_io_events: usize,
     /// `None`: the same as `max_io_events`.
     max_io_events_busy: Option<usize>,
+    /// `None`: `WEFT_IO_DRIVER`'s choice, else `Auto`.
+    io_driver: Option<super::IoDriver>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -97,6 +99,7 @@ impl Builder {
             name: None,
             max_io_events: 1024,
             max_io_events_busy: None,
+            io_driver: None,
         }
     }
 
@@ -389,6 +392,30 @@ impl Builder {
         self
     }
 
+    /// Which I/O driver to use. Default: [`IoDriver::Auto`](super::IoDriver::Auto) (io_uring where
+    /// a probe at build time finds it usable, epoll elsewhere), unless the
+    /// `WEFT_IO_DRIVER` environment variable (`auto`, `epoll`, `uring`)
+    /// says otherwise; a driver set here wins over the variable.
+    /// [`IoDriver::Uring`](super::IoDriver::Uring) makes [`build`](Self::build) fail, saying why,
+    /// where the kernel refuses io_uring. `RuntimeMetrics::io_driver` tells
+    /// which one runs.
+    ///
+    /// ```
+    /// use weft::runtime::{Builder, IoDriver};
+    ///
+    /// let rt = Builder::new_multi_thread()
+    ///     .worker_threads(2)
+    ///     .enable_all()
+    ///     .io_driver(IoDriver::Epoll)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(rt.metrics().io_driver(), Some(IoDriver::Epoll));
+    /// ```
+    pub fn io_driver(&mut self, driver: super::IoDriver) -> &mut Self {
+        self.io_driver = Some(driver);
+        self
+    }
+
     /// Build the runtime.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let workers = match self.kind {
@@ -461,6 +488,8 @@ impl Builder {
             start_paused: self.start_paused,
             max_io_events: self.max_io_events,
             max_io_events_busy: self.max_io_events_busy.unwrap_or(self.max_io_events),
+            io_driver: self.io_driver,
+            workers: workers.max(1),
         })?;
         let drivers = Drivers {
             shared: (self.enable_io || self.enable_time)
@@ -501,6 +530,7 @@ impl fmt::Debug for Builder {
             .field("name", &self.name)
             .field("max_io_events_per_tick", &self.max_io_events)
             .field("max_io_events_per_busy_tick", &self.max_io_events_busy)
+            .field("io_driver", &self.io_driver)
             .finish_non_exhaustive()
     }
 }

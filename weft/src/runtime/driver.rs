@@ -53,6 +53,11 @@ pub(crate) struct DriverConfig {
     /// The I/O driver's event caps (see `runtime/io`).
     pub(crate) max_io_events: usize,
     pub(crate) max_io_events_busy: usize,
+    /// The I/O driver asked for (`None`: the environment's choice, else
+    /// `Auto`; see `runtime/io/uring`).
+    pub(crate) io_driver: Option<io::uring::IoDriver>,
+    /// Workers that get a ring of their own with io_uring.
+    pub(crate) workers: usize,
 }
 
 impl Default for DriverConfig {
@@ -64,6 +69,8 @@ impl Default for DriverConfig {
             start_paused: false,
             max_io_events: 1024,
             max_io_events_busy: 1024,
+            io_driver: None,
+            workers: 1,
         }
     }
 }
@@ -71,7 +78,17 @@ impl Default for DriverConfig {
 impl Driver {
     pub(crate) fn new(config: DriverConfig) -> stdio::Result<(Driver, Handle)> {
         let (io, io_handle) = if config.enable_io {
-            let (d, h) = io::Driver::new(config.max_io_events, config.max_io_events_busy)?;
+            let rings = match io::uring::choose(config.io_driver)? {
+                io::uring::IoDriver::Uring => match io::uring::Rings::new(config.workers) {
+                    Ok(rings) => Some(rings),
+                    // The probe passed but the rings could not be made
+                    // (memory, descriptors): only an explicit request fails.
+                    Err(_) if config.io_driver != Some(io::uring::IoDriver::Uring) => None,
+                    Err(e) => return Err(e),
+                },
+                _ => None,
+            };
+            let (d, h) = io::Driver::new(config.max_io_events, config.max_io_events_busy, rings)?;
             (Some(d), Some(h))
         } else {
             (None, None)

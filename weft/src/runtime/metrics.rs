@@ -146,6 +146,20 @@ impl RuntimeMetrics {
         self.handle.spawned_count()
     }
 
+    /// The I/O driver this runtime runs ([`IoDriver::Epoll`] or
+    /// [`IoDriver::Uring`], never `Auto`); `None` without the I/O driver.
+    ///
+    /// [`IoDriver::Epoll`]: crate::runtime::IoDriver::Epoll
+    /// [`IoDriver::Uring`]: crate::runtime::IoDriver::Uring
+    pub fn io_driver(&self) -> Option<crate::runtime::IoDriver> {
+        let io = self.handle.driver().io()?;
+        Some(if io.rings().is_some() {
+            crate::runtime::IoDriver::Uring
+        } else {
+            crate::runtime::IoDriver::Epoll
+        })
+    }
+
     /// File descriptors registered with the I/O driver so far (0 without
     /// the driver).
     pub fn io_driver_fd_registered_count(&self) -> u64 {

@@ -32,6 +32,7 @@ pub use self::builder::{Builder, WORKER_THREADS_ENV};
 pub use self::handle::{EnterGuard, Handle, RuntimeFlavor, TryCurrentError};
 pub use self::id::Id;
 pub use self::io::is_rt_shutdown_err;
+pub use self::io::uring::{IoDriver, IO_DRIVER_ENV};
 pub use self::local_runtime::{LocalOptions, LocalRuntime};
 pub(crate) use self::long_poll::LongPollHook;
 pub use self::long_poll::LongPollInfo;

@@ -212,6 +212,10 @@ impl Wake for BlockOnWaker {
 impl Context {
     /// This thread holds the core (always, while user code runs here: the
     /// context exists only on the thread that took it).
+    pub(super) fn driver(&self) -> &crate::runtime::driver::Handle {
+        &self.handle.drivers.handle
+    }
+
     pub(super) fn has_core(&self) -> bool {
         self.core.try_borrow().map_or(true, |core| core.is_some())
     }
@@ -254,7 +258,7 @@ impl Context {
                         // yielded: do not sleep, but let the drivers deliver
                         // first, or a future that keeps waking itself would
                         // starve them.
-                        handle.drivers.poll_now();
+                        handle.drivers.poll_now_and_flush(0);
                         self.wake_deferred();
                     } else {
                         self.park(&mut busy_since);
@@ -267,7 +271,7 @@ impl Context {
             // what is ready (without blocking) so I/O and timers are not
             // starved by a busy queue.
             self.with_core(|core| core.stats.publish(&handle.worker_metrics, core.tasks.len()));
-            handle.drivers.poll_now();
+            handle.drivers.poll_now_and_flush(0);
             self.wake_deferred();
         }
     }
@@ -308,7 +312,10 @@ impl Context {
         if let Some(f) = &handle.config.before_park {
             f();
         }
-        // before_park may have scheduled work; do not sleep on it.
+        // Hand the ring what the tasks queued (and take what completed)
+        // before sleeping. That, or before_park, may have scheduled work:
+        // do not sleep on it.
+        handle.drivers.flush_ring(0);
         let has_work = self.with_core(|core| !core.tasks.is_empty()) || !handle.inject.is_empty();
         let polled_driver = !has_work && handle.parker.park() == Parked::InDriver;
         if !polled_driver {
@@ -316,7 +323,7 @@ impl Context {
             // future): poll the drivers anyway. A caller that drives the
             // runtime in short `block_on` bursts would otherwise never let
             // a timer or socket event through.
-            handle.drivers.poll_now();
+            handle.drivers.poll_now_and_flush(0);
         }
         self.with_core(|core| core.stats.park_transition(&handle.worker_metrics));
         if let Some(f) = &handle.config.after_unpark {

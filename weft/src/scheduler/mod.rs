@@ -59,6 +59,14 @@ impl Context {
         }
     }
 
+    /// The drivers of the runtime this context schedules for.
+    pub(crate) fn driver(&self) -> &crate::runtime::driver::Handle {
+        match self {
+            Context::CurrentThread(cx) => cx.driver(),
+            Context::MultiThread(cx) => cx.driver(),
+        }
+    }
+
     /// The worker this thread runs as (`runtime::worker_index`): `None`
     /// once its core was handed away.
     pub(crate) fn worker_index(&self) -> Option<usize> {
@@ -204,6 +212,29 @@ pub(crate) struct Drivers {
 }
 
 impl Drivers {
+    /// Worker `index`'s io_uring batch point: submit what its tasks queued
+    /// on its ring and collect what completed, waking those tasks (on this
+    /// thread: into the caller's queues). Returns whether it woke any.
+    pub(crate) fn flush_ring(&self, index: usize) -> bool {
+        let Some(rings) = self.handle.io().and_then(|io| io.rings()) else {
+            return false;
+        };
+        let mut wakers = Vec::new();
+        rings.flush(index, &mut wakers);
+        let woke = !wakers.is_empty();
+        for waker in wakers {
+            waker.wake();
+        }
+        woke
+    }
+
+    /// [`flush_ring`](Self::flush_ring) for worker `index`, then
+    /// [`poll_now`](Self::poll_now).
+    pub(crate) fn poll_now_and_flush(&self, index: usize) {
+        self.flush_ring(index);
+        self.poll_now();
+    }
+
     /// Poll the drivers without blocking (if no other thread is in them).
     pub(crate) fn poll_now(&self) {
         if let Some(shared) = &self.shared {

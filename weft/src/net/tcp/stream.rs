@@ -53,7 +53,7 @@ impl TcpStream {
     #[track_caller]
     pub(crate) fn from_mio(sys: mio::net::TcpStream) -> io::Result<TcpStream> {
         Ok(TcpStream {
-            io: PollEvented::new(sys)?,
+            io: PollEvented::new_stream(sys)?,
         })
     }
 
@@ -167,6 +167,14 @@ impl TcpStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<usize>> {
+        self.io.settle_read();
+        if let Some(n) = self.io.read_leftover(false, |src| {
+            let n = src.len().min(buf.remaining());
+            buf.put_slice(&src[..n]);
+            n
+        }) {
+            return Poll::Ready(Ok(n));
+        }
         self.io.registration().poll_io(cx, Direction::Read, || {
             let before = buf.filled().len();
             crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)?;

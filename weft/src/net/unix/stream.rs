@@ -82,7 +82,7 @@ impl UnixStream {
     #[track_caller]
     pub(crate) fn from_mio(sys: mio::net::UnixStream) -> io::Result<UnixStream> {
         Ok(UnixStream {
-            io: PollEvented::new(sys)?,
+            io: PollEvented::new_stream(sys)?,
         })
     }
 

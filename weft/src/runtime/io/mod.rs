@@ -21,12 +21,15 @@
 //!   `max_io_events_per_busy_tick`. What is left stays ready in the kernel
 //!   for the next turn: edge-triggered readiness is reported once, whenever
 //!   it is fetched.
+//! - With the io_uring driver (`uring/`), each ring's descriptor is one more
+//!   source in the poller; an event on it means "reap that ring".
 
 #[cfg(all(test, loom))]
 mod loom_scheduled_io;
 pub(crate) mod ready;
 pub(crate) mod registration;
 pub(crate) mod scheduled_io;
+pub(crate) mod uring;
 
 use self::ready::{Interest, Ready};
 use self::scheduled_io::ScheduledIo;
@@ -47,6 +50,8 @@ pub(crate) struct Driver {
     busy_events: Option<mio::Events>,
     /// Wakers of the resources with a pending event, reused across turns.
     wakers: Vec<std::task::Waker>,
+    /// Rings whose descriptor reported ready this turn.
+    ready_rings: Vec<usize>,
 }
 
 /// The part every thread shares.
@@ -57,6 +62,8 @@ pub(crate) struct Handle {
     is_shutdown: AtomicBool,
     registered: AtomicU64,
     deregistered: AtomicU64,
+    /// The io_uring rings (`None`: the epoll driver).
+    rings: Option<uring::Rings>,
 }
 
 #[derive(Default)]
@@ -92,17 +99,32 @@ impl Key {
 
 impl Driver {
     /// A driver taking at most `max_events` events a turn, and at most
-    /// `max_busy_events` in a turn that does not wait.
-    pub(crate) fn new(max_events: usize, max_busy_events: usize) -> io::Result<(Driver, Handle)> {
+    /// `max_busy_events` in a turn that does not wait; `rings`: the io_uring
+    /// rings to poll alongside (see `uring/`).
+    pub(crate) fn new(
+        max_events: usize,
+        max_busy_events: usize,
+        rings: Option<uring::Rings>,
+    ) -> io::Result<(Driver, Handle)> {
         let poll = mio::Poll::new()?;
         let registry = poll.registry().try_clone()?;
         let waker = mio::Waker::new(&registry, WAKE_TOKEN)?;
+        if let Some(rings) = &rings {
+            for (index, ring) in rings.iter() {
+                registry.register(
+                    &mut mio::unix::SourceFd(&ring.fd()),
+                    mio::Token(uring::RING_TOKEN_BASE - index),
+                    mio::Interest::READABLE,
+                )?;
+            }
+        }
         let driver = Driver {
             poll,
             events: mio::Events::with_capacity(max_events),
             busy_events: (max_busy_events < max_events)
                 .then(|| mio::Events::with_capacity(max_busy_events)),
             wakers: Vec::with_capacity(64),
+            ready_rings: Vec::new(),
         };
         let handle = Handle {
             registry,
@@ -111,6 +133,7 @@ impl Driver {
             is_shutdown: AtomicBool::new(false),
             registered: AtomicU64::new(0),
             deregistered: AtomicU64::new(0),
+            rings,
         };
         Ok((driver, handle))
     }
@@ -138,10 +161,19 @@ impl Driver {
                 if event.token() == WAKE_TOKEN {
                     continue;
                 }
+                if let Some(ring) = handle.ring_of_token(event.token()) {
+                    self.ready_rings.push(ring);
+                    continue;
+                }
                 let key = Key::from_token(event.token());
                 if let Some(io) = slab.get(key) {
                     io.set_readiness(Ready::from_mio(event), &mut self.wakers);
                 }
+            }
+        }
+        if let Some(rings) = &handle.rings {
+            for index in self.ready_rings.drain(..) {
+                rings.get(index).reap(&mut self.wakers);
             }
         }
         for waker in self.wakers.drain(..) {
@@ -153,6 +185,36 @@ impl Driver {
 impl Handle {
     fn lock(&self) -> MutexGuard<'_, Slab> {
         self.slab.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The io_uring rings, if this driver uses them.
+    pub(crate) fn rings(&self) -> Option<&uring::Rings> {
+        self.rings.as_ref()
+    }
+
+    fn ring_of_token(&self, token: mio::Token) -> Option<usize> {
+        self.rings.as_ref()?.ring_of_token(token.0)
+    }
+
+    /// The ring a task on this thread starts operations on, and whether
+    /// this thread owns it (is that ring's worker, so its submissions may
+    /// wait for the worker's flush).
+    pub(crate) fn current_ring(&self, rings: &uring::Rings) -> (usize, bool) {
+        let worker = crate::runtime::context::with_scheduler(|cx| {
+            let cx = cx?;
+            let same = cx.driver().io().is_some_and(|io| std::ptr::eq(io, self));
+            if same {
+                cx.worker_index()
+            } else {
+                None
+            }
+        });
+        rings.for_worker(worker)
+    }
+
+    /// Whether the runtime shut down (every wait fails from then on).
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.is_shutdown.load(Ordering::Acquire)
     }
 
     /// Interrupt a thread blocked in [`Driver::turn`].
@@ -220,6 +282,9 @@ impl Handle {
             .collect();
         for io in all {
             io.shutdown();
+        }
+        if let Some(rings) = &self.rings {
+            rings.shutdown();
         }
     }
 }

@@ -65,6 +65,18 @@ impl Registration {
         Ok(Registration { driver, key, io })
     }
 
+    /// The I/O driver's shared side.
+    pub(crate) fn io_handle(&self) -> &super::Handle {
+        self.driver
+            .io()
+            .expect("a registration exists only with an I/O driver")
+    }
+
+    /// The driver's io_uring rings, if it has them.
+    pub(crate) fn rings(&self) -> Option<&super::uring::Rings> {
+        self.io_handle().rings()
+    }
+
     /// Stop events for `source` (call before closing it).
     pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) -> io::Result<()> {
         self.driver

@@ -416,6 +416,10 @@ impl Context {
         &self.worker.handle
     }
 
+    pub(crate) fn driver(&self) -> &crate::runtime::driver::Handle {
+        &self.handle().drivers.handle
+    }
+
     /// The index of the core this thread holds; `None` once `block_in_place`
     /// handed it to another thread.
     pub(crate) fn worker_index(&self) -> Option<usize> {
@@ -451,6 +455,13 @@ impl Context {
                 // is ready, then run them again, without sleeping.
                 core = self.poll_drivers(core);
                 core = self.wake_deferred(core);
+                continue;
+            }
+            // Submit what the tasks queued on this worker's ring before
+            // sleeping; what completed meanwhile is work, not a reason to.
+            let (flushed, woke) = self.flush_ring(core);
+            core = flushed;
+            if woke {
                 continue;
             }
             core = self.park(core);
@@ -563,8 +574,9 @@ impl Context {
         }
         let mut core = core;
         core.in_driver = true;
+        let index = core.index;
         *self.core.borrow_mut() = Some(core);
-        self.handle().drivers.poll_now();
+        self.handle().drivers.poll_now_and_flush(index);
         let mut core = self
             .core
             .borrow_mut()
@@ -578,6 +590,27 @@ impl Context {
             self.handle().notify_parked();
         }
         core
+    }
+
+    /// The io_uring batch point before parking (see `runtime/io/uring`):
+    /// submit this worker's ring and take its completions, with the core
+    /// in the context so the tasks they wake land in this worker's queue.
+    /// Also returns whether any task was woken.
+    fn flush_ring(&self, mut core: Box<Core>) -> (Box<Core>, bool) {
+        let index = core.index;
+        core.in_driver = true;
+        *self.core.borrow_mut() = Some(core);
+        let woke = self.handle().drivers.flush_ring(index);
+        let mut core = self
+            .core
+            .borrow_mut()
+            .take()
+            .expect("core gone while flushing its ring");
+        core.in_driver = false;
+        if woke && core.has_work_to_share() {
+            self.handle().notify_parked();
+        }
+        (core, woke)
     }
 
     fn park(&self, mut core: Box<Core>) -> Box<Core> {

@@ -1,0 +1,231 @@
+//! The io_uring side of the I/O driver: which driver a runtime uses, the
+//! probe that decides it, and the per-worker rings.
+//!
+//! Owns: [`IoDriver`] (the user's choice), [`choose`] (builder setting,
+//! then `WEFT_IO_DRIVER`, then a probe), and [`Rings`]: one [`Ring`] per
+//! worker plus one for threads that are not workers (`block_on` of a
+//! multi_thread runtime, the blocking pool, other runtimes' threads).
+//!
+//! How it fits the readiness driver (the idea of tokio PR #8249, with
+//! batching it lacks): epoll stays the thing a parked worker blocks in,
+//! and every ring's descriptor is registered in it, so a completion on any
+//! ring wakes the driver's holder, which reaps that ring. A task starts an
+//! operation on the ring of the worker it runs on; the owning worker
+//! submits its ring's entries in one `io_uring_enter` per maintenance tick
+//! and before it parks, and reaps its completions there too. An op never
+//! moves between rings: a stolen task still polls (under that ring's
+//! mutex) the ring it started on, so stealing keeps working. The rings use
+//! no `SINGLE_ISSUER`/`DEFER_TASKRUN` (a stolen task's cancel may come from
+//! another thread), and no `COOP_TASKRUN`: a worker asleep on its condvar
+//! must still be interrupted to post the completions of receives it
+//! submitted.
+//!
+//! Invariants:
+//! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
+//!   resource token's range of use.
+//! - Ops whose completion reports `ECANCELED` that their owner did not ask
+//!   for (the kernel cancels a request when the thread that submitted it
+//!   exits, e.g. a `block_in_place` thread retiring) are retried by the
+//!   owner, never reported.
+
+pub(crate) mod ops;
+mod recv;
+mod ring;
+
+#[cfg(all(test, loom))]
+mod loom_ops;
+
+pub(crate) use self::recv::UringRead;
+pub(crate) use self::ring::Ring;
+
+use std::fmt;
+use std::io;
+use std::task::Waker;
+
+/// Which I/O driver a runtime uses (`Builder::io_driver`).
+///
+/// ```
+/// use weft::runtime::{Builder, IoDriver};
+///
+/// // Epoll is always available on Linux.
+/// let rt = Builder::new_current_thread()
+///     .enable_all()
+///     .io_driver(IoDriver::Epoll)
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.metrics().io_driver(), Some(IoDriver::Epoll));
+///
+/// // Auto uses io_uring where the kernel allows it, epoll elsewhere.
+/// let rt = Builder::new_current_thread().enable_all().build().unwrap();
+/// assert!(rt.metrics().io_driver().is_some());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum IoDriver {
+    /// io_uring if a probe at build time finds it usable, else epoll,
+    /// silently. The default; `WEFT_IO_DRIVER` overrides it.
+    #[default]
+    Auto,
+    /// Readiness through epoll (mio) only.
+    Epoll,
+    /// io_uring for stream receives, on per-worker rings; `build()` fails,
+    /// saying why, where the kernel refuses it.
+    Uring,
+}
+
+/// The environment variable that picks the driver of runtimes whose
+/// builder did not: `auto`, `epoll` or `uring`.
+pub const IO_DRIVER_ENV: &str = "WEFT_IO_DRIVER";
+
+/// Hidden test hook: an errno that the probe's ring setup fails with
+/// instead of calling the kernel, to exercise the refused-setup path on a
+/// machine that allows io_uring.
+const FAIL_SETUP_ENV: &str = "WEFT_IO_URING_FAIL_SETUP";
+
+impl fmt::Display for IoDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoDriver::Auto => "auto",
+            IoDriver::Epoll => "epoll",
+            IoDriver::Uring => "io_uring",
+        })
+    }
+}
+
+/// The driver to build: `requested` (the builder's setting, if any), else
+/// the environment's, else `Auto`; `Auto` becomes `Uring` only if the
+/// probe passes. An explicit `Uring` that the probe refuses is an error
+/// naming the cause.
+pub(crate) fn choose(requested: Option<IoDriver>) -> io::Result<IoDriver> {
+    let wanted = match requested {
+        Some(d) => d,
+        None => from_env()?,
+    };
+    match wanted {
+        IoDriver::Epoll => Ok(IoDriver::Epoll),
+        IoDriver::Auto => Ok(if probe().is_ok() {
+            IoDriver::Uring
+        } else {
+            IoDriver::Epoll
+        }),
+        IoDriver::Uring => probe().map(|()| IoDriver::Uring).map_err(|why| {
+            io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "the io_uring driver was requested (Builder::io_driver(IoDriver::Uring) or \
+                     {IO_DRIVER_ENV}=uring) but cannot run here: {why}. Use IoDriver::Auto to \
+                     fall back to epoll"
+                ),
+            )
+        }),
+    }
+}
+
+fn from_env() -> io::Result<IoDriver> {
+    match std::env::var(IO_DRIVER_ENV) {
+        Err(_) => Ok(IoDriver::Auto),
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(IoDriver::Auto),
+            "epoll" => Ok(IoDriver::Epoll),
+            "uring" | "io_uring" | "io-uring" => Ok(IoDriver::Uring),
+            other => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{IO_DRIVER_ENV}={other:?} is not a driver: use auto, epoll or uring"),
+            )),
+        },
+    }
+}
+
+/// Whether this kernel lets weft run its rings: setup allowed (containers'
+/// seccomp profiles and `kernel.io_uring_disabled` refuse it), the features
+/// the rings rely on, and every opcode they submit. Checked on a throwaway
+/// ring once per build (a few microseconds).
+fn probe() -> Result<(), String> {
+    if let Some(errno) = std::env::var(FAIL_SETUP_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    {
+        return Err(format!(
+            "io_uring_setup failed: {}",
+            io::Error::from_raw_os_error(errno)
+        ));
+    }
+    let ring = io_uring::IoUring::new(2).map_err(|e| format!("io_uring_setup failed: {e}"))?;
+    if !ring.params().is_feature_nodrop() || !ring.params().is_feature_ext_arg() {
+        return Err(
+            "the kernel's io_uring lacks IORING_FEAT_NODROP or IORING_FEAT_EXT_ARG (Linux 5.11 \
+             or later has both)"
+                .into(),
+        );
+    }
+    let mut probe = io_uring::Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| format!("IORING_REGISTER_PROBE failed: {e}"))?;
+    for (code, name) in [
+        (io_uring::opcode::Recv::CODE, "RECV"),
+        (io_uring::opcode::AsyncCancel::CODE, "ASYNC_CANCEL"),
+    ] {
+        if !probe.is_supported(code) {
+            return Err(format!("the kernel's io_uring lacks IORING_OP_{name}"));
+        }
+    }
+    Ok(())
+}
+
+/// A runtime's rings: one per worker, then the shared one.
+pub(crate) struct Rings {
+    rings: Box<[Ring]>,
+}
+
+/// Tokens `RING_TOKEN_BASE - i` name ring `i` in the poller (below the
+/// driver's own waker, `usize::MAX`).
+pub(crate) const RING_TOKEN_BASE: usize = usize::MAX - 1;
+
+impl Rings {
+    /// `workers` owned rings plus the shared one.
+    pub(crate) fn new(workers: usize) -> io::Result<Rings> {
+        let rings = (0..=workers)
+            .map(|_| Ring::new())
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Rings {
+            rings: rings.into_boxed_slice(),
+        })
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &Ring)> {
+        self.rings.iter().enumerate()
+    }
+
+    pub(crate) fn get(&self, index: usize) -> &Ring {
+        &self.rings[index]
+    }
+
+    /// The ring for `worker` (`None`: not a worker of this runtime), and
+    /// whether the caller owns it (its entries may wait for a flush).
+    pub(crate) fn for_worker(&self, worker: Option<usize>) -> (usize, bool) {
+        match worker {
+            Some(i) if i + 1 < self.rings.len() => (i, true),
+            _ => (self.rings.len() - 1, false),
+        }
+    }
+
+    /// The ring `token` names, if it names one.
+    pub(crate) fn ring_of_token(&self, token: usize) -> Option<usize> {
+        let index = RING_TOKEN_BASE.checked_sub(token)?;
+        (index < self.rings.len()).then_some(index)
+    }
+
+    /// Worker `index`'s batch point (see the module doc).
+    pub(crate) fn flush(&self, index: usize, wakers: &mut Vec<Waker>) {
+        if let Some(ring) = self.rings.get(index) {
+            ring.flush(wakers);
+        }
+    }
+
+    pub(crate) fn shutdown(&self) {
+        for ring in self.rings.iter() {
+            ring.wake_waiters();
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! One ring's op table: which operations the kernel holds, and who may
+//! free their buffers.
+//!
+//! Owns: a slot per operation submitted to the ring, holding the
+//! operation's buffer and its state, and the `user_data` encoding that
+//! names a slot in a completion.
+//!
+//! Invariants (each transition is one function below; the ring's mutex
+//! serialises them, `loom_ops.rs` models the races between a reaper, the
+//! op's owner and a canceller):
+//! - **A buffer the kernel may write is never freed or handed out.** From
+//!   `insert` until the operation's completion arrives (`complete`), its
+//!   slot owns the buffer, whatever happens to the future or stream that
+//!   started it: dropping the owner turns the slot `Orphaned`, and the
+//!   buffer is dropped only when the completion comes in (liburing #733:
+//!   the buffer must outlive the request, cancelled or not).
+//! - **A completion is delivered once.** `Done` is taken by exactly one
+//!   `poll`, which frees the slot; a completion for a free slot or an older
+//!   generation (a stale or internal `user_data`) is ignored.
+//! - `user_data` is `index | generation << 32`; the values with all high
+//!   bits set are reserved for the ring's own requests (cancels), which
+//!   never name a slot.
+
+use std::task::Waker;
+
+/// `user_data` of requests that name no slot (the ring's cancels).
+pub(crate) const INTERNAL_USER_DATA: u64 = u64::MAX;
+
+/// The name of one submitted operation in its ring's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpKey {
+    index: u32,
+    generation: u32,
+}
+
+impl OpKey {
+    pub(crate) fn user_data(self) -> u64 {
+        u64::from(self.index) | u64::from(self.generation) << 32
+    }
+
+    fn from_user_data(user_data: u64) -> OpKey {
+        OpKey {
+            index: user_data as u32,
+            generation: (user_data >> 32) as u32,
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct OpTable {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Slots whose completion has not arrived yet (`InFlight`, `Orphaned`).
+    in_flight: usize,
+}
+
+struct Slot {
+    generation: u32,
+    state: State,
+}
+
+enum State {
+    Free,
+    /// The kernel holds the request; `waker` is the task to wake.
+    InFlight {
+        waker: Option<Waker>,
+        buf: Vec<u8>,
+    },
+    /// The completion arrived; the owner has not taken it yet.
+    Done {
+        result: i32,
+        buf: Vec<u8>,
+    },
+    /// The owner is gone; the buffer waits for the completion.
+    Orphaned {
+        buf: Vec<u8>,
+    },
+}
+
+/// What [`OpTable::poll`] found.
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum Polled {
+    /// The completion: the kernel's result (bytes, or `-errno`) and the
+    /// buffer, back with the caller. The slot is free.
+    Done { result: i32, buf: Vec<u8> },
+    /// Still in the kernel; the waker is stored.
+    Pending,
+}
+
+/// What [`OpTable::abandon`] asks of the ring.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Abandoned {
+    /// It had completed: the slot is free and nothing is left to do.
+    Freed,
+    /// Still in the kernel: submit a cancel for it; the slot frees itself
+    /// when the completion comes.
+    CancelInKernel,
+}
+
+impl OpTable {
+    /// Take a slot for a request about to be submitted with `buf` as its
+    /// buffer. The buffer's heap memory does not move while the slot holds
+    /// it (a `Vec` moved between slots keeps its allocation), so a pointer
+    /// taken from it before the call stays valid until the completion.
+    pub(crate) fn insert(&mut self, buf: Vec<u8>, waker: Option<Waker>) -> OpKey {
+        self.in_flight += 1;
+        let state = State::InFlight { waker, buf };
+        match self.free.pop() {
+            Some(index) => {
+                let slot = &mut self.slots[index as usize];
+                slot.state = state;
+                OpKey {
+                    index,
+                    generation: slot.generation,
+                }
+            }
+            None => {
+                let index = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&i| i != u32::MAX)
+                    .expect("more than 2^32 io_uring operations in flight on one ring");
+                self.slots.push(Slot {
+                    generation: 0,
+                    state,
+                });
+                OpKey {
+                    index,
+                    generation: 0,
+                }
+            }
+        }
+    }
+
+    fn slot_mut(&mut self, key: OpKey) -> Option<&mut Slot> {
+        self.slots
+            .get_mut(key.index as usize)
+            .filter(|slot| slot.generation == key.generation)
+    }
+
+    fn release(&mut self, key: OpKey) {
+        let slot = &mut self.slots[key.index as usize];
+        slot.state = State::Free;
+        // Skip the reserved all-ones generation so no slot's user_data can
+        // equal INTERNAL_USER_DATA.
+        slot.generation = match slot.generation.wrapping_add(1) {
+            u32::MAX => 0,
+            g => g,
+        };
+        self.free.push(key.index);
+    }
+
+    /// The owner asks for its result: take it if it is there, otherwise
+    /// leave `waker` to be woken by the completion.
+    ///
+    /// # Panics
+    /// If `key` is not an operation its caller owns (freed or abandoned):
+    /// a bug in the ring's users.
+    pub(crate) fn poll(&mut self, key: OpKey, waker: &Waker) -> Polled {
+        let slot = self
+            .slot_mut(key)
+            .expect("polled an io_uring operation that was already taken or abandoned");
+        match &mut slot.state {
+            State::InFlight { waker: stored, .. } => {
+                match stored {
+                    Some(w) if w.will_wake(waker) => {}
+                    _ => *stored = Some(waker.clone()),
+                }
+                Polled::Pending
+            }
+            State::Done { .. } => {
+                let State::Done { result, buf } = std::mem::replace(&mut slot.state, State::Free)
+                else {
+                    unreachable!("matched Done above")
+                };
+                self.release(key);
+                Polled::Done { result, buf }
+            }
+            State::Free | State::Orphaned { .. } => {
+                panic!("polled an io_uring operation that was already taken or abandoned")
+            }
+        }
+    }
+
+    /// The owner gives the operation up (its stream is dropped).
+    pub(crate) fn abandon(&mut self, key: OpKey) -> Abandoned {
+        let Some(slot) = self.slot_mut(key) else {
+            return Abandoned::Freed;
+        };
+        match std::mem::replace(&mut slot.state, State::Free) {
+            State::InFlight { buf, .. } => {
+                slot.state = State::Orphaned { buf };
+                Abandoned::CancelInKernel
+            }
+            State::Done { .. } => {
+                self.release(key);
+                Abandoned::Freed
+            }
+            other => {
+                slot.state = other;
+                Abandoned::Freed
+            }
+        }
+    }
+
+    /// A completion arrived: record it, and return the waker to call (after
+    /// the ring's lock is released).
+    pub(crate) fn complete(&mut self, user_data: u64, result: i32) -> Option<Waker> {
+        if user_data == INTERNAL_USER_DATA {
+            return None;
+        }
+        let key = OpKey::from_user_data(user_data);
+        let slot = self.slot_mut(key)?;
+        match std::mem::replace(&mut slot.state, State::Free) {
+            State::InFlight { waker, buf } => {
+                slot.state = State::Done { result, buf };
+                self.in_flight -= 1;
+                waker
+            }
+            State::Orphaned { buf } => {
+                drop(buf);
+                self.in_flight -= 1;
+                self.release(key);
+                None
+            }
+            other => {
+                // A second completion for one request: not something the
+                // ops weft submits produce (none is multishot).
+                slot.state = other;
+                None
+            }
+        }
+    }
+
+    /// Requests whose completion has not arrived.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// The `user_data` of every request still in the kernel.
+    pub(crate) fn in_flight_user_data(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| {
+                matches!(slot.state, State::InFlight { .. } | State::Orphaned { .. })
+            })
+            .map(|(i, slot)| {
+                OpKey {
+                    index: i as u32,
+                    generation: slot.generation,
+                }
+                .user_data()
+            })
+    }
+
+    /// Take every stored waker (the runtime shuts down: their tasks must
+    /// see the shutdown error instead of waiting for a completion).
+    pub(crate) fn take_wakers(&mut self, wakers: &mut Vec<Waker>) {
+        for slot in &mut self.slots {
+            if let State::InFlight { waker, .. } = &mut slot.state {
+                wakers.extend(waker.take());
+            }
+        }
+    }
+
+    /// Give up on requests that never completed: their buffers are leaked,
+    /// not freed, because the kernel may still write them.
+    pub(crate) fn leak_in_flight(&mut self) {
+        for slot in &mut self.slots {
+            if let State::InFlight { buf, .. } | State::Orphaned { buf } = &mut slot.state {
+                std::mem::forget(std::mem::take(buf));
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+
+    #[test]
+    fn a_completion_reaches_its_poller_once_then_the_slot_is_reused() {
+        let mut table = OpTable::default();
+        let key = table.insert(vec![0; 4], None);
+        assert!(matches!(table.poll(key, Waker::noop()), Polled::Pending));
+        // The poll left its waker: the completion hands it back to call.
+        assert!(table.complete(key.user_data(), 3).is_some());
+        assert_eq!(table.in_flight(), 0);
+        match table.poll(key, Waker::noop()) {
+            Polled::Done { result, buf } => assert_eq!((result, buf.len()), (3, 4)),
+            Polled::Pending => panic!("completed op still pending"),
+        }
+        // A stale completion for the old generation touches nothing.
+        let next = table.insert(Vec::new(), None);
+        assert_eq!(next.index, key.index);
+        assert_ne!(next.generation, key.generation);
+        assert!(table.complete(key.user_data(), 9).is_none());
+        assert!(matches!(table.poll(next, Waker::noop()), Polled::Pending));
+    }
+
+    #[test]
+    fn an_abandoned_op_keeps_its_buffer_until_its_completion() {
+        let mut table = OpTable::default();
+        let key = table.insert(vec![7; 8], None);
+        assert_eq!(table.abandon(key), Abandoned::CancelInKernel);
+        assert_eq!(table.in_flight(), 1);
+        assert_eq!(
+            table.in_flight_user_data().collect::<Vec<_>>(),
+            [key.user_data()]
+        );
+        // The slot is not reused while the kernel may write the buffer.
+        let other = table.insert(Vec::new(), None);
+        assert_ne!(other.index, key.index);
+        assert!(table.complete(key.user_data(), -125).is_none());
+        assert_eq!(table.in_flight(), 1);
+        let reused = table.insert(Vec::new(), None);
+        assert_eq!(reused.index, key.index);
+    }
+
+    #[test]
+    fn internal_user_data_names_no_slot() {
+        let mut table = OpTable::default();
+        let _ = table.insert(Vec::new(), None);
+        assert!(table.complete(INTERNAL_USER_DATA, 0).is_none());
+        assert_eq!(table.in_flight(), 1);
+    }
+}

@@ -1,0 +1,285 @@
+//! One io_uring instance and its op table, behind one mutex.
+//!
+//! Owns: the ring (submission and completion queues), the [`OpTable`] of
+//! what it holds, and the count of submission entries pushed but not yet
+//! handed to the kernel.
+//!
+//! Invariants:
+//! - **Submission entries point into buffers the table owns** (ops.rs):
+//!   an entry is pushed only right after its slot took the buffer, so the
+//!   kernel never sees memory that can be freed before the completion.
+//! - **An entry naming a descriptor reaches the kernel before that
+//!   descriptor can be closed.** A stream abandons its op (which submits
+//!   everything pushed, then the cancel) before its socket is closed, so a
+//!   pushed-but-unsubmitted receive can never be issued against a reused
+//!   descriptor number.
+//! - Entries pushed by the ring's owning worker may wait for its next
+//!   [`flush`](Ring::flush) (once per maintenance tick and before it
+//!   parks: one `io_uring_enter` for the batch); entries pushed by any
+//!   other thread are submitted at once, because nobody else would.
+//! - The lock is never held across a blocking wait except in
+//!   [`Ring::cancel_and_wait`] and teardown, which wait for completions
+//!   the kernel produces without any other thread's help; wakers are
+//!   called after it is released.
+
+use super::ops::{Abandoned, OpKey, OpTable, Polled, INTERNAL_USER_DATA};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Mutex, MutexGuard};
+use std::task::Waker;
+use std::time::Duration;
+
+/// Submission queue entries per ring (the completion queue is larger, so a
+/// burst of completions for many in-flight receives rarely overflows; the
+/// kernel keeps overflowed completions anyway, `IORING_FEAT_NODROP`).
+const SQ_ENTRIES: u32 = 256;
+const CQ_ENTRIES: u32 = 4096;
+
+pub(crate) struct Ring {
+    state: Mutex<RingState>,
+    fd: RawFd,
+}
+
+struct RingState {
+    uring: IoUring,
+    table: OpTable,
+    /// Entries pushed since the last submit.
+    unsubmitted: usize,
+}
+
+impl Ring {
+    pub(crate) fn new() -> io::Result<Ring> {
+        let uring = IoUring::builder()
+            .setup_cqsize(CQ_ENTRIES)
+            // A forked child must not see (or scribble on) the parent's
+            // queues; it builds its own runtime.
+            .dontfork()
+            .build(SQ_ENTRIES)?;
+        Ok(Ring {
+            fd: uring.as_raw_fd(),
+            state: Mutex::new(RingState {
+                uring,
+                table: OpTable::default(),
+                unsubmitted: 0,
+            }),
+        })
+    }
+
+    /// The ring's descriptor: readable while completions wait (the I/O
+    /// driver polls it like a socket).
+    pub(crate) fn fd(&self) -> RawFd {
+        self.fd
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RingState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Start a `recv(2)` of up to `len` bytes from `fd` into `buf`'s spare
+    /// capacity; `waker` is woken when it completes. `submit_now` for a
+    /// caller that is not this ring's owner (see the module doc).
+    pub(crate) fn start_recv(
+        &self,
+        fd: RawFd,
+        mut buf: Vec<u8>,
+        len: usize,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        buf.clear();
+        buf.reserve(len);
+        let len = u32::try_from(len.min(buf.capacity())).unwrap_or(u32::MAX);
+        let ptr = buf.as_mut_ptr();
+        let mut state = self.lock();
+        let key = state.table.insert(buf, Some(waker.clone()));
+        let entry = opcode::Recv::new(types::Fd(fd), ptr, len)
+            .build()
+            .user_data(key.user_data());
+        let mut wakers = Vec::new();
+        // SAFETY: the entry points at `len` bytes of the buffer the table
+        // slot `key` now owns, which stays allocated until the request's
+        // completion (module invariant; ops.rs).
+        let pushed = unsafe { state.push(&entry, &mut wakers) };
+        if let Err(e) = pushed.and_then(|()| {
+            if submit_now {
+                state.submit(&mut wakers)
+            } else {
+                Ok(())
+            }
+        }) {
+            // The entry may still sit in the submission queue and reach
+            // the kernel later: leave the buffer to the slot (orphaned, it
+            // is freed by a completion if one ever comes).
+            let _ = state.table.abandon(key);
+            drop(state);
+            wake_all(wakers);
+            return Err(e);
+        }
+        drop(state);
+        wake_all(wakers);
+        Ok(key)
+    }
+
+    /// The op's result if it completed (the slot is then free), or
+    /// `Pending` with `waker` stored.
+    pub(crate) fn poll(&self, key: OpKey, waker: &Waker) -> Polled {
+        self.lock().table.poll(key, waker)
+    }
+
+    /// The op's owner gives it up: the kernel is asked to cancel it, and
+    /// its buffer is freed when its completion arrives.
+    pub(crate) fn abandon(&self, key: OpKey) {
+        let mut state = self.lock();
+        let mut wakers = Vec::new();
+        if state.table.abandon(key) == Abandoned::CancelInKernel {
+            state.cancel(key.user_data(), &mut wakers);
+        }
+        drop(state);
+        wake_all(wakers);
+    }
+
+    /// Cancel the op and wait for its completion: its result and buffer
+    /// (for a receive, the data it took before the cancel won, if any).
+    pub(crate) fn cancel_and_wait(&self, key: OpKey, waker: &Waker) -> (i32, Vec<u8>) {
+        let mut wakers = Vec::new();
+        let mut state = self.lock();
+        state.cancel(key.user_data(), &mut wakers);
+        let done = loop {
+            if let Polled::Done { result, buf } = state.table.poll(key, waker) {
+                break (result, buf);
+            }
+            state.wait(Duration::from_millis(1), &mut wakers);
+        };
+        drop(state);
+        wake_all(wakers);
+        done
+    }
+
+    /// The owner's batch point: submit what was pushed and collect what
+    /// completed (one `io_uring_enter` if anything was pushed, none
+    /// otherwise). Returns the wakers to call.
+    pub(crate) fn flush(&self, wakers: &mut Vec<Waker>) {
+        let mut state = self.lock();
+        if state.unsubmitted > 0 {
+            let _ = state.submit(wakers);
+        }
+        state.reap(wakers);
+    }
+
+    /// Collect what completed (the driver saw the ring's descriptor ready).
+    pub(crate) fn reap(&self, wakers: &mut Vec<Waker>) {
+        self.lock().reap(wakers);
+    }
+
+    /// The runtime shut down: wake every waiting task so it sees the
+    /// shutdown error.
+    pub(crate) fn wake_waiters(&self) {
+        let mut wakers = Vec::new();
+        self.lock().table.take_wakers(&mut wakers);
+        wake_all(wakers);
+    }
+}
+
+impl Drop for Ring {
+    /// Cancel everything in flight and wait (a bounded time) for the
+    /// completions, so no buffer is freed while the kernel may write it;
+    /// whatever is still out after that is leaked, never freed.
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut wakers = Vec::new();
+        let pending: Vec<u64> = state.table.in_flight_user_data().collect();
+        for user_data in pending {
+            state.cancel(user_data, &mut wakers);
+        }
+        for _ in 0..1000 {
+            if state.table.in_flight() == 0 {
+                break;
+            }
+            state.wait(Duration::from_millis(1), &mut wakers);
+        }
+        if state.table.in_flight() > 0 {
+            state.table.leak_in_flight();
+        }
+        drop(wakers);
+    }
+}
+
+impl RingState {
+    /// Push one entry, making room by submitting if the queue is full.
+    ///
+    /// # Safety
+    /// Every buffer `entry` points to stays valid until its completion.
+    unsafe fn push(&mut self, entry: &squeue::Entry, wakers: &mut Vec<Waker>) -> io::Result<()> {
+        loop {
+            // SAFETY: the caller's contract.
+            if unsafe { self.uring.submission().push(entry) }.is_ok() {
+                self.unsubmitted += 1;
+                return Ok(());
+            }
+            self.submit(wakers)?;
+        }
+    }
+
+    /// Hand every pushed entry to the kernel. `EBUSY` (completions
+    /// overflowed) is answered by reaping and trying again.
+    fn submit(&mut self, wakers: &mut Vec<Waker>) -> io::Result<()> {
+        loop {
+            match self.uring.submit() {
+                Ok(_) => {
+                    self.unsubmitted = 0;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => self.reap(wakers),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Ask the kernel to cancel the request named `user_data`, submitting
+    /// at once (with anything pushed before it: entries run in order, so
+    /// the cancel finds its target).
+    fn cancel(&mut self, user_data: u64, wakers: &mut Vec<Waker>) {
+        let entry = opcode::AsyncCancel::new(user_data)
+            .build()
+            .user_data(INTERNAL_USER_DATA);
+        // SAFETY: a cancel points at no memory.
+        let _ = unsafe { self.push(&entry, wakers) };
+        let _ = self.submit(wakers);
+        self.reap(wakers);
+    }
+
+    /// Block up to `timeout` for at least one completion, then reap.
+    fn wait(&mut self, timeout: Duration, wakers: &mut Vec<Waker>) {
+        let ts = types::Timespec::from(timeout);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        let _ = self.uring.submitter().submit_with_args(1, &args);
+        self.unsubmitted = 0;
+        self.reap(wakers);
+    }
+
+    fn reap(&mut self, wakers: &mut Vec<Waker>) {
+        loop {
+            let mut completion = self.uring.completion();
+            let mut any = false;
+            for cqe in &mut completion {
+                any = true;
+                wakers.extend(self.table.complete(cqe.user_data(), cqe.result()));
+            }
+            drop(completion);
+            if !any || !self.uring.submission().cq_overflow() {
+                return;
+            }
+            // The kernel kept completions that did not fit: have it move
+            // them into the queue, and read again.
+            let _ = self.uring.submitter().submit_and_wait(0);
+        }
+    }
+}
+
+fn wake_all(wakers: Vec<Waker>) {
+    for waker in wakers {
+        waker.wake();
+    }
+}

@@ -1,0 +1,297 @@
+//! The io_uring driver's own cases: reads through the per-worker rings on
+//! every flavour, what happens to a receive whose reader or stream goes
+//! away, readiness-based reads mixed with ring reads, rings shared across
+//! threads, back-pressure on a full submission queue, and shutdown.
+//!
+//! Every runtime here asks for `IoDriver::Uring` explicitly, so these tests
+//! fail (rather than quietly test epoll) on a machine that refuses
+//! io_uring. The rest of the suite runs on both drivers through
+//! `WEFT_IO_DRIVER` (README, "Testing").
+
+use std::time::Duration;
+use weft::io::{AsyncReadExt, AsyncWriteExt};
+use weft::net::{TcpListener, TcpStream};
+use weft::runtime::{Builder, IoDriver, Runtime};
+
+fn runtimes() -> Vec<(&'static str, Runtime)> {
+    let uring = |b: &mut Builder| b.enable_all().io_driver(IoDriver::Uring).build().unwrap();
+    vec![
+        ("current_thread", uring(&mut Builder::new_current_thread())),
+        (
+            "multi_thread(1)",
+            uring(Builder::new_multi_thread().worker_threads(1)),
+        ),
+        (
+            "multi_thread(4)",
+            uring(Builder::new_multi_thread().worker_threads(4)),
+        ),
+    ]
+}
+
+async fn pair() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (client, server) = weft::join!(TcpStream::connect(addr), listener.accept());
+    (client.unwrap(), server.unwrap().0)
+}
+
+#[test]
+fn the_runtime_reports_the_uring_driver_and_echoes_through_it() {
+    for (name, rt) in runtimes() {
+        assert_eq!(rt.metrics().io_driver(), Some(IoDriver::Uring), "{name}");
+        rt.block_on(async {
+            let (mut client, server) = pair().await;
+            let echo = weft::spawn(async move {
+                let (mut r, mut w) = server.into_split();
+                weft::io::copy(&mut r, &mut w).await.unwrap()
+            });
+            let payload: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+            let (mut rd, mut wr) = client.split();
+            let (sent, back) = weft::join!(
+                async {
+                    wr.write_all(&payload).await.unwrap();
+                    wr.shutdown().await.unwrap();
+                },
+                async {
+                    let mut back = Vec::new();
+                    rd.read_to_end(&mut back).await.unwrap();
+                    back
+                }
+            );
+            let () = sent;
+            assert!(back == payload, "{name}: echoed bytes differ");
+            assert_eq!(echo.await.unwrap(), payload.len() as u64, "{name}");
+            let _ = client.shutdown().await;
+        });
+    }
+}
+
+/// A read given up mid-flight (a `select!` timeout) loses nothing: the
+/// receive belongs to the stream, and its bytes come back, in order, from
+/// the next read, whether that is a ring read, `try_read`, or `peek`.
+#[test]
+fn a_cancelled_read_loses_no_bytes_whichever_way_the_next_read_goes() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            for next_read in ["read", "try_read", "peek"] {
+                let (mut client, mut server) = pair().await;
+                let mut buf = [0u8; 64];
+                weft::select! {
+                    _ = server.read(&mut buf) => panic!("{name}: nothing was sent yet"),
+                    _ = weft::time::sleep(Duration::from_millis(20)) => {}
+                }
+                client.write_all(b"first").await.unwrap();
+                // Let the abandoned receive complete into the stream.
+                weft::time::sleep(Duration::from_millis(20)).await;
+                client.write_all(b"-second").await.unwrap();
+                let mut got = Vec::new();
+                while got.len() < 12 {
+                    let n = match next_read {
+                        "read" => server.read(&mut buf).await.unwrap(),
+                        "try_read" => {
+                            server.readable().await.unwrap();
+                            match server.try_read(&mut buf) {
+                                Ok(n) => n,
+                                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                                Err(e) => panic!("{name}: {e}"),
+                            }
+                        }
+                        _ => {
+                            let n = server.peek(&mut buf).await.unwrap();
+                            // A peek does not consume: read what it saw.
+                            let mut again = vec![0u8; n];
+                            server.read_exact(&mut again).await.unwrap();
+                            assert_eq!(&again[..], &buf[..n], "{name}: peek then read differ");
+                            n
+                        }
+                    };
+                    assert!(n > 0, "{name}/{next_read}: unexpected EOF");
+                    got.extend_from_slice(&buf[..n]);
+                }
+                assert_eq!(&got[..], b"first-second", "{name}/{next_read}");
+            }
+        });
+    }
+}
+
+/// A receive brought more than the next reader's buffer holds: the rest is
+/// served by the following reads, in order.
+#[test]
+fn a_smaller_next_buffer_gets_the_rest_in_order() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (mut client, mut server) = pair().await;
+            let mut big = [0u8; 4096];
+            // Start a receive for up to 4 KiB, then abandon the reader.
+            weft::select! {
+                _ = server.read(&mut big) => panic!("{name}: nothing was sent yet"),
+                _ = weft::time::sleep(Duration::from_millis(10)) => {}
+            }
+            let payload: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+            client.write_all(&payload).await.unwrap();
+            let mut got = Vec::new();
+            let mut small = [0u8; 7];
+            while got.len() < payload.len() {
+                let n = server.read(&mut small).await.unwrap();
+                assert!(n > 0 && n <= 7, "{name}: read {n}");
+                got.extend_from_slice(&small[..n]);
+            }
+            assert!(got == payload, "{name}: bytes out of order");
+        });
+    }
+}
+
+/// A stream dropped with a receive in flight: its descriptor number is
+/// reused at once by a new socket, whose bytes must all reach the new
+/// socket's reader (the old receive was cancelled before the close).
+#[test]
+fn a_dropped_stream_with_a_receive_in_flight_does_not_steal_from_its_successor() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            for round in 0..50 {
+                let (client, mut server) = pair().await;
+                let mut buf = [0u8; 16];
+                weft::select! {
+                    _ = server.read(&mut buf) => panic!("{name}: nothing was sent yet"),
+                    _ = weft::task::yield_now() => {}
+                }
+                drop(server);
+                drop(client);
+                let (mut c2, mut s2) = pair().await;
+                c2.write_all(b"for the successor").await.unwrap();
+                let mut got = [0u8; 17];
+                s2.read_exact(&mut got).await.unwrap();
+                assert_eq!(&got, b"for the successor", "{name}, round {round}");
+            }
+        });
+    }
+}
+
+/// An op started on the shared ring (from `block_on`'s thread, which is no
+/// worker) and finished from a worker: the op stays on its ring, and the
+/// worker polls it there.
+#[test]
+fn a_read_started_off_the_workers_finishes_on_a_worker() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .io_driver(IoDriver::Uring)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (mut client, mut server) = pair().await;
+        let mut buf = [0u8; 32];
+        weft::select! {
+            _ = server.read(&mut buf) => panic!("nothing was sent yet"),
+            _ = weft::time::sleep(Duration::from_millis(10)) => {}
+        }
+        let reader = weft::spawn(async move {
+            assert!(weft::runtime::worker_index().is_some());
+            let mut got = [0u8; 5];
+            server.read_exact(&mut got).await.unwrap();
+            got
+        });
+        weft::time::sleep(Duration::from_millis(10)).await;
+        client.write_all(b"hello").await.unwrap();
+        assert_eq!(&reader.await.unwrap(), b"hello");
+    });
+}
+
+/// More receives in flight than a ring's submission queue holds (256), all
+/// started from one worker between two flushes: the queue is submitted to
+/// make room, and every connection gets its bytes.
+#[test]
+fn more_receives_than_the_submission_queue_holds_all_complete() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            const CONNS: usize = 600;
+            let server = weft::spawn(async move {
+                let mut readers = Vec::new();
+                for _ in 0..CONNS {
+                    let (mut s, _) = listener.accept().await.unwrap();
+                    readers.push(weft::spawn(async move {
+                        let mut b = [0u8; 8];
+                        s.read_exact(&mut b).await.unwrap();
+                        u64::from_le_bytes(b)
+                    }));
+                }
+                let mut sum = 0;
+                for r in readers {
+                    sum += r.await.unwrap();
+                }
+                sum
+            });
+            let mut clients = Vec::new();
+            for _ in 0..CONNS {
+                clients.push(TcpStream::connect(addr).await.unwrap());
+            }
+            // Give every reader time to start its receive.
+            weft::time::sleep(Duration::from_millis(50)).await;
+            for (i, c) in clients.iter_mut().enumerate() {
+                c.write_all(&(i as u64).to_le_bytes()).await.unwrap();
+            }
+            let expected: u64 = (0..CONNS as u64).sum();
+            assert_eq!(server.await.unwrap(), expected, "{name}");
+        });
+    }
+}
+
+/// A stream that outlives its runtime: a read then fails with the shutdown
+/// error instead of waiting for a completion forever.
+#[test]
+fn a_read_after_the_runtime_is_gone_is_the_shutdown_error() {
+    for (name, rt) in runtimes() {
+        let (client, mut server) = rt.block_on(async {
+            let (client, mut server) = pair().await;
+            let mut buf = [0u8; 8];
+            weft::select! {
+                _ = server.read(&mut buf) => panic!("{name}: nothing was sent yet"),
+                _ = weft::time::sleep(Duration::from_millis(10)) => {}
+            }
+            (client, server)
+        });
+        drop(rt);
+        let other = Builder::new_current_thread().enable_all().build().unwrap();
+        let err = other
+            .block_on(async { server.read(&mut [0u8; 8]).await })
+            .unwrap_err();
+        assert!(weft::runtime::is_rt_shutdown_err(&err), "{name}: {err}");
+        drop(client);
+    }
+}
+
+/// End of stream and a reset peer come through the ring as they do through
+/// epoll: 0, then `ConnectionReset`.
+#[test]
+fn eof_and_reset_through_the_ring() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (mut client, mut server) = pair().await;
+            client.write_all(b"bye").await.unwrap();
+            client.shutdown().await.unwrap();
+            let mut got = Vec::new();
+            server.read_to_end(&mut got).await.unwrap();
+            assert_eq!(&got, b"bye", "{name}");
+
+            let (client, mut server) = pair().await;
+            client.set_zero_linger().unwrap();
+            drop(client);
+            let err = server.read(&mut [0u8; 8]).await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{name}");
+        });
+    }
+}
+
+/// `Auto` (asked for explicitly, so `WEFT_IO_DRIVER` does not decide)
+/// picks io_uring on a kernel that allows it, as this suite's machines do.
+#[test]
+fn auto_picks_uring_where_the_kernel_allows_it() {
+    let rt = Builder::new_current_thread()
+        .enable_all()
+        .io_driver(IoDriver::Auto)
+        .build()
+        .unwrap();
+    assert_eq!(rt.metrics().io_driver(), Some(IoDriver::Uring));
+}
