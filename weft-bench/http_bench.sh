@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# HTTP hello-world throughput: hyper on weft vs hyper on Tokio (same handler,
+# HTTP hello-world throughput and server CPU per request: hyper on weft
+# (io_uring driver, then epoll driver, the same binary with WEFT_IO_DRIVER)
+# vs hyper on Tokio (same handler,
 # same hyper settings: weft-bench/src/http_hello.rs), with two references:
 # Go's net/http when `go` is on PATH, and `hello_http_raw`, a runtime-free
 # mio loop writing a canned response (the most wrk can measure here: no real
@@ -8,7 +10,10 @@
 # Each server is pinned to one core (taskset -c $SERVER_CPU) and runs
 # $WORKERS worker thread(s); wrk runs on another core (taskset -c
 # $CLIENT_CPU). The servers are run interleaved, $ROUNDS rounds each, and the
-# table reports the medians.
+# table reports the medians. CPU/req is the server's utime+stime
+# (/proc/PID/stat) over the measured run divided by the requests wrk
+# counted: with wrk saturating its own core first (BENCHMARKS.md), this is
+# the number that compares servers.
 #
 #   weft-bench/http_bench.sh                 # 3 rounds of 10 s
 #   DURATION=5 weft-bench/http_bench.sh      # a faster trial
@@ -52,14 +57,16 @@ cargo build --release -p weft-bench --bin hello_http_weft --bin hello_http_tokio
   --bin hello_http_raw >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-names=(weft tokio raw)
-bins=("$target_dir/release/hello_http_weft" "$target_dir/release/hello_http_tokio"
-  "$target_dir/release/hello_http_raw")
+names=(weft-uring weft-epoll tokio raw)
+bins=("$target_dir/release/hello_http_weft" "$target_dir/release/hello_http_weft"
+  "$target_dir/release/hello_http_tokio" "$target_dir/release/hello_http_raw")
+drivers=(uring epoll "" "")
 if command -v go >/dev/null 2>&1; then
   step "building the Go reference ($(go version))"
   go build -o "$target_dir/release/hello_http_go" weft-bench/go/hello.go
   names+=(go)
   bins+=("$target_dir/release/hello_http_go")
+  drivers+=("")
 else
   step "go not on PATH: no Go reference line"
 fi
@@ -93,9 +100,11 @@ trap cleanup EXIT
 
 # One measured run: start the server pinned, warm up, run wrk, stop it.
 # Appends "name rps p50_us p90_us p99_us" to $results.
+hz=$(getconf CLK_TCK)
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 run_one() {
-  local name=$1 bin=$2 port=$3 out
-  PORT=$port WORKERS=$WORKERS GOMAXPROCS=$WORKERS \
+  local name=$1 bin=$2 port=$3 driver=$4 out
+  PORT=$port WORKERS=$WORKERS GOMAXPROCS=$WORKERS WEFT_IO_DRIVER=$driver \
     taskset -c "$SERVER_CPU" "$bin" >/dev/null 2>&1 &
   server_pid=$!
   if ! wait_for_port "$port"; then
@@ -106,27 +115,32 @@ run_one() {
   if [ "$WARMUP" != 0 ]; then
     taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"$WARMUP" "$url" >/dev/null
   fi
+  local t0 t1
+  t0=$(ticks "$server_pid")
   out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"$DURATION" --latency "$url")
+  t1=$(ticks "$server_pid")
   kill "$server_pid"
   wait "$server_pid" 2>/dev/null || true
   server_pid=
 
-  local rps p50 p90 p99 errors
+  local rps p50 p90 p99 errors requests cpu
   rps=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")
+  requests=$(awk '/requests in/ { print $1 }' <<<"$out")
+  cpu=$(awk -v d=$((t1 - t0)) -v hz="$hz" -v n="$requests" 'BEGIN { printf "%.3f", d / hz * 1e6 / n }')
   p50=$(to_us "$(awk '$1 == "50%" { print $2 }' <<<"$out")")
   p90=$(to_us "$(awk '$1 == "90%" { print $2 }' <<<"$out")")
   p99=$(to_us "$(awk '$1 == "99%" { print $2 }' <<<"$out")")
   errors=$(grep -E 'Socket errors|Non-2xx' <<<"$out" || true)
   if [ -n "$errors" ]; then echo "  $name: $errors" >&2; fi
-  printf '  %-6s round %s: %10.0f req/s  p50 %8.1fus  p90 %8.1fus  p99 %8.1fus\n' \
-    "$name" "$round" "$rps" "$p50" "$p90" "$p99" >&2
-  echo "$name $rps $p50 $p90 $p99" >>"$results"
+  printf '  %-10s round %s: %10.0f req/s  p50 %8.1fus  p90 %8.1fus  p99 %8.1fus  CPU/req %7.3fus\n' \
+    "$name" "$round" "$rps" "$p50" "$p90" "$p99" "$cpu" >&2
+  echo "$name $rps $p50 $p90 $p99 $cpu" >>"$results"
 }
 
 step "wrk -t1 -c$CONNS -d${DURATION}s, $ROUNDS rounds, servers on CPU $SERVER_CPU with $WORKERS worker(s), wrk on CPU $CLIENT_CPU"
 for round in $(seq 1 "$ROUNDS"); do
   for i in "${!names[@]}"; do
-    run_one "${names[$i]}" "${bins[$i]}" $((PORT + i))
+    run_one "${names[$i]}" "${bins[$i]}" $((PORT + i)) "${drivers[$i]}"
   done
 done
 
@@ -136,21 +150,25 @@ col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$results" | median; }
 fmt_us() { awk -v v="$1" 'BEGIN { if (v >= 1000) printf "%.2f ms", v / 1000; else printf "%.0f us", v }'; }
 
 tokio_rps=$(col tokio 2)
+tokio_cpu=$(col tokio 6)
 echo
 echo "HTTP/1 hello world, wrk -t1 -c$CONNS -d${DURATION}s, median of $ROUNDS, $WORKERS worker(s) pinned to 1 core"
 echo
-echo "| server | req/s (median) | p50 | p90 | p99 | vs Tokio |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| server | req/s (median) | p50 | p90 | p99 | vs Tokio | server CPU/req | Tokio CPU/req ÷ this |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for name in "${names[@]}"; do
   rps=$(col "$name" 2)
   label=$name
   case $name in
-    weft) label="weft + hyper" ;;
+    weft-uring) label="weft + hyper (io_uring driver)" ;;
+    weft-epoll) label="weft + hyper (epoll driver)" ;;
     tokio) label="Tokio + hyper" ;;
     go) label="Go net/http (reference)" ;;
     raw) label="raw mio loop, canned response (ceiling)" ;;
   esac
-  printf '| %s | %.0f | %s | %s | %s | %.2f |\n' "$label" "$rps" \
+  cpu=$(col "$name" 6)
+  printf '| %s | %.0f | %s | %s | %s | %.2f | %.2f µs | %.2f |\n' "$label" "$rps" \
     "$(fmt_us "$(col "$name" 3)")" "$(fmt_us "$(col "$name" 4)")" \
-    "$(fmt_us "$(col "$name" 5)")" "$(awk -v a="$rps" -v b="$tokio_rps" 'BEGIN { print a / b }')"
+    "$(fmt_us "$(col "$name" 5)")" "$(awk -v a="$rps" -v b="$tokio_rps" 'BEGIN { print a / b }')" \
+    "$cpu" "$(awk -v a="$tokio_cpu" -v b="$cpu" 'BEGIN { print a / b }')"
 done
