@@ -54,12 +54,11 @@ macro_rules! hyper_socket {
             }
 
             fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                // Writes go straight to the kernel.
-                Poll::Ready(Ok(()))
+                SplitStream::poll_flush_writes(&*self)
             }
 
-            fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                Poll::Ready(SplitStream::shutdown_write(&*self))
+            fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                SplitStream::poll_shutdown_write(&*self, cx)
             }
         }
     };

@@ -23,11 +23,18 @@
 //! flight is abandoned before the socket is closed (drop) or handed back
 //! (`into_inner`, which settles: leftover bytes are then lost, so hand a
 //! stream back only between reads).
+//!
+//! Writes on such a stream copy into a send through the ring and return
+//! at once (`runtime/io/uring/send.rs` says what that changes: errors come
+//! on the next operation, `poll_flush` does not wait, `poll_shutdown`
+//! does). Readiness-based writes see `WouldBlock` while a send is in
+//! flight, and `writable()` waits for it. A dropped stream's send still
+//! goes out, finished by the ring.
 
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
-use crate::runtime::io::uring::UringRead;
+use crate::runtime::io::uring::{Rings, UringRead, UringWrite};
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::ops::Deref;
@@ -37,9 +44,16 @@ use std::task::{ready, Context, Poll};
 pub(crate) struct PollEvented<E: mio::event::Source> {
     io: Option<E>,
     registration: Registration,
-    /// Reads through io_uring (a stream socket on a runtime with rings).
-    /// (Boxed: most resources have none, and stay small.)
-    uring: Option<Box<UringRead>>,
+    /// Reads and writes through io_uring (a stream socket on a runtime
+    /// with rings). Boxed: most resources have none, and stay small.
+    uring: Option<Box<UringStream>>,
+}
+
+struct UringStream {
+    read: UringRead,
+    write: UringWrite,
+    /// The socket's descriptor, for the ring's operations.
+    fd: std::os::fd::RawFd,
 }
 
 /// The most one read(2)/write(2) moves on Linux (`MAX_RW_COUNT`), and the
@@ -73,19 +87,54 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// A stream socket (TCP, Unix): registered for reads and writes, and
     /// reading through io_uring when the runtime's driver has rings.
     #[track_caller]
-    pub(crate) fn new_stream(io: E) -> io::Result<Self> {
+    pub(crate) fn new_stream(io: E) -> io::Result<Self>
+    where
+        E: AsRawFd,
+    {
+        let fd = io.as_raw_fd();
         let mut this = Self::new(io)?;
         if this.registration.rings().is_some() {
-            this.uring = Some(Box::default());
+            this.uring = Some(Box::new(UringStream {
+                read: UringRead::default(),
+                write: UringWrite::default(),
+                fd,
+            }));
         }
         Ok(this)
+    }
+
+    fn ring_io(&self) -> Option<(&UringStream, &Rings)> {
+        Some((self.uring.as_deref()?, self.registration.rings()?))
+    }
+
+    /// `AsyncWrite::poll_shutdown` of a stream: the ring's sends first, so
+    /// the peer's end-of-stream comes after every byte written.
+    pub(crate) fn poll_shutdown_write(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>
+    where
+        E: AsRawFd,
+    {
+        ready!(self.poll_writes_drained(cx));
+        ready!(self.poll_flush())?;
+        Poll::Ready(shutdown_fd(self.io().as_raw_fd()))
+    }
+
+    /// Shut the write direction down now, or (a ring send in flight, from
+    /// a dropped owned write half) have the ring do it after the send.
+    pub(crate) fn shutdown_write_now(&self) -> io::Result<()>
+    where
+        E: AsRawFd,
+    {
+        if self.shutdown_write_after_sends() {
+            return Ok(());
+        }
+        shutdown_fd(self.io().as_raw_fd())
     }
 
     /// Before a readiness-based read: end any receive in flight through the
     /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover).
     pub(crate) fn settle_read(&self) {
-        if let (Some(uring), Some(rings)) = (&self.uring, self.registration.rings()) {
-            uring.settle(rings);
+        if let Some((uring, rings)) = self.ring_io() {
+            uring.read.settle(rings);
         }
     }
 
@@ -97,18 +146,59 @@ impl<E: mio::event::Source> PollEvented<E> {
         consume: bool,
         f: impl FnOnce(&[u8]) -> usize,
     ) -> Option<usize> {
-        self.uring.as_ref()?.with_leftover(consume, f)
+        self.uring.as_ref()?.read.with_leftover(consume, f)
     }
 
     /// Whether leftover bytes wait (the stream counts as readable).
     pub(crate) fn has_leftover(&self) -> bool {
-        self.uring.as_ref().is_some_and(|u| u.has_leftover())
+        self.uring.as_ref().is_some_and(|u| u.read.has_leftover())
     }
 
-    fn abandon_ring_read(&self) {
-        if let (Some(uring), Some(rings)) = (&self.uring, self.registration.rings()) {
-            uring.abandon(rings);
+    /// Before the socket closes (or is handed back): give up the receive
+    /// in flight and let the send in flight finish on its own.
+    fn abandon_ring_ops(&self) {
+        if let Some((uring, rings)) = self.ring_io() {
+            uring.read.abandon(rings);
+            let _ = uring.write.abandon(rings, uring.fd, false);
         }
+    }
+
+    /// Whether a readiness-based write may go to the socket now (no ring
+    /// send in flight, which would then be overtaken).
+    pub(crate) fn writes_idle(&self) -> bool {
+        self.ring_io()
+            .is_none_or(|(uring, rings)| uring.write.is_idle(rings))
+    }
+
+    /// `AsyncWrite::poll_flush`: nothing to wait for; a ring send's error
+    /// is reported here if one is known.
+    pub(crate) fn poll_flush(&self) -> Poll<io::Result<()>> {
+        match self.ring_io() {
+            Some((uring, rings)) => uring.write.poll_flush(rings),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    /// Wait until the ring has sent everything written (before a shutdown,
+    /// or a readiness wait for writability); a send's error is left for
+    /// the next write, flush or shutdown.
+    pub(crate) fn poll_writes_drained(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some((uring, rings)) = self.ring_io() else {
+            return Poll::Ready(());
+        };
+        let io = self.registration.io_handle();
+        uring
+            .write
+            .poll_drained(rings, io.current_ring(rings), uring.fd, cx)
+    }
+
+    /// Shut the write direction down without waiting (an owned write half
+    /// dropped): if a ring send is in flight, the ring does it after the
+    /// send's last byte.
+    /// Returns false when nothing was in flight: the caller shuts down.
+    fn shutdown_write_after_sends(&self) -> bool {
+        self.ring_io()
+            .is_some_and(|(uring, rings)| uring.write.abandon(rings, uring.fd, true))
     }
 
     pub(crate) fn registration(&self) -> &Registration {
@@ -118,7 +208,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// Deregister and hand the source back.
     pub(crate) fn into_inner(mut self) -> io::Result<E> {
         self.settle_read();
-        self.abandon_ring_read();
+        self.abandon_ring_ops();
         let mut io = self.io.take().expect("source present until drop");
         self.registration.deregister(&mut io)?;
         Ok(io)
@@ -137,11 +227,13 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = self.io().as_raw_fd();
-        if let (Some(uring), Some(rings)) = (&self.uring, self.registration.rings()) {
+        if let Some((uring, rings)) = self.ring_io() {
             let restore = ready!(crate::coop::poll_proceed(cx));
             let io = self.registration.io_handle();
             let ring = io.current_ring(rings);
-            let n = ready!(uring.poll_read(rings, ring, io.is_shutdown(), fd, cx, buf))?;
+            let n = ready!(uring
+                .read
+                .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf))?;
             restore.made_progress();
             return Poll::Ready(Ok(n));
         }
@@ -197,6 +289,9 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Write,
     {
+        if self.ring_io().is_some() {
+            return self.poll_ring_write(cx, &[io::IoSlice::new(buf)]);
+        }
         let len = buf.len().min(MAX_RW_COUNT);
         self.poll_stream(cx, Direction::Write, len, || (&mut self.io()).write(buf))
     }
@@ -209,6 +304,9 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         &'a E: Write,
     {
+        if self.ring_io().is_some() {
+            return self.poll_ring_write(cx, bufs);
+        }
         // std's `write_vectored` passes at most IOV_MAX buffers to writev(2):
         // only those count towards "the write came back short".
         let len = bufs
@@ -221,9 +319,42 @@ impl<E: mio::event::Source> PollEvented<E> {
         })
     }
 
+    /// A write through the ring (send.rs), spending budget like the
+    /// readiness path.
+    fn poll_ring_write(
+        &self,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let (uring, rings) = self.ring_io().expect("checked by the caller");
+        let restore = ready!(crate::coop::poll_proceed(cx));
+        let io = self.registration.io_handle();
+        let fd = uring.fd;
+        let ring = io.current_ring(rings);
+        let n = ready!(uring
+            .write
+            .poll_write(rings, ring, io.is_shutdown(), fd, cx, bufs))?;
+        restore.made_progress();
+        Poll::Ready(Ok(n))
+    }
+
     fn io(&self) -> &E {
         self.io.as_ref().expect("source present until drop")
     }
+}
+
+/// `shutdown(fd, SHUT_WR)`, with "not connected" (already shut down, or
+/// the peer is gone) counted as success: the write side is closed either
+/// way.
+fn shutdown_fd(fd: std::os::fd::RawFd) -> io::Result<()> {
+    // SAFETY: `fd` is an open socket its resource owns.
+    if unsafe { libc::shutdown(fd, libc::SHUT_WR) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::NotConnected {
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 impl<E: mio::event::Source> Deref for PollEvented<E> {
@@ -237,7 +368,7 @@ impl<E: mio::event::Source> Drop for PollEvented<E> {
     fn drop(&mut self) {
         // Before the socket closes: a receive pushed but not submitted must
         // not reach the kernel against a reused descriptor number.
-        self.abandon_ring_read();
+        self.abandon_ring_ops();
         if let Some(mut io) = self.io.take() {
             // Deregistering can only fail if the descriptor is already
             // gone; the slot is freed either way.

@@ -40,8 +40,15 @@ pub trait SplitStream: ReadUninit {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>>;
-    /// Shut down the write direction (already closed counts as success).
+    /// Shut down the write direction now (already closed counts as
+    /// success); with io_uring sends in flight, after them (a dropped
+    /// owned write half).
     fn shutdown_write(&self) -> io::Result<()>;
+    /// `AsyncWrite::poll_flush`: nothing buffered to wait for, but a ring
+    /// send's late error is reported here.
+    fn poll_flush_writes(&self) -> Poll<io::Result<()>>;
+    /// `AsyncWrite::poll_shutdown`: every byte written goes out first.
+    fn poll_shutdown_write(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
 }
 
 /// The read half of a stream's `split`: borrows the stream.
@@ -363,14 +370,14 @@ macro_rules! write_impl {
             }
 
             fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                // Writes go straight to the kernel: nothing to flush.
-                Poll::Ready(Ok(()))
+                let $stream = &*self;
+                $get.poll_flush_writes()
             }
 
             /// Shuts down the write direction (the peer reads EOF).
-            fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 let $stream = &*self;
-                Poll::Ready($get.shutdown_write())
+                $get.poll_shutdown_write(cx)
             }
         }
     };
@@ -378,16 +385,6 @@ macro_rules! write_impl {
 
 write_impl!(WriteHalf<'_, S>, half => half.0);
 write_impl!(OwnedWriteHalf<S>, half => half.inner);
-
-/// The result of `shutdown(Write)`, with "not connected" (already shut down,
-/// or the peer is gone) counted as success: the write side is closed either
-/// way.
-pub(crate) fn shutdown_write(result: io::Result<()>) -> io::Result<()> {
-    match result {
-        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
-        other => other,
-    }
-}
 
 /// The impls a stream socket type with an `io: PollEvented<_>` field shares:
 /// [`SplitStream`] (so the halves work on it), `AsyncRead` and
@@ -466,7 +463,18 @@ macro_rules! stream_socket_impls {
             }
 
             fn shutdown_write(&self) -> ::std::io::Result<()> {
-                $crate::net::halves::shutdown_write(self.io.shutdown(::std::net::Shutdown::Write))
+                self.io.shutdown_write_now()
+            }
+
+            fn poll_flush_writes(&self) -> ::std::task::Poll<::std::io::Result<()>> {
+                self.io.poll_flush()
+            }
+
+            fn poll_shutdown_write(
+                &self,
+                cx: &mut ::std::task::Context<'_>,
+            ) -> ::std::task::Poll<::std::io::Result<()>> {
+                self.io.poll_shutdown_write(cx)
             }
         }
 
@@ -505,16 +513,16 @@ macro_rules! stream_socket_impls {
                 self: ::std::pin::Pin<&mut Self>,
                 _cx: &mut ::std::task::Context<'_>,
             ) -> ::std::task::Poll<::std::io::Result<()>> {
-                // Writes go straight to the kernel: nothing to flush.
-                ::std::task::Poll::Ready(Ok(()))
+                self.io.poll_flush()
             }
 
-            /// Shuts down the write direction (the peer reads EOF).
+            /// Shuts down the write direction (the peer reads EOF) once
+            /// every byte written is out.
             fn poll_shutdown(
                 self: ::std::pin::Pin<&mut Self>,
-                _cx: &mut ::std::task::Context<'_>,
+                cx: &mut ::std::task::Context<'_>,
             ) -> ::std::task::Poll<::std::io::Result<()>> {
-                ::std::task::Poll::Ready($crate::net::halves::SplitStream::shutdown_write(&*self))
+                self.io.poll_shutdown_write(cx)
             }
         }
     };

@@ -25,6 +25,10 @@ macro_rules! readiness_methods {
                     return Ok(crate::io::Ready::READABLE);
                 }
             }
+            if interest.is_writable() {
+                // io_uring streams: writable once the send in flight ended.
+                std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
+            }
             Ok(self.io.registration().readiness(interest).await?.ready)
         }
 
@@ -48,6 +52,9 @@ macro_rules! readiness_methods {
             if interest.is_readable() {
                 self.io.settle_read();
             }
+            if interest.is_writable() && !self.io.writes_idle() {
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
             self.io.registration().try_io(interest, f)
         }
 
@@ -60,6 +67,9 @@ macro_rules! readiness_methods {
         ) -> std::io::Result<R> {
             if interest.is_readable() {
                 self.io.settle_read();
+            }
+            if interest.is_writable() {
+                std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
             }
             self.io.registration().async_io(interest, f).await
         }
@@ -141,6 +151,7 @@ macro_rules! stream_methods {
             &self,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::ready!(self.io.poll_writes_drained(cx));
             self.io.registration().poll_write_ready(cx).map_ok(drop)
         }
 
@@ -208,6 +219,9 @@ macro_rules! stream_methods {
         /// full.
         pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
             use std::io::Write as _;
+            if !self.io.writes_idle() {
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
             self.io
                 .registration()
                 .try_io(crate::io::Interest::WRITABLE, || (&*self.io).write(buf))
@@ -216,6 +230,9 @@ macro_rules! stream_methods {
         /// Vectored [`try_write`](Self::try_write).
         pub fn try_write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
             use std::io::Write as _;
+            if !self.io.writes_idle() {
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
             self.io
                 .registration()
                 .try_io(crate::io::Interest::WRITABLE, || {
@@ -250,6 +267,7 @@ macro_rules! datagram_methods {
             &self,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::ready!(self.io.poll_writes_drained(cx));
             self.io.registration().poll_write_ready(cx).map_ok(drop)
         }
 

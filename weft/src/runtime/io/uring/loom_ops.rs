@@ -2,7 +2,7 @@
 //! ring's completions against the op's owner polling, abandoning, or
 //! cancelling it, each under the ring's mutex as `Ring` does.
 
-use super::ops::{Abandoned, OpTable, Polled};
+use super::ops::{Abandoned, Completed, OpTable, Polled};
 use crate::loom::{lock, thread, Arc, AtomicBool, Mutex, Ordering};
 use std::task::{Wake, Waker};
 
@@ -25,8 +25,8 @@ fn loom_completion_and_poll_never_lose_the_result() {
         let reaper = {
             let table = table.clone();
             thread::spawn(move || {
-                let waker = lock(&table).complete(key.user_data(), 5);
-                if let Some(w) = waker {
+                let completed = lock(&table).complete(key.user_data(), 5);
+                if let Completed::Wake(Some(w)) = completed {
                     w.wake();
                 }
             })
@@ -66,10 +66,11 @@ fn loom_abandon_and_completion_free_the_slot_once() {
         let reaper = {
             let table = table.clone();
             thread::spawn(move || {
-                assert!(lock(&table).complete(key.user_data(), 3).is_none());
+                let completed = lock(&table).complete(key.user_data(), 3);
+                assert!(matches!(completed, Completed::Wake(None)));
             })
         };
-        let abandoned = lock(&table).abandon(key);
+        let (abandoned, _) = lock(&table).abandon(key, None);
         {
             let table = lock(&table);
             if abandoned == Abandoned::CancelInKernel {

@@ -31,12 +31,14 @@
 pub(crate) mod ops;
 mod recv;
 mod ring;
+mod send;
 
 #[cfg(all(test, loom))]
 mod loom_ops;
 
 pub(crate) use self::recv::UringRead;
 pub(crate) use self::ring::Ring;
+pub(crate) use self::send::UringWrite;
 
 use std::fmt;
 use std::io;

@@ -23,6 +23,16 @@
 
 use std::task::Waker;
 
+/// Whether an orphaned send that completed with `result`, having started
+/// at `from` of a `len`-byte buffer, has more to send: a short send, or
+/// one the kernel interrupted.
+fn continues(result: i32, from: usize, len: usize) -> bool {
+    match usize::try_from(result) {
+        Ok(n) => n > 0 && from + n < len,
+        Err(_) => matches!(-result, libc::ECANCELED | libc::EINTR | libc::EAGAIN),
+    }
+}
+
 /// `user_data` of requests that name no slot (the ring's cancels).
 pub(crate) const INTERNAL_USER_DATA: u64 = u64::MAX;
 
@@ -52,6 +62,9 @@ pub(crate) struct OpTable {
     free: Vec<u32>,
     /// Slots whose completion has not arrived yet (`InFlight`, `Orphaned`).
     in_flight: usize,
+    /// The ring is being torn down: orphaned sends end at their next
+    /// completion instead of continuing.
+    closing: bool,
 }
 
 struct Slot {
@@ -71,10 +84,41 @@ enum State {
         result: i32,
         buf: Vec<u8>,
     },
-    /// The owner is gone; the buffer waits for the completion.
+    /// The owner is gone; the buffer waits for the completion. An
+    /// orphaned send carries on to its last byte (`send`).
     Orphaned {
         buf: Vec<u8>,
+        send: Option<OrphanSend>,
     },
+}
+
+/// A send whose stream was dropped (or whose write half was), finished by
+/// the ring on the stream's behalf: the table owns `fd` (a duplicate of
+/// the socket), continues short sends from `from`, then shuts the write
+/// direction down if asked and closes `fd`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OrphanSend {
+    pub(crate) fd: std::os::fd::RawFd,
+    pub(crate) from: usize,
+    pub(crate) shutdown: bool,
+}
+
+/// What the ring must do after [`OpTable::complete`].
+#[must_use]
+#[derive(Debug)]
+pub(crate) enum Completed {
+    /// Wake the owner (if it left a waker).
+    Wake(Option<Waker>),
+    /// An orphaned send went out short: push a send of `len` bytes at
+    /// `ptr` (inside the slot's buffer) on `fd`, named `key` again.
+    Resend {
+        key: OpKey,
+        fd: std::os::fd::RawFd,
+        ptr: *const u8,
+        len: usize,
+    },
+    /// An orphaned send is over: shut down (if asked) and close `fd`.
+    Finished(OrphanSend),
 }
 
 /// What [`OpTable::poll`] found.
@@ -94,9 +138,12 @@ pub(crate) enum Polled {
 pub(crate) enum Abandoned {
     /// It had completed: the slot is free and nothing is left to do.
     Freed,
-    /// Still in the kernel: submit a cancel for it; the slot frees itself
-    /// when the completion comes.
+    /// Still in the kernel: submit a cancel for it (or, for a send, let
+    /// it finish); the slot frees itself when the completion comes.
     CancelInKernel,
+    /// A send that had completed untaken: pass this result to
+    /// [`OpTable::complete`] and do what it says.
+    Replay(i32),
 }
 
 impl OpTable {
@@ -183,54 +230,110 @@ impl OpTable {
         }
     }
 
-    /// The owner gives the operation up (its stream is dropped).
-    pub(crate) fn abandon(&mut self, key: OpKey) -> Abandoned {
+    /// The result if the completion arrived (the slot is then free),
+    /// without touching the stored waker.
+    pub(crate) fn try_take(&mut self, key: OpKey) -> Option<(i32, Vec<u8>)> {
+        let slot = self.slot_mut(key)?;
+        if !matches!(slot.state, State::Done { .. }) {
+            return None;
+        }
+        let State::Done { result, buf } = std::mem::replace(&mut slot.state, State::Free) else {
+            unreachable!("checked Done above")
+        };
+        self.release(key);
+        Some((result, buf))
+    }
+
+    /// The owner gives the operation up (its stream is dropped). A send
+    /// hands over `send` so the table finishes it; if the op had already
+    /// completed, `send` comes back for the caller to finish.
+    pub(crate) fn abandon(
+        &mut self,
+        key: OpKey,
+        send: Option<OrphanSend>,
+    ) -> (Abandoned, Option<OrphanSend>) {
         let Some(slot) = self.slot_mut(key) else {
-            return Abandoned::Freed;
+            return (Abandoned::Freed, send);
         };
         match std::mem::replace(&mut slot.state, State::Free) {
             State::InFlight { buf, .. } => {
-                slot.state = State::Orphaned { buf };
-                Abandoned::CancelInKernel
+                slot.state = State::Orphaned { buf, send };
+                (Abandoned::CancelInKernel, None)
+            }
+            State::Done { result, buf } if send.is_some() => {
+                // Completed but not yet taken: the table finishes it as if
+                // the completion arrived now (it may need continuing).
+                slot.state = State::Orphaned { buf, send };
+                self.in_flight += 1;
+                (Abandoned::Replay(result), None)
             }
             State::Done { .. } => {
                 self.release(key);
-                Abandoned::Freed
+                (Abandoned::Freed, send)
             }
             other => {
                 slot.state = other;
-                Abandoned::Freed
+                (Abandoned::Freed, send)
             }
         }
     }
 
-    /// A completion arrived: record it, and return the waker to call (after
-    /// the ring's lock is released).
-    pub(crate) fn complete(&mut self, user_data: u64, result: i32) -> Option<Waker> {
+    /// A completion arrived: record it, and say what the ring must do
+    /// (after its lock is released, for a waker).
+    pub(crate) fn complete(&mut self, user_data: u64, result: i32) -> Completed {
         if user_data == INTERNAL_USER_DATA {
-            return None;
+            return Completed::Wake(None);
         }
         let key = OpKey::from_user_data(user_data);
-        let slot = self.slot_mut(key)?;
+        let closing = self.closing;
+        let Some(slot) = self.slot_mut(key) else {
+            return Completed::Wake(None);
+        };
         match std::mem::replace(&mut slot.state, State::Free) {
             State::InFlight { waker, buf } => {
                 slot.state = State::Done { result, buf };
                 self.in_flight -= 1;
-                waker
+                Completed::Wake(waker)
             }
-            State::Orphaned { buf } => {
+            State::Orphaned {
+                buf,
+                send: Some(mut send),
+            } if !closing && continues(result, send.from, buf.len()) => {
+                send.from += usize::try_from(result).unwrap_or(0);
+                let rest = &buf[send.from..];
+                let (ptr, len) = (rest.as_ptr(), rest.len());
+                slot.state = State::Orphaned {
+                    buf,
+                    send: Some(send),
+                };
+                Completed::Resend {
+                    key,
+                    fd: send.fd,
+                    ptr,
+                    len,
+                }
+            }
+            State::Orphaned { buf, send } => {
                 drop(buf);
                 self.in_flight -= 1;
                 self.release(key);
-                None
+                match send {
+                    Some(send) => Completed::Finished(send),
+                    None => Completed::Wake(None),
+                }
             }
             other => {
                 // A second completion for one request: not something the
                 // ops weft submits produce (none is multishot).
                 slot.state = other;
-                None
+                Completed::Wake(None)
             }
         }
+    }
+
+    /// The ring is closing: orphaned sends stop at their next completion.
+    pub(crate) fn close(&mut self) {
+        self.closing = true;
     }
 
     /// Requests whose completion has not arrived.
@@ -269,7 +372,7 @@ impl OpTable {
     /// not freed, because the kernel may still write them.
     pub(crate) fn leak_in_flight(&mut self) {
         for slot in &mut self.slots {
-            if let State::InFlight { buf, .. } | State::Orphaned { buf } = &mut slot.state {
+            if let State::InFlight { buf, .. } | State::Orphaned { buf, .. } = &mut slot.state {
                 std::mem::forget(std::mem::take(buf));
             }
         }
@@ -287,7 +390,10 @@ mod tests {
         let key = table.insert(vec![0; 4], None);
         assert!(matches!(table.poll(key, Waker::noop()), Polled::Pending));
         // The poll left its waker: the completion hands it back to call.
-        assert!(table.complete(key.user_data(), 3).is_some());
+        assert!(matches!(
+            table.complete(key.user_data(), 3),
+            Completed::Wake(Some(_))
+        ));
         assert_eq!(table.in_flight(), 0);
         match table.poll(key, Waker::noop()) {
             Polled::Done { result, buf } => assert_eq!((result, buf.len()), (3, 4)),
@@ -297,7 +403,10 @@ mod tests {
         let next = table.insert(Vec::new(), None);
         assert_eq!(next.index, key.index);
         assert_ne!(next.generation, key.generation);
-        assert!(table.complete(key.user_data(), 9).is_none());
+        assert!(matches!(
+            table.complete(key.user_data(), 9),
+            Completed::Wake(None)
+        ));
         assert!(matches!(table.poll(next, Waker::noop()), Polled::Pending));
     }
 
@@ -305,7 +414,7 @@ mod tests {
     fn an_abandoned_op_keeps_its_buffer_until_its_completion() {
         let mut table = OpTable::default();
         let key = table.insert(vec![7; 8], None);
-        assert_eq!(table.abandon(key), Abandoned::CancelInKernel);
+        assert_eq!(table.abandon(key, None), (Abandoned::CancelInKernel, None));
         assert_eq!(table.in_flight(), 1);
         assert_eq!(
             table.in_flight_user_data().collect::<Vec<_>>(),
@@ -314,17 +423,62 @@ mod tests {
         // The slot is not reused while the kernel may write the buffer.
         let other = table.insert(Vec::new(), None);
         assert_ne!(other.index, key.index);
-        assert!(table.complete(key.user_data(), -125).is_none());
+        assert!(matches!(
+            table.complete(key.user_data(), -125),
+            Completed::Wake(None)
+        ));
         assert_eq!(table.in_flight(), 1);
         let reused = table.insert(Vec::new(), None);
         assert_eq!(reused.index, key.index);
     }
 
     #[test]
+    fn an_orphaned_send_continues_to_its_last_byte_then_hands_back_its_descriptor() {
+        let mut table = OpTable::default();
+        let key = table.insert(vec![1; 10], None);
+        let send = OrphanSend {
+            fd: 42,
+            from: 0,
+            shutdown: true,
+        };
+        assert_eq!(
+            table.abandon(key, Some(send)),
+            (Abandoned::CancelInKernel, None)
+        );
+        match table.complete(key.user_data(), 4) {
+            Completed::Resend {
+                key: k, fd, len, ..
+            } => assert_eq!((k, fd, len), (key, 42, 6)),
+            other => panic!("a short orphaned send must continue: {other:?}"),
+        }
+        // Interrupted by the kernel: the same rest again.
+        match table.complete(key.user_data(), -libc::ECANCELED) {
+            Completed::Resend { len, .. } => assert_eq!(len, 6),
+            other => panic!("{other:?}"),
+        }
+        match table.complete(key.user_data(), 6) {
+            Completed::Finished(s) => assert_eq!(s, OrphanSend { from: 4, ..send }),
+            other => panic!("a complete orphaned send must finish: {other:?}"),
+        }
+        assert_eq!(table.in_flight(), 0);
+        // While the ring closes, an orphaned send ends at once.
+        let key = table.insert(vec![1; 10], None);
+        let _ = table.abandon(key, Some(send));
+        table.close();
+        assert!(matches!(
+            table.complete(key.user_data(), 4),
+            Completed::Finished(_)
+        ));
+    }
+
+    #[test]
     fn internal_user_data_names_no_slot() {
         let mut table = OpTable::default();
         let _ = table.insert(Vec::new(), None);
-        assert!(table.complete(INTERNAL_USER_DATA, 0).is_none());
+        assert!(matches!(
+            table.complete(INTERNAL_USER_DATA, 0),
+            Completed::Wake(None)
+        ));
         assert_eq!(table.in_flight(), 1);
     }
 }

@@ -185,7 +185,7 @@ impl UringRead {
     /// socket is closed.
     pub(crate) fn abandon(&self, rings: &Rings) {
         if let Some((index, key)) = self.lock().op.take() {
-            rings.get(index).abandon(key);
+            rings.get(index).abandon(key, None);
         }
     }
 }

@@ -22,7 +22,7 @@
 //!   the kernel produces without any other thread's help; wakers are
 //!   called after it is released.
 
-use super::ops::{Abandoned, OpKey, OpTable, Polled, INTERNAL_USER_DATA};
+use super::ops::{Abandoned, Completed, OpKey, OpTable, OrphanSend, Polled, INTERNAL_USER_DATA};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -50,12 +50,29 @@ struct RingState {
 
 impl Ring {
     pub(crate) fn new() -> io::Result<Ring> {
-        let uring = IoUring::builder()
-            .setup_cqsize(CQ_ENTRIES)
-            // A forked child must not see (or scribble on) the parent's
-            // queues; it builds its own runtime.
-            .dontfork()
-            .build(SQ_ENTRIES)?;
+        let build = |coop: bool| {
+            let mut builder = IoUring::builder();
+            builder
+                .setup_cqsize(CQ_ENTRIES)
+                // A forked child must not see (or scribble on) the parent's
+                // queues; it builds its own runtime.
+                .dontfork();
+            if coop {
+                // Completions of a busy worker's receives wait for its next
+                // kernel entry (a flush, a driver poll, a timer tick)
+                // instead of an inter-processor interrupt each: 9% of a
+                // busy HTTP server's CPU went to those IPIs. A sleeping
+                // worker is still woken to post them. TASKRUN_FLAG says
+                // when such work waits (`flush` then enters for it).
+                builder.setup_coop_taskrun().setup_taskrun_flag();
+            }
+            builder.build(SQ_ENTRIES)
+        };
+        // COOP_TASKRUN is Linux 5.19; older kernels refuse the flag.
+        let uring = match build(true) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(false)?,
+            other => other?,
+        };
         Ok(Ring {
             fd: uring.as_raw_fd(),
             state: Mutex::new(RingState {
@@ -91,15 +108,49 @@ impl Ring {
         buf.reserve(len);
         let len = u32::try_from(len.min(buf.capacity())).unwrap_or(u32::MAX);
         let ptr = buf.as_mut_ptr();
+        let entry = opcode::Recv::new(types::Fd(fd), ptr, len).build();
+        // SAFETY: the entry points at `len` bytes of `buf`'s allocation,
+        // which `start` hands to the op's table slot.
+        unsafe { self.start(entry, buf, waker, submit_now) }
+    }
+
+    /// Start a `send(2)` of `buf[from..]` on `fd` (`MSG_NOSIGNAL`: a peer
+    /// that is gone is an `EPIPE` error, never a signal).
+    pub(crate) fn start_send(
+        &self,
+        fd: RawFd,
+        buf: Vec<u8>,
+        from: usize,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        let rest = &buf[from..];
+        let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
+        let entry = opcode::Send::new(types::Fd(fd), rest.as_ptr(), len)
+            .flags(libc::MSG_NOSIGNAL)
+            .build();
+        // SAFETY: as in `start_recv`: `len` bytes inside `buf`'s allocation.
+        unsafe { self.start(entry, buf, waker, submit_now) }
+    }
+
+    /// Give `buf` to a new table slot and push `entry` under its name.
+    ///
+    /// # Safety
+    /// Every byte `entry` points to lies in `buf`'s heap allocation.
+    unsafe fn start(
+        &self,
+        entry: squeue::Entry,
+        buf: Vec<u8>,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
         let mut state = self.lock();
         let key = state.table.insert(buf, Some(waker.clone()));
-        let entry = opcode::Recv::new(types::Fd(fd), ptr, len)
-            .build()
-            .user_data(key.user_data());
+        let entry = entry.user_data(key.user_data());
         let mut wakers = Vec::new();
-        // SAFETY: the entry points at `len` bytes of the buffer the table
-        // slot `key` now owns, which stays allocated until the request's
-        // completion (module invariant; ops.rs).
+        // SAFETY: the entry points into the buffer the table slot `key` now
+        // owns, which stays allocated until the request's completion
+        // (module invariant; ops.rs).
         let pushed = unsafe { state.push(&entry, &mut wakers) };
         if let Err(e) = pushed.and_then(|()| {
             if submit_now {
@@ -111,7 +162,7 @@ impl Ring {
             // The entry may still sit in the submission queue and reach
             // the kernel later: leave the buffer to the slot (orphaned, it
             // is freed by a completion if one ever comes).
-            let _ = state.table.abandon(key);
+            let _ = state.table.abandon(key, None);
             drop(state);
             wake_all(wakers);
             return Err(e);
@@ -127,13 +178,36 @@ impl Ring {
         self.lock().table.poll(key, waker)
     }
 
-    /// The op's owner gives it up: the kernel is asked to cancel it, and
-    /// its buffer is freed when its completion arrives.
-    pub(crate) fn abandon(&self, key: OpKey) {
+    /// The op's result if it completed, leaving any stored waker alone.
+    pub(crate) fn try_take(&self, key: OpKey) -> Option<(i32, Vec<u8>)> {
+        self.lock().table.try_take(key)
+    }
+
+    /// The op's owner gives it up. Everything pushed is submitted first
+    /// (the caller is about to close the descriptor the entries name). A
+    /// receive (`send: None`) is cancelled in the kernel; a send is
+    /// finished by the ring on `send`'s duplicate descriptor (ops.rs,
+    /// `OrphanSend`), as the kernel's own buffer would send its bytes after
+    /// a close. Either way the buffer is freed when the last completion
+    /// arrives.
+    pub(crate) fn abandon(&self, key: OpKey, send: Option<OrphanSend>) {
         let mut state = self.lock();
         let mut wakers = Vec::new();
-        if state.table.abandon(key) == Abandoned::CancelInKernel {
-            state.cancel(key.user_data(), &mut wakers);
+        if state.unsubmitted > 0 {
+            let _ = state.submit(&mut wakers);
+        }
+        let is_send = send.is_some();
+        match state.table.abandon(key, send) {
+            (Abandoned::CancelInKernel, _) if !is_send => {
+                state.cancel(key.user_data(), &mut wakers)
+            }
+            (Abandoned::CancelInKernel, _) => {}
+            (Abandoned::Replay(result), _) => {
+                let completed = state.table.complete(key.user_data(), result);
+                state.act(completed, &mut wakers);
+                let _ = state.submit(&mut wakers);
+            }
+            (Abandoned::Freed, leftover) => finish_orphan(leftover),
         }
         drop(state);
         wake_all(wakers);
@@ -161,7 +235,9 @@ impl Ring {
     /// otherwise). Returns the wakers to call.
     pub(crate) fn flush(&self, wakers: &mut Vec<Waker>) {
         let mut state = self.lock();
-        if state.unsubmitted > 0 {
+        if state.unsubmitted > 0 || state.uring.submission().taskrun() {
+            // One enter submits the batch and runs the completion work
+            // the kernel deferred to this thread (COOP_TASKRUN).
             let _ = state.submit(wakers);
         }
         state.reap(wakers);
@@ -188,6 +264,7 @@ impl Drop for Ring {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut wakers = Vec::new();
+        state.table.close();
         let pending: Vec<u64> = state.table.in_flight_user_data().collect();
         for user_data in pending {
             state.cancel(user_data, &mut wakers);
@@ -260,20 +337,71 @@ impl RingState {
     }
 
     fn reap(&mut self, wakers: &mut Vec<Waker>) {
+        let mut resent = false;
         loop {
             let mut completion = self.uring.completion();
             let mut any = false;
+            let mut actions = Vec::new();
             for cqe in &mut completion {
                 any = true;
-                wakers.extend(self.table.complete(cqe.user_data(), cqe.result()));
+                match self.table.complete(cqe.user_data(), cqe.result()) {
+                    Completed::Wake(waker) => wakers.extend(waker),
+                    other => actions.push(other),
+                }
             }
             drop(completion);
+            for action in actions {
+                resent |= matches!(action, Completed::Resend { .. });
+                self.act(action, wakers);
+            }
             if !any || !self.uring.submission().cq_overflow() {
-                return;
+                break;
             }
             // The kernel kept completions that did not fit: have it move
             // them into the queue, and read again.
             let _ = self.uring.submitter().submit_and_wait(0);
+        }
+        if resent {
+            // Whoever reaps may not be the ring's owner: send now.
+            let _ = self.submit(wakers);
+        }
+    }
+
+    /// Carry out what a completion asked for.
+    fn act(&mut self, completed: Completed, wakers: &mut Vec<Waker>) {
+        match completed {
+            Completed::Wake(waker) => wakers.extend(waker),
+            Completed::Resend { key, fd, ptr, len } => {
+                let len = u32::try_from(len).unwrap_or(u32::MAX);
+                let entry = opcode::Send::new(types::Fd(fd), ptr, len)
+                    .flags(libc::MSG_NOSIGNAL)
+                    .build()
+                    .user_data(key.user_data());
+                // SAFETY: `ptr` points at the rest of the buffer the
+                // orphaned slot `key` still owns (ops.rs), and `fd` is the
+                // table's own duplicate, open until `Finished`.
+                if unsafe { self.push(&entry, wakers) }.is_err() {
+                    // Could not even queue it: give up on the rest.
+                    let completed = self.table.complete(key.user_data(), -libc::ECONNABORTED);
+                    self.act(completed, wakers);
+                }
+            }
+            Completed::Finished(send) => finish_orphan(Some(send)),
+        }
+    }
+}
+
+/// An orphaned send is over: shut its write direction down if asked, and
+/// close the duplicate descriptor the table held.
+fn finish_orphan(send: Option<OrphanSend>) {
+    if let Some(send) = send {
+        // SAFETY: `send.fd` is a duplicate the table owns (ops.rs); it is
+        // closed here exactly once, when its last send finished.
+        unsafe {
+            if send.shutdown {
+                libc::shutdown(send.fd, libc::SHUT_WR);
+            }
+            libc::close(send.fd);
         }
     }
 }

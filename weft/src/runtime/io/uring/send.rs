@@ -1,0 +1,272 @@
+//! A stream socket's writes through io_uring.
+//!
+//! Owns: the stream's one send in flight (which ring, which op, how much
+//! of its buffer went out), the spare buffer for the next one, and an
+//! error a send reported after its write had already returned.
+//!
+//! A write copies the caller's bytes into a runtime-owned buffer, starts a
+//! send, and returns at once: the bytes are accepted, as the kernel's
+//! socket buffer would accept them. This is the trade-off Tokio's own
+//! io_uring plan makes for writes. What it changes, on purpose:
+//! - **Errors arrive late.** A send that fails (the peer reset the
+//!   connection) reports on the next write, flush or shutdown of the
+//!   stream. With epoll the error also surfaces only once the kernel knows,
+//!   which for TCP is already after some writes succeeded.
+//! - `poll_flush` does not wait for the send: like a socket's, it reports
+//!   an error if one is known and returns. `poll_shutdown` waits for it, so
+//!   the peer's end-of-stream always comes after the bytes.
+//!
+//! Invariants:
+//! - **At most one send is in flight per stream, and bytes go out in
+//!   write order**: a write waits while a send is in flight; a short send
+//!   is continued from where it stopped before anything newer is taken.
+//!   Readiness-based writes (`try_write`, `try_io`) return `WouldBlock`
+//!   while a send is in flight, and `writable()` waits for it to end.
+//! - A dropped stream's send is not cancelled: the ring submits it before
+//!   the socket closes and frees its buffer when it completes.
+
+use super::ops::Polled;
+use super::Rings;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+/// The most one write takes (a larger write is accepted in parts).
+const MAX_SEND: usize = 256 * 1024;
+
+#[derive(Default)]
+pub(crate) struct UringWrite {
+    state: Mutex<WriteState>,
+}
+
+#[derive(Default)]
+struct WriteState {
+    /// (ring index, op, bytes of the op's buffer already sent before it).
+    op: Option<InFlight>,
+    spare: Vec<u8>,
+    /// A send's failure, for the next operation to report.
+    error: Option<io::Error>,
+    /// What a short send left (the buffer, and where the rest starts),
+    /// seen where no send could be started: it goes out before anything.
+    rest: Option<(Vec<u8>, usize)>,
+}
+
+#[derive(Clone, Copy)]
+struct InFlight {
+    ring: usize,
+    key: super::ops::OpKey,
+    /// Where in the op's buffer this send started.
+    from: usize,
+}
+
+/// What to do with a send's completion.
+#[must_use]
+enum Sent {
+    /// Everything went out (or it failed, recorded in `error`).
+    Finished,
+    /// `from` bytes went out so far, or the kernel interrupted it: send
+    /// the rest.
+    Continue { buf: Vec<u8>, from: usize },
+}
+
+impl WriteState {
+    fn sent(&mut self, op: InFlight, result: i32, buf: Vec<u8>) -> Sent {
+        self.op = None;
+        if result >= 0 {
+            let from = op.from + result as usize;
+            if from < buf.len() && result > 0 {
+                return Sent::Continue { buf, from };
+            }
+            self.spare = buf;
+            return Sent::Finished;
+        }
+        match -result {
+            libc::ECANCELED | libc::EINTR | libc::EAGAIN => Sent::Continue { buf, from: op.from },
+            errno => {
+                self.spare = buf;
+                self.error = Some(io::Error::from_raw_os_error(errno));
+                Sent::Finished
+            }
+        }
+    }
+}
+
+impl UringWrite {
+    fn lock(&self) -> MutexGuard<'_, WriteState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait until no send is in flight (continuing short sends on `ring`).
+    fn poll_idle(
+        state: &mut WriteState,
+        rings: &Rings,
+        (ring, owned): (usize, bool),
+        fd: RawFd,
+        waker: &Waker,
+    ) -> Poll<io::Result<()>> {
+        loop {
+            if let Some((buf, from)) = state.rest.take() {
+                let key = rings.get(ring).start_send(fd, buf, from, waker, !owned)?;
+                state.op = Some(InFlight { ring, key, from });
+            }
+            let Some(op) = state.op else {
+                return Poll::Ready(Ok(()));
+            };
+            let (result, buf) = match rings.get(op.ring).poll(op.key, waker) {
+                Polled::Pending => return Poll::Pending,
+                Polled::Done { result, buf } => (result, buf),
+            };
+            if let Sent::Continue { buf, from } = state.sent(op, result, buf) {
+                state.rest = Some((buf, from));
+            }
+        }
+    }
+
+    /// Take the send's completion if it is there, without a waker (a
+    /// short send's rest is kept for the next operation that has one).
+    fn take_if_done(state: &mut WriteState, rings: &Rings) {
+        let Some(op) = state.op else { return };
+        if let Some((result, buf)) = rings.get(op.ring).try_take(op.key) {
+            if let Sent::Continue { buf, from } = state.sent(op, result, buf) {
+                state.rest = Some((buf, from));
+            }
+        }
+    }
+
+    /// `poll_write_vectored` through the ring: wait for the send in
+    /// flight, report its error if it failed, else copy `bufs` (up to
+    /// 256 KiB) and start sending them. `Ready(Ok(n))`: `n` bytes accepted.
+    pub(crate) fn poll_write(
+        &self,
+        rings: &Rings,
+        ring: (usize, bool),
+        is_shutdown: bool,
+        fd: RawFd,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let mut state = self.lock();
+        std::task::ready!(Self::poll_idle(&mut state, rings, ring, fd, cx.waker()))?;
+        if let Some(e) = state.error.take() {
+            return Poll::Ready(Err(e));
+        }
+        if is_shutdown {
+            return Poll::Ready(Err(super::super::shutdown_error()));
+        }
+        let mut buf = std::mem::take(&mut state.spare);
+        buf.clear();
+        for b in bufs {
+            let room = MAX_SEND - buf.len();
+            if room == 0 {
+                break;
+            }
+            buf.extend_from_slice(&b[..b.len().min(room)]);
+        }
+        let n = buf.len();
+        if n == 0 {
+            state.spare = buf;
+            return Poll::Ready(Ok(0));
+        }
+        let key = rings
+            .get(ring.0)
+            .start_send(fd, buf, 0, cx.waker(), !ring.1)?;
+        state.op = Some(InFlight {
+            ring: ring.0,
+            key,
+            from: 0,
+        });
+        Poll::Ready(Ok(n))
+    }
+
+    /// Writes need no flush (see the module doc): report a known error.
+    pub(crate) fn poll_flush(&self, rings: &Rings) -> Poll<io::Result<()>> {
+        let mut state = self.lock();
+        Self::take_if_done(&mut state, rings);
+        Poll::Ready(state.error.take().map_or(Ok(()), Err))
+    }
+
+    /// Wait for the send in flight to end (before a shutdown, or a wait
+    /// for writability). A send's error stays for the next operation.
+    pub(crate) fn poll_drained(
+        &self,
+        rings: &Rings,
+        ring: (usize, bool),
+        fd: RawFd,
+        cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        let mut state = self.lock();
+        match Self::poll_idle(&mut state, rings, ring, fd, cx.waker()) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(())) => Poll::Ready(()),
+            Poll::Ready(Err(e)) => {
+                state.error = Some(e);
+                Poll::Ready(())
+            }
+        }
+    }
+
+    /// Whether a readiness-based write may go to the socket now: no send
+    /// in flight (one that completed is taken here).
+    pub(crate) fn is_idle(&self, rings: &Rings) -> bool {
+        let mut state = self.lock();
+        Self::take_if_done(&mut state, rings);
+        state.op.is_none() && state.rest.is_none()
+    }
+
+    /// The stream (or its write half) is going away: its send goes on to
+    /// the last byte on a duplicate of `fd`, owned by the ring (see the
+    /// module doc), and `shutdown` then shuts the write direction down.
+    /// Returns false if no send was in flight (the caller shuts down
+    /// itself, if it wants to).
+    pub(crate) fn abandon(&self, rings: &Rings, fd: RawFd, shutdown: bool) -> bool {
+        let mut state = self.lock();
+        Self::take_if_done(&mut state, rings);
+        if state.op.is_none() && state.rest.is_none() {
+            return false;
+        }
+        // SAFETY: `fd` is the stream's open socket; F_DUPFD_CLOEXEC makes a
+        // new descriptor for the ring to own.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            // Out of descriptors: the send still completes on the
+            // original (the kernel holds the socket), but nothing can
+            // continue a short one.
+            if let Some(op) = state.op.take() {
+                rings.get(op.ring).abandon(op.key, None);
+            }
+            return false;
+        }
+        if let Some((buf, from)) = state.rest.take() {
+            let shared = rings.for_worker(None).0;
+            match rings
+                .get(shared)
+                .start_send(dup, buf, from, Waker::noop(), true)
+            {
+                Ok(key) => {
+                    state.op = Some(InFlight {
+                        ring: shared,
+                        key,
+                        from,
+                    })
+                }
+                Err(_) => {
+                    // SAFETY: `dup` is ours and nothing else holds it.
+                    unsafe { libc::close(dup) };
+                    return false;
+                }
+            }
+        }
+        let op = state
+            .op
+            .take()
+            .expect("checked: a send or its rest was there");
+        let send = super::ops::OrphanSend {
+            fd: dup,
+            from: op.from,
+            shutdown,
+        };
+        rings.get(op.ring).abandon(op.key, Some(send));
+        true
+    }
+}
