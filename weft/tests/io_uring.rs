@@ -295,3 +295,158 @@ fn auto_picks_uring_where_the_kernel_allows_it() {
         .unwrap();
     assert_eq!(rt.metrics().io_driver(), Some(IoDriver::Uring));
 }
+
+/// A connected pair whose client has a small send buffer, so a large
+/// write's sends go out short and must be continued.
+async fn pair_small_sndbuf() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let socket = weft::net::TcpSocket::new_v4().unwrap();
+    socket.set_send_buffer_size(8192).unwrap();
+    let (client, server) = weft::join!(socket.connect(addr), listener.accept());
+    (client.unwrap(), server.unwrap().0)
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 253) as u8).collect()
+}
+
+/// Drop a stream right after `write_all` of more than the socket buffers
+/// hold: the last send is still in flight (or went out short), and the
+/// ring finishes it on the stream's behalf; the peer, reading late, gets
+/// every byte, then end-of-stream.
+#[test]
+fn a_dropped_streams_last_send_still_delivers_every_byte() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (mut client, mut server) = pair_small_sndbuf().await;
+            let payload = pattern(1 << 20);
+            let reader = weft::spawn(async move {
+                weft::time::sleep(Duration::from_millis(50)).await;
+                let mut got = Vec::new();
+                server.read_to_end(&mut got).await.unwrap();
+                got
+            });
+            client.write_all(&payload).await.unwrap();
+            drop(client);
+            let got = reader.await.unwrap();
+            assert_eq!(got.len(), payload.len(), "{name}");
+            assert!(got == payload, "{name}: bytes differ");
+        });
+    }
+}
+
+/// An owned write half dropped right after its last write shuts the write
+/// direction down only after the ring sent everything; the stream's read
+/// half keeps working meanwhile.
+#[test]
+fn a_dropped_write_half_shuts_down_after_its_sends() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (client, mut server) = pair_small_sndbuf().await;
+            let (mut rd, mut wr) = client.into_split();
+            let payload = pattern(1 << 20);
+            let reader = weft::spawn(async move {
+                weft::time::sleep(Duration::from_millis(30)).await;
+                let mut got = Vec::new();
+                server.read_to_end(&mut got).await.unwrap();
+                server.write_all(b"done").await.unwrap();
+                got
+            });
+            wr.write_all(&payload).await.unwrap();
+            drop(wr);
+            let got = reader.await.unwrap();
+            assert!(
+                got == payload,
+                "{name}: {} of {} bytes",
+                got.len(),
+                payload.len()
+            );
+            let mut done = [0u8; 4];
+            rd.read_exact(&mut done).await.unwrap();
+            assert_eq!(&done, b"done", "{name}");
+        });
+    }
+}
+
+/// A readiness-based write while a ring send is in flight would overtake
+/// it: `try_write` says `WouldBlock` until `writable()` saw the send end,
+/// and the bytes arrive in write order.
+#[test]
+fn try_write_does_not_overtake_a_send_in_flight() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (mut client, mut server) = pair_small_sndbuf().await;
+            let payload = pattern(1 << 20);
+            let reader = weft::spawn(async move {
+                weft::time::sleep(Duration::from_millis(30)).await;
+                let mut got = Vec::new();
+                server.read_to_end(&mut got).await.unwrap();
+                got
+            });
+            client.write_all(&payload).await.unwrap();
+            let mut tail: &[u8] = b"-tail";
+            // First try at once, with the last send surely still going
+            // (the reader sleeps, the send buffer is small), then wait.
+            while !tail.is_empty() {
+                match client.try_write(tail) {
+                    Ok(n) => tail = &tail[n..],
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        client.writable().await.unwrap()
+                    }
+                    Err(e) => panic!("{name}: {e}"),
+                }
+            }
+            client.shutdown().await.unwrap();
+            let got = reader.await.unwrap();
+            assert_eq!(got.len(), payload.len() + 5, "{name}");
+            assert!(
+                got[..payload.len()] == payload[..],
+                "{name}: payload differs"
+            );
+            assert_eq!(&got[payload.len()..], b"-tail", "{name}");
+        });
+    }
+}
+
+/// A peer that resets the connection: a write's error is not lost. It may
+/// come from a later write, flush or shutdown (sends complete after their
+/// write returned), but it comes.
+#[test]
+fn a_send_error_reaches_a_later_operation() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (mut client, server) = pair().await;
+            server.set_zero_linger().unwrap();
+            drop(server);
+            weft::time::sleep(Duration::from_millis(10)).await;
+            let chunk = [7u8; 1024];
+            let mut failed = None;
+            for _ in 0..1000 {
+                let r = match client.write_all(&chunk).await {
+                    Ok(()) => client.flush().await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = r {
+                    failed = Some(e);
+                    break;
+                }
+                weft::task::yield_now().await;
+            }
+            let err = match failed {
+                Some(e) => e,
+                None => client
+                    .shutdown()
+                    .await
+                    .expect_err("the reset was never reported"),
+            };
+            assert!(
+                matches!(
+                    err.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                ),
+                "{name}: {err}"
+            );
+        });
+    }
+}
