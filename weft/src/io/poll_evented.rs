@@ -54,6 +54,8 @@ struct UringStream {
     write: UringWrite,
     /// The socket's descriptor, for the ring's operations.
     fd: std::os::fd::RawFd,
+    /// Whether the poller reports read readiness yet (see `new_stream`).
+    read_interest: std::sync::atomic::AtomicBool,
 }
 
 /// The most one read(2)/write(2) moves on Linux (`MAX_RW_COUNT`), and the
@@ -92,13 +94,27 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = io.as_raw_fd();
-        let mut this = Self::new(io)?;
+        let uses_rings = context_has_rings();
+        // On the rings, reads do not need the poller: asking it for read
+        // readiness would only wake the driver for every arrival the ring
+        // handles anyway (half the wake-ups of an echo server). A
+        // readiness-based read adds the interest when it first needs it.
+        let interest = if uses_rings {
+            Interest::WRITABLE
+        } else {
+            Interest::READABLE | Interest::WRITABLE
+        };
+        let mut this = Self::new_with_interest(io, interest)?;
         if this.registration.rings().is_some() {
             this.uring = Some(Box::new(UringStream {
                 read: UringRead::default(),
                 write: UringWrite::default(),
                 fd,
+                read_interest: std::sync::atomic::AtomicBool::new(!uses_rings),
             }));
+        } else if uses_rings {
+            this.registration
+                .reregister_fd(fd, Interest::READABLE | Interest::WRITABLE)?;
         }
         Ok(this)
     }
@@ -134,6 +150,13 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover).
     pub(crate) fn settle_read(&self) {
         if let Some((uring, rings)) = self.ring_io() {
+            if !uring.read_interest.swap(true, std::sync::atomic::Ordering::AcqRel) {
+                // Best effort: should it fail, reads still work, and a
+                // readiness wait falls back to the edges writes bring.
+                let _ = self
+                    .registration
+                    .reregister_fd(uring.fd, Interest::READABLE | Interest::WRITABLE);
+            }
             uring.read.settle(rings);
         }
     }
@@ -341,6 +364,16 @@ impl<E: mio::event::Source> PollEvented<E> {
     fn io(&self) -> &E {
         self.io.as_ref().expect("source present until drop")
     }
+}
+
+/// Whether the current runtime's I/O driver has io_uring rings (checked
+/// before registering, to pick the poller interest).
+#[track_caller]
+fn context_has_rings() -> bool {
+    crate::runtime::context::with_current(|h| {
+        h.driver().io().is_some_and(|io| io.rings().is_some())
+    })
+    .unwrap_or(false)
 }
 
 /// `shutdown(fd, SHUT_WR)`, with "not connected" (already shut down, or

@@ -247,6 +247,22 @@ impl Handle {
         Ok((key, io))
     }
 
+    /// Change what the poller reports for the descriptor registered under
+    /// `key` (readiness already there is reported at once: epoll checks it
+    /// when the interest changes, so no edge is lost).
+    pub(crate) fn reregister_fd(
+        &self,
+        fd: std::os::fd::RawFd,
+        key: Key,
+        interest: Interest,
+    ) -> io::Result<()> {
+        self.registry.reregister(
+            &mut mio::unix::SourceFd(&fd),
+            key.token(),
+            interest.to_mio(),
+        )
+    }
+
     /// Stop delivering events for `source` and free its slot.
     pub(crate) fn deregister(
         &self,

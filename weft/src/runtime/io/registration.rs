@@ -77,6 +77,12 @@ impl Registration {
         self.io_handle().rings()
     }
 
+    /// Change the poller's interest in `fd` (the descriptor this was
+    /// registered for).
+    pub(crate) fn reregister_fd(&self, fd: std::os::fd::RawFd, interest: Interest) -> io::Result<()> {
+        self.io_handle().reregister_fd(fd, self.key, interest)
+    }
+
     /// Stop events for `source` (call before closing it).
     pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) -> io::Result<()> {
         self.driver

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# TCP echo, server CPU per round trip: the io suite's echo server
+# (`echo_server`: one worker, pinned to $SERVER_CPU) on weft with the
+# io_uring driver, on weft with the epoll driver, and on Tokio, each loaded
+# by `echo_load` (100-byte messages, a Tokio current_thread client pinned to
+# $CLIENT_CPU) for $DURATION s; the server's utime+stime (/proc/PID/stat)
+# over the run divided by the round trips. Servers alternate within each
+# round; $ROUNDS rounds; medians.
+#
+#   DURATION=5 ROUNDS=3 bash weft-bench/echo_cpu.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-3}
+CONNS_LIST=${CONNS_LIST:-"1 10 100"}
+SERVER_CPU=${SERVER_CPU:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+
+cargo build --release -p weft-bench --bin echo_server --bin echo_load >&2
+target_dir=$(cargo metadata --format-version 1 --no-deps \
+  | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+server=$target_dir/release/echo_server
+load=$target_dir/release/echo_load
+hz=$(getconf CLK_TCK)
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+
+run_one() { # name runtime driver conns
+  local fifo pid addr t0 t1 trips
+  fifo=$(mktemp -u); mkfifo "$fifo"
+  WEFT_IO_DRIVER=$3 taskset -c "$SERVER_CPU" "$server" "$2" >"$fifo" &
+  pid=$!
+  read -r addr <"$fifo"; rm -f "$fifo"
+  taskset -c "$CLIENT_CPU" "$load" "$addr" "$4" 0.5 >/dev/null   # warm-up
+  t0=$(ticks "$pid")
+  trips=$(taskset -c "$CLIENT_CPU" "$load" "$addr" "$4" "$DURATION")
+  t1=$(ticks "$pid")
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  local us
+  us=$(awk -v d=$((t1 - t0)) -v hz="$hz" -v n="$trips" 'BEGIN { printf "%.3f", d / hz * 1e6 / n }')
+  printf '  %-11s conns %3s: %9d round trips, server CPU %7.3f us per round trip\n' "$1" "$4" "$trips" "$us" >&2
+  echo "$1 $4 $us $trips" >>"$results"
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  echo "round $round" >&2
+  for conns in $CONNS_LIST; do
+    run_one weft-uring weft uring "$conns"
+    run_one weft-epoll weft epoll "$conns"
+    run_one tokio tokio "" "$conns"
+  done
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v n="$1" -v c="$2" -v k="$3" '$1 == n && $2 == c { print $k }' "$results" | median; }
+echo
+echo "TCP echo, 100 B, ${DURATION}s per run, median of $ROUNDS; server CPU per round trip (Tokio ÷ weft in parentheses)"
+echo
+echo "| connections | Tokio | weft io_uring | weft epoll |"
+echo "|---:|---:|---:|---:|"
+for conns in $CONNS_LIST; do
+  t=$(col tokio "$conns" 3); u=$(col weft-uring "$conns" 3); e=$(col weft-epoll "$conns" 3)
+  printf '| %s | %.2f µs | %.2f µs (%.2f) | %.2f µs (%.2f) |\n' "$conns" "$t" "$u" \
+    "$(awk -v a="$t" -v b="$u" 'BEGIN { print a / b }')" "$e" \
+    "$(awk -v a="$t" -v b="$e" 'BEGIN { print a / b }')"
+done

@@ -1,0 +1,32 @@
+//! The io suite's TCP echo server (`echo_server!`: one worker, one task
+//! per connection, read → `write_all`) as a process of its own, for
+//! measuring its CPU per round trip from outside (`echo_cpu.sh`).
+//!
+//! `echo_server weft|tokio`: prints the listening address on one line, then
+//! serves until killed. weft's I/O driver follows `WEFT_IO_DRIVER`.
+
+#[path = "../echo.rs"]
+#[macro_use]
+mod echo;
+
+fn main() {
+    let which = std::env::args().nth(1).unwrap_or_else(|| "weft".into());
+    let (addr, rt) = match which.as_str() {
+        "weft" => {
+            let (addr, rt) = echo_server!(weft);
+            (addr, Box::new(rt) as Box<dyn std::any::Any>)
+        }
+        "tokio" => {
+            let (addr, rt) = echo_server!(tokio);
+            (addr, Box::new(rt) as Box<dyn std::any::Any>)
+        }
+        other => panic!("unknown runtime {other:?}: use weft or tokio"),
+    };
+    println!("{addr}");
+    use std::io::Write;
+    std::io::stdout().flush().unwrap();
+    loop {
+        std::thread::park();
+        let _ = &rt;
+    }
+}
