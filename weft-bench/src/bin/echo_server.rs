@@ -5,8 +5,10 @@
 //! `echo_server weft|tokio`: prints the listening address on one line, then
 //! serves until killed. weft's I/O driver follows `WEFT_IO_DRIVER`.
 
+// Only the server macro is used here; the client half is echo_load's job.
 #[path = "../echo.rs"]
 #[macro_use]
+#[allow(dead_code)]
 mod echo;
 
 fn main() {

@@ -150,7 +150,10 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover).
     pub(crate) fn settle_read(&self) {
         if let Some((uring, rings)) = self.ring_io() {
-            if !uring.read_interest.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            if !uring
+                .read_interest
+                .swap(true, std::sync::atomic::Ordering::AcqRel)
+            {
                 // Best effort: should it fail, reads still work, and a
                 // readiness wait falls back to the edges writes bring.
                 let _ = self

@@ -140,17 +140,43 @@ impl Driver {
 
     /// Wait up to `timeout` (forever if `None`) for events and dispatch
     /// them. Returns early when [`Handle::unpark`] is called.
-    pub(crate) fn turn(&mut self, handle: &Handle, timeout: Option<Duration>) {
+    pub(crate) fn turn(&mut self, handle: &Handle, mut timeout: Option<Duration>) {
+        if let Some(rings) = &handle.rings {
+            let (index, owned) = handle.current_ring(rings);
+            if owned && timeout != Some(Duration::ZERO) {
+                // Wait in this worker's own ring (uring/ring.rs, `park`);
+                // look at epoll, without waiting, only if it fired.
+                use std::os::fd::AsRawFd;
+                let fired = rings
+                    .get(index)
+                    .park(self.poll.as_raw_fd(), timeout, &mut self.wakers);
+                if !fired {
+                    for waker in self.wakers.drain(..) {
+                        waker.wake();
+                    }
+                    return;
+                }
+                timeout = Some(Duration::ZERO);
+            }
+        }
         let events = match &mut self.busy_events {
             Some(busy) if timeout.is_some_and(|t| t.is_zero()) => busy,
             _ => &mut self.events,
         };
         match self.poll.poll(events, timeout) {
             Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                for waker in self.wakers.drain(..) {
+                    waker.wake();
+                }
+                return;
+            }
             Err(e) => panic!("the I/O driver's poll failed unexpectedly: {e}"),
         }
         if events.is_empty() {
+            for waker in self.wakers.drain(..) {
+                waker.wake();
+            }
             return;
         }
         // Readiness is recorded under the slab lock (no reference count per

@@ -79,7 +79,11 @@ impl Registration {
 
     /// Change the poller's interest in `fd` (the descriptor this was
     /// registered for).
-    pub(crate) fn reregister_fd(&self, fd: std::os::fd::RawFd, interest: Interest) -> io::Result<()> {
+    pub(crate) fn reregister_fd(
+        &self,
+        fd: std::os::fd::RawFd,
+        interest: Interest,
+    ) -> io::Result<()> {
         self.io_handle().reregister_fd(fd, self.key, interest)
     }
 

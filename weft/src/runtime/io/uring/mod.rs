@@ -167,6 +167,8 @@ fn probe() -> Result<(), String> {
     for (code, name) in [
         (io_uring::opcode::Recv::CODE, "RECV"),
         (io_uring::opcode::AsyncCancel::CODE, "ASYNC_CANCEL"),
+        (io_uring::opcode::Send::CODE, "SEND"),
+        (io_uring::opcode::PollAdd::CODE, "POLL_ADD"),
     ] {
         if !probe.is_supported(code) {
             return Err(format!("the kernel's io_uring lacks IORING_OP_{name}"));

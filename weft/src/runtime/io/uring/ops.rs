@@ -18,8 +18,9 @@
 //!   `poll`, which frees the slot; a completion for a free slot or an older
 //!   generation (a stale or internal `user_data`) is ignored.
 //! - `user_data` is `index | generation << 32`; the values with all high
-//!   bits set are reserved for the ring's own requests (cancels), which
-//!   never name a slot.
+//!   bits set are reserved for the ring's own requests (cancels, its poll
+//!   on the epoll descriptor), which never name a slot: no slot ever has
+//!   the all-ones generation.
 
 use std::task::Waker;
 

@@ -26,7 +26,7 @@ use super::ops::{Abandoned, Completed, OpKey, OpTable, OrphanSend, Polled, INTER
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -38,15 +38,30 @@ const CQ_ENTRIES: u32 = 4096;
 
 pub(crate) struct Ring {
     state: Mutex<RingState>,
+    /// The same ring, for [`Ring::park`]'s wait, which must not hold the
+    /// lock (it only enters the kernel; no queue is touched).
+    waiter: Arc<IoUring>,
     fd: RawFd,
 }
 
 struct RingState {
-    uring: IoUring,
+    /// Queues touched only under the lock (`submission_shared` /
+    /// `completion_shared` below rely on that).
+    uring: Arc<IoUring>,
     table: OpTable,
     /// Entries pushed since the last submit.
     unsubmitted: usize,
+    /// A poll on the epoll descriptor is in the ring (see `park`).
+    epoll_armed: bool,
+    /// That poll completed since the last `park` looked.
+    epoll_fired: bool,
+    /// The descriptor that poll watches (set by the first `park`).
+    epoll_fd: Option<RawFd>,
 }
+
+/// `user_data` of the ring's poll on the driver's epoll descriptor (like
+/// `INTERNAL_USER_DATA`, its high half is all ones: no slot's name).
+const EPOLL_USER_DATA: u64 = u64::MAX - 1;
 
 impl Ring {
     pub(crate) fn new() -> io::Result<Ring> {
@@ -73,12 +88,17 @@ impl Ring {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(false)?,
             other => other?,
         };
+        let uring = Arc::new(uring);
         Ok(Ring {
             fd: uring.as_raw_fd(),
+            waiter: uring.clone(),
             state: Mutex::new(RingState {
                 uring,
                 table: OpTable::default(),
                 unsubmitted: 0,
+                epoll_armed: false,
+                epoll_fired: false,
+                epoll_fd: None,
             }),
         })
     }
@@ -235,12 +255,63 @@ impl Ring {
     /// otherwise). Returns the wakers to call.
     pub(crate) fn flush(&self, wakers: &mut Vec<Waker>) {
         let mut state = self.lock();
-        if state.unsubmitted > 0 || state.uring.submission().taskrun() {
+        if state.unsubmitted > 0 || state.sq().taskrun() {
             // One enter submits the batch and runs the completion work
             // the kernel deferred to this thread (COOP_TASKRUN).
             let _ = state.submit(wakers);
         }
         state.reap(wakers);
+    }
+
+    /// Park the ring's owner (the worker holding the I/O driver) in the
+    /// ring itself instead of in epoll: a poll on the driver's epoll
+    /// descriptor `epoll_fd` is kept in the ring, so one wait returns for
+    /// this ring's completions (their deferred work runs inside it, with no
+    /// interrupted `epoll_wait`), for readiness on any other source (other
+    /// rings, sockets, the driver's waker), or at `timeout`. Returns whether
+    /// the epoll descriptor fired: the caller then takes its events.
+    pub(crate) fn park(
+        &self,
+        epoll_fd: RawFd,
+        timeout: Option<Duration>,
+        wakers: &mut Vec<Waker>,
+    ) -> bool {
+        {
+            let mut state = self.lock();
+            state.epoll_fd = Some(epoll_fd);
+            if !state.epoll_armed {
+                state.arm_epoll_poll(wakers);
+            }
+            // Arming the poll right after the previous one fired would
+            // have it fire at once on the completions this ring posts
+            // meanwhile (its own descriptor is in the epoll set, for when
+            // another worker holds the driver): measured, twice the
+            // `epoll_wait`s on a ping-pong. So it is armed here, just
+            // before the wait, with whatever else is pushed.
+            if state.unsubmitted > 0 && state.submit(wakers).is_err() {
+                return true;
+            }
+            state.reap(wakers);
+            if !wakers.is_empty() || state.epoll_fired {
+                return std::mem::take(&mut state.epoll_fired);
+            }
+        }
+        // Without the lock: other threads may poll or start this ring's ops
+        // meanwhile (an entry they push and submit is theirs to submit).
+        let result = match timeout {
+            Some(t) => {
+                let ts = types::Timespec::from(t);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                self.waiter.submitter().submit_with_args(1, &args)
+            }
+            None => self.waiter.submitter().submit_and_wait(1),
+        };
+        let mut state = self.lock();
+        state.reap(wakers);
+        // A failed wait (not a timeout or an interruption) is reported as
+        // "look at epoll", which never blocks the caller wrongly.
+        let failed = matches!(&result, Err(e) if !matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)));
+        std::mem::take(&mut state.epoll_fired) || failed
     }
 
     /// Collect what completed (the driver saw the ring's descriptor ready).
@@ -283,6 +354,25 @@ impl Drop for Ring {
 }
 
 impl RingState {
+    /// The submission queue.
+    fn sq(&mut self) -> squeue::SubmissionQueue<'_> {
+        // SAFETY: as for the completion queue in `reap`: only touched
+        // under the ring's lock, which `&mut self` proves is held.
+        unsafe { self.uring.submission_shared() }
+    }
+
+    /// Push the poll on the epoll descriptor (`Ring::park`), not submitted.
+    fn arm_epoll_poll(&mut self, wakers: &mut Vec<Waker>) {
+        let Some(fd) = self.epoll_fd else { return };
+        let entry = opcode::PollAdd::new(types::Fd(fd), libc::POLLIN as u32)
+            .build()
+            .user_data(EPOLL_USER_DATA);
+        // SAFETY: a poll points at no memory.
+        if unsafe { self.push(&entry, wakers) }.is_ok() {
+            self.epoll_armed = true;
+        }
+    }
+
     /// Push one entry, making room by submitting if the queue is full.
     ///
     /// # Safety
@@ -290,7 +380,7 @@ impl RingState {
     unsafe fn push(&mut self, entry: &squeue::Entry, wakers: &mut Vec<Waker>) -> io::Result<()> {
         loop {
             // SAFETY: the caller's contract.
-            if unsafe { self.uring.submission().push(entry) }.is_ok() {
+            if unsafe { self.sq().push(entry) }.is_ok() {
                 self.unsubmitted += 1;
                 return Ok(());
             }
@@ -339,11 +429,18 @@ impl RingState {
     fn reap(&mut self, wakers: &mut Vec<Waker>) {
         let mut resent = false;
         loop {
-            let mut completion = self.uring.completion();
+            // SAFETY: the queues are only touched under the ring's lock,
+            // which `&mut self` (a locked RingState) proves is held.
+            let mut completion = unsafe { self.uring.completion_shared() };
             let mut any = false;
             let mut actions = Vec::new();
             for cqe in &mut completion {
                 any = true;
+                if cqe.user_data() == EPOLL_USER_DATA {
+                    self.epoll_armed = false;
+                    self.epoll_fired = true;
+                    continue;
+                }
                 match self.table.complete(cqe.user_data(), cqe.result()) {
                     Completed::Wake(waker) => wakers.extend(waker),
                     other => actions.push(other),
@@ -354,7 +451,7 @@ impl RingState {
                 resent |= matches!(action, Completed::Resend { .. });
                 self.act(action, wakers);
             }
-            if !any || !self.uring.submission().cq_overflow() {
+            if !any || !self.sq().cq_overflow() {
                 break;
             }
             // The kernel kept completions that did not fit: have it move
