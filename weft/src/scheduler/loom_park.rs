@@ -48,7 +48,7 @@ fn two_parkers_share_one_driver() {
             ua.unpark();
         });
         let _ = a.park();
-        tb.join().unwrap();
+        let _ = tb.join().unwrap();
         t.join().unwrap();
     });
 }
