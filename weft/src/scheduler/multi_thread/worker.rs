@@ -572,45 +572,41 @@ impl Context {
         if self.handle().drivers.shared.is_none() {
             return core;
         }
-        let mut core = core;
-        core.in_driver = true;
-        let index = core.index;
-        *self.core.borrow_mut() = Some(core);
-        self.handle().drivers.poll_now_and_flush(index);
-        let mut core = self
-            .core
-            .borrow_mut()
-            .take()
-            .expect("core gone while polling drivers");
-        core.in_driver = false;
-        if core.has_work_to_share() {
-            // Spread what the drivers woke, unless all this worker holds is
-            // the one task it runs next (Tokio's test too: a task queued by
-            // the poll that just ended is no reason to wake anyone).
-            self.handle().notify_parked();
-        }
+        let (core, ()) = self.in_drivers(core, |drivers, index| drivers.poll_now_and_flush(index));
         core
     }
 
     /// The io_uring batch point before parking (see `runtime/io/uring`):
-    /// submit this worker's ring and take its completions, with the core
-    /// in the context so the tasks they wake land in this worker's queue.
-    /// Also returns whether any task was woken.
-    fn flush_ring(&self, mut core: Box<Core>) -> (Box<Core>, bool) {
-        let index = core.index;
+    /// submit this worker's ring and take its completions. Also returns
+    /// whether any task was woken.
+    fn flush_ring(&self, core: Box<Core>) -> (Box<Core>, bool) {
+        self.in_drivers(core, |drivers, index| drivers.flush_ring(index))
+    }
+
+    /// Run `f` on the drivers with the core in the context (so the tasks
+    /// they wake land in this worker's queue, notifications batched), then
+    /// spread what they woke, unless all this worker holds is the one task
+    /// it runs next (Tokio's test too: a task queued by the poll that just
+    /// ended is no reason to wake anyone).
+    fn in_drivers<R>(
+        &self,
+        mut core: Box<Core>,
+        f: impl FnOnce(&crate::scheduler::Drivers, usize) -> R,
+    ) -> (Box<Core>, R) {
         core.in_driver = true;
+        let index = core.index;
         *self.core.borrow_mut() = Some(core);
-        let woke = self.handle().drivers.flush_ring(index);
+        let result = f(&self.handle().drivers, index);
         let mut core = self
             .core
             .borrow_mut()
             .take()
-            .expect("core gone while flushing its ring");
+            .expect("core gone while in the drivers");
         core.in_driver = false;
-        if woke && core.has_work_to_share() {
+        if core.has_work_to_share() {
             self.handle().notify_parked();
         }
-        (core, woke)
+        (core, result)
     }
 
     fn park(&self, mut core: Box<Core>) -> Box<Core> {
