@@ -17,6 +17,10 @@
 //!   [`flush`](Ring::flush) (once per maintenance tick and before it
 //!   parks: one `io_uring_enter` for the batch); entries pushed by any
 //!   other thread are submitted at once, because nobody else would.
+//! - **The submission and completion queues are touched only under the
+//!   lock** (through `submission_shared` / `completion_shared`, which
+//!   need exactly that); [`Ring::park`]'s wait, the one call made without
+//!   it, only enters the kernel, submitting nothing it did not push.
 //! - The lock is never held across a blocking wait except in
 //!   [`Ring::cancel_and_wait`] and teardown, which wait for completions
 //!   the kernel produces without any other thread's help; wakers are
