@@ -94,7 +94,8 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = io.as_raw_fd();
-        let uses_rings = context_has_rings();
+        let driver = crate::runtime::io::registration::current_driver();
+        let uses_rings = driver.io().is_some_and(|io| io.rings().is_some());
         // On the rings, reads do not need the poller: asking it for read
         // readiness would only wake the driver for every arrival the ring
         // handles anyway (half the wake-ups of an echo server). A
@@ -104,19 +105,20 @@ impl<E: mio::event::Source> PollEvented<E> {
         } else {
             Interest::READABLE | Interest::WRITABLE
         };
-        let mut this = Self::new_with_interest(io, interest)?;
-        if this.registration.rings().is_some() {
-            this.uring = Some(Box::new(UringStream {
-                read: UringRead::default(),
-                write: UringWrite::default(),
-                fd,
-                read_interest: std::sync::atomic::AtomicBool::new(!uses_rings),
-            }));
-        } else if uses_rings {
-            this.registration
-                .reregister_fd(fd, Interest::READABLE | Interest::WRITABLE)?;
-        }
-        Ok(this)
+        let mut io = io;
+        let registration = Registration::new_with(driver, &mut io, interest)?;
+        Ok(PollEvented {
+            io: Some(io),
+            registration,
+            uring: uses_rings.then(|| {
+                Box::new(UringStream {
+                    read: UringRead::default(),
+                    write: UringWrite::default(),
+                    fd,
+                    read_interest: std::sync::atomic::AtomicBool::new(false),
+                })
+            }),
+        })
     }
 
     fn ring_io(&self) -> Option<(&UringStream, &Rings)> {
@@ -150,12 +152,15 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover).
     pub(crate) fn settle_read(&self) {
         if let Some((uring, rings)) = self.ring_io() {
-            if !uring
-                .read_interest
-                .swap(true, std::sync::atomic::Ordering::AcqRel)
+            // A plain load first: after the first time this is all a
+            // `readable()` / `try_read` loop pays.
+            let interest = &uring.read_interest;
+            if !interest.load(std::sync::atomic::Ordering::Acquire)
+                && !interest.swap(true, std::sync::atomic::Ordering::AcqRel)
             {
-                // Best effort: should it fail, reads still work, and a
-                // readiness wait falls back to the edges writes bring.
+                // Changing the interest of a registered, open socket fails
+                // only if the descriptor is gone, which the read that
+                // follows reports.
                 let _ = self
                     .registration
                     .reregister_fd(uring.fd, Interest::READABLE | Interest::WRITABLE);
@@ -367,16 +372,6 @@ impl<E: mio::event::Source> PollEvented<E> {
     fn io(&self) -> &E {
         self.io.as_ref().expect("source present until drop")
     }
-}
-
-/// Whether the current runtime's I/O driver has io_uring rings (checked
-/// before registering, to pick the poller interest).
-#[track_caller]
-fn context_has_rings() -> bool {
-    crate::runtime::context::with_current(|h| {
-        h.driver().io().is_some_and(|io| io.rings().is_some())
-    })
-    .unwrap_or(false)
 }
 
 /// `shutdown(fd, SHUT_WR)`, with "not connected" (already shut down, or
