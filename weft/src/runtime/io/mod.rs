@@ -151,9 +151,7 @@ impl Driver {
                     .get(index)
                     .park(self.poll.as_raw_fd(), timeout, &mut self.wakers);
                 if !fired {
-                    for waker in self.wakers.drain(..) {
-                        waker.wake();
-                    }
+                    self.wake_collected();
                     return;
                 }
                 timeout = Some(Duration::ZERO);
@@ -166,17 +164,13 @@ impl Driver {
         match self.poll.poll(events, timeout) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                for waker in self.wakers.drain(..) {
-                    waker.wake();
-                }
+                self.wake_collected();
                 return;
             }
             Err(e) => panic!("the I/O driver's poll failed unexpectedly: {e}"),
         }
         if events.is_empty() {
-            for waker in self.wakers.drain(..) {
-                waker.wake();
-            }
+            self.wake_collected();
             return;
         }
         // Readiness is recorded under the slab lock (no reference count per
@@ -202,6 +196,13 @@ impl Driver {
                 rings.get(index).reap(&mut self.wakers);
             }
         }
+        self.wake_collected();
+    }
+}
+
+impl Driver {
+    /// Call the wakers a turn collected (after every lock is released).
+    fn wake_collected(&mut self) {
         for waker in self.wakers.drain(..) {
             waker.wake();
         }
