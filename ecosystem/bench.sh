@@ -39,8 +39,8 @@ printf '\n[workspace]\n' >> "$base/Cargo.toml"
 tokio_bin=$base/target/release
 echo "Tokio in the baseline: $(cd "$base" && cargo tree -i tokio --depth 0 2>/dev/null | head -1)" >&2
 
-hz=$(getconf CLK_TCK)
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# hz, ticks, median
+. ../weft-bench/bench-lib.sh  # (the cd above put us in ecosystem/)
 wait_port() { for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 results=$(mktemp)
 pid=
@@ -85,7 +85,6 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v w="$1" -v v="$2" -v c="$3" '$1 == w && $2 == v { print $c }' "$results" | median; }
 echo
 echo "| workload | weft CPU/req | Tokio CPU/req | Tokio ÷ weft | weft req/s | Tokio req/s |"

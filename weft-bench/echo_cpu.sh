@@ -21,8 +21,8 @@ target_dir=$(cargo metadata --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 server=$target_dir/release/echo_server
 load=$target_dir/release/echo_load
-hz=$(getconf CLK_TCK)
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# hz, ticks, median
+. weft-bench/bench-lib.sh  # (the cd above put us at the repository root)
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 
@@ -52,7 +52,6 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v n="$1" -v c="$2" -v k="$3" '$1 == n && $2 == c { print $k }' "$results" | median; }
 echo
 echo "TCP echo, 100 B, ${DURATION}s per run, median of $ROUNDS; server CPU per round trip (Tokio ÷ weft in parentheses)"

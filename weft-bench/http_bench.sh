@@ -100,8 +100,8 @@ trap cleanup EXIT
 
 # One measured run: start the server pinned, warm up, run wrk, stop it.
 # Appends "name rps p50_us p90_us p99_us" to $results.
-hz=$(getconf CLK_TCK)
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# hz, ticks, median
+. weft-bench/bench-lib.sh  # (the cd above put us at the repository root)
 run_one() {
   local name=$1 bin=$2 port=$3 driver=$4 out
   PORT=$port WORKERS=$WORKERS GOMAXPROCS=$WORKERS WEFT_IO_DRIVER=$driver \
@@ -145,7 +145,6 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 # ---- report ----------------------------------------------------------------
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$results" | median; }
 fmt_us() { awk -v v="$1" 'BEGIN { if (v >= 1000) printf "%.2f ms", v / 1000; else printf "%.0f us", v }'; }
 
