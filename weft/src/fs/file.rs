@@ -1,13 +1,20 @@
 //! [`File`]: an open file whose reads, writes and seeks run on the blocking
-//! pool, as `tokio::fs::File` does (part of issue #14).
+//! pool, as `tokio::fs::File` does (part of issue #14), or, on a runtime
+//! whose I/O driver is io_uring, whose reads and writes run on the ring of
+//! the worker that starts them (issue #15).
 //!
 //! Owns: the file's state machine and its one buffer ([`Buf`]).
 //!
-//! Invariants (Tokio's semantics):
-//! - At most one blocking-pool operation is in flight per `File`
-//!   (`State::Busy`); it owns the buffer while it runs and an
-//!   `Arc<std::fs::File>`, so dropping the `File` does not stop it (a write
-//!   made just before the drop still lands).
+//! Invariants (Tokio's semantics, whichever of the two runs an operation):
+//! - At most one operation is in flight per `File` (`State::Busy`); it
+//!   owns the buffer while it runs and an `Arc<std::fs::File>`, so dropping
+//!   the `File` does not stop it (a write made just before the drop still
+//!   lands). On the ring, reads and writes use the descriptor's own cursor
+//!   (`runtime/io/uring/file.rs`), so position semantics do not change; a
+//!   seek to a start or current-relative position there is one `lseek`
+//!   made in place (it never waits for the disk), and a seek from the end
+//!   (which may ask a network or FUSE filesystem for the length) and every
+//!   other call (`sync_all`, `metadata`, ...) stay on the blocking pool.
 //! - A write is accepted at once: up to `max_buf_size` bytes are copied into
 //!   the buffer and the actual write runs in the background. Every other
 //!   operation first waits for it.
@@ -24,6 +31,7 @@
 
 use super::{asyncify, FileTimes, OpenOptions};
 use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, IoSlice, ReadBuf};
+use crate::runtime::io::uring::FileOp;
 use crate::sync::Mutex;
 use crate::task::{JoinError, JoinHandle};
 use std::fmt;
@@ -98,7 +106,17 @@ enum State {
     Idle(Buf),
     /// The operation in flight, and what it is. It yields the buffer back
     /// with its result: bytes read, 0 for a write, or a seek's position.
-    Busy(Op, JoinHandle<(io::Result<u64>, Buf)>),
+    Busy(Op, Running),
+}
+
+/// Where the operation in flight runs.
+enum Running {
+    Blocking(JoinHandle<(io::Result<u64>, Buf)>),
+    /// On an io_uring ring (a read or a write), which holds the buffer's
+    /// bytes until it completes.
+    Ring(FileOp),
+    /// Already done in place (a seek on a runtime with rings).
+    Done(io::Result<u64>, Buf),
 }
 
 /// What a background operation does. `set_len` counts as a write: its error
@@ -359,11 +377,15 @@ impl File {
         if n == 0 && behind == 0 {
             return Poll::Ready(Ok(0));
         }
-        let std = Arc::clone(&self.std);
-        inner.start(Op::Write, move |mut buf| {
-            let result = rewind_by(&std, behind).and_then(|()| buf.write_to(&std));
-            (result.map(|()| 0), buf)
-        });
+        // Bytes read ahead must first be given back with a seek: that
+        // write takes the blocking pool, which does both in order.
+        if behind > 0 || !inner.start_on_ring(&self.std, Op::Write, n, cx) {
+            let std = Arc::clone(&self.std);
+            inner.start(Op::Write, move |mut buf| {
+                let result = rewind_by(&std, behind).and_then(|()| buf.write_to(&std));
+                (result.map(|()| 0), buf)
+            });
+        }
         Poll::Ready(Ok(n))
     }
 }
@@ -376,11 +398,18 @@ impl Inner {
             return Poll::Ready(None);
         };
         let op = *op;
-        let (result, buf) = match ready!(Pin::new(handle).poll(cx)) {
-            Ok(done) => done,
-            // Only a runtime shutting down stops a blocking call; the buffer
-            // went with it.
-            Err(e) => (Err(lost(op, e)), Buf::default()),
+        let (result, buf) = match handle {
+            Running::Blocking(handle) => match ready!(Pin::new(handle).poll(cx)) {
+                Ok(done) => done,
+                // Only a runtime shutting down stops a blocking call; the
+                // buffer went with it.
+                Err(e) => (Err(lost(op, e)), Buf::default()),
+            },
+            Running::Ring(ring_op) => {
+                let (result, bytes) = ready!(ring_op.poll(cx));
+                Buf::from_ring(op, result, bytes)
+            }
+            Running::Done(result, buf) => (std::mem::replace(result, Ok(0)), std::mem::take(buf)),
         };
         self.state = State::Idle(buf);
         Poll::Ready(Some((op, result)))
@@ -421,7 +450,51 @@ impl Inner {
     /// idle.
     fn start(&mut self, op: Op, job: impl FnOnce(Buf) -> (io::Result<u64>, Buf) + Send + 'static) {
         let buf = std::mem::take(self.idle_buf());
-        self.state = State::Busy(op, crate::task::spawn_blocking(move || job(buf)));
+        self.state = State::Busy(
+            op,
+            Running::Blocking(crate::task::spawn_blocking(move || job(buf))),
+        );
+    }
+
+    /// Start a read of up to `want` bytes (a write, if `write` is given:
+    /// the buffer's live part) on the current runtime's io_uring ring, if
+    /// it has rings. Returns `false`, with nothing started, if not. The
+    /// file must be idle.
+    fn start_on_ring(&mut self, std: &Arc<StdFile>, op: Op, want: usize, cx: &Context<'_>) -> bool {
+        let Some(driver) = FileOp::current_driver() else {
+            return false;
+        };
+        let buf = std::mem::take(self.idle_buf());
+        let (bytes, end) = (buf.bytes, buf.end);
+        let started = match op {
+            Op::Read => {
+                let mut bytes = bytes;
+                if bytes.len() < want {
+                    bytes.resize(want, 0);
+                }
+                FileOp::read(driver, Arc::clone(std), bytes, want, cx)
+            }
+            Op::Write => FileOp::write(driver, Arc::clone(std), bytes, end, cx),
+            Op::Seek => unreachable!("seeks are made in place"),
+        };
+        self.state = match started {
+            Ok(ring_op) => State::Busy(op, Running::Ring(ring_op)),
+            // The ring kept the buffer; the error is the op's result.
+            Err(e) => State::Busy(op, Running::Done(Err(e), Buf::default())),
+        };
+        true
+    }
+
+    /// Seek in place on a runtime with rings (see the module doc);
+    /// returns `false`, with nothing done, where the blocking pool must.
+    fn seek_in_place(&mut self, std: &StdFile, position: SeekFrom) -> bool {
+        if matches!(position, SeekFrom::End(_)) || FileOp::current_driver().is_none() {
+            return false;
+        }
+        let result = (&*std).seek(position);
+        let buf = std::mem::take(self.idle_buf());
+        self.state = State::Busy(Op::Seek, Running::Done(result, buf));
+        true
     }
 }
 
@@ -473,11 +546,13 @@ impl AsyncRead for File {
                 return Poll::Ready(Ok(()));
             }
             let want = dst.remaining().min(me.max_buf_size);
-            let std = Arc::clone(&me.std);
-            inner.start(Op::Read, move |mut buf| {
-                let result = buf.read_from(&std, want).map(|n| n as u64);
-                (result, buf)
-            });
+            if !inner.start_on_ring(&me.std, Op::Read, want, cx) {
+                let std = Arc::clone(&me.std);
+                inner.start(Op::Read, move |mut buf| {
+                    let result = buf.read_from(&std, want).map(|n| n as u64);
+                    (result, buf)
+                });
+            }
         }
     }
 }
@@ -554,8 +629,10 @@ impl AsyncSeek for File {
         // A `Start`/`End` seek lands where it says whatever the cursor; a
         // `Current` one was corrected above.
         buf.discard();
-        let std = Arc::clone(&me.std);
-        inner.start(Op::Seek, move |buf| ((&*std).seek(position), buf));
+        if !inner.seek_in_place(&me.std, position) {
+            let std = Arc::clone(&me.std);
+            inner.start(Op::Seek, move |buf| ((&*std).seek(position), buf));
+        }
         Ok(())
     }
 
@@ -695,6 +772,27 @@ impl Buf {
         };
         self.end = n;
         Ok(n)
+    }
+
+    /// The buffer an io_uring `op` hands back with its kernel `result`: a
+    /// read's bytes become the unread part; a write's are spent (its
+    /// result becomes 0, as a blocking-pool write's).
+    fn from_ring(op: Op, result: io::Result<u64>, bytes: Vec<u8>) -> (io::Result<u64>, Buf) {
+        let end = match (op, &result) {
+            // At most the buffer's length (the read asked for no more).
+            (Op::Read, Ok(n)) => *n as usize,
+            _ => 0,
+        };
+        let result = match op {
+            Op::Write => result.map(|_| 0),
+            _ => result,
+        };
+        let buf = Buf {
+            bytes,
+            start: 0,
+            end,
+        };
+        (result, buf)
     }
 
     /// Write the live part at the file's cursor and empty the buffer.

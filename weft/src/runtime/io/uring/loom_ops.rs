@@ -82,7 +82,7 @@ fn loom_abandon_and_completion_free_the_slot_once() {
         reaper.join().unwrap();
         let mut table = lock(&table);
         assert_eq!(table.in_flight(), 0);
-        assert_eq!(table.in_flight_user_data().count(), 0);
+        assert_eq!(table.cancellable_user_data().count(), 0);
         // Exactly one free slot: the next insert takes it, the one after
         // needs a new slot.
         let a = table.insert(Vec::new(), None);

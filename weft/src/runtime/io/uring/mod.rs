@@ -28,6 +28,7 @@
 //!   exits, e.g. a `block_in_place` thread retiring) are retried by the
 //!   owner, never reported.
 
+mod file;
 pub(crate) mod ops;
 mod recv;
 mod ring;
@@ -36,6 +37,7 @@ mod send;
 #[cfg(all(test, loom))]
 mod loom_ops;
 
+pub(crate) use self::file::FileOp;
 pub(crate) use self::recv::UringRead;
 pub(crate) use self::ring::Ring;
 pub(crate) use self::send::UringWrite;
@@ -153,10 +155,14 @@ fn probe() -> Result<(), String> {
         ));
     }
     let ring = io_uring::IoUring::new(2).map_err(|e| format!("io_uring_setup failed: {e}"))?;
-    if !ring.params().is_feature_nodrop() || !ring.params().is_feature_ext_arg() {
+    let params = ring.params();
+    if !params.is_feature_nodrop()
+        || !params.is_feature_ext_arg()
+        || !params.is_feature_rw_cur_pos()
+    {
         return Err(
-            "the kernel's io_uring lacks IORING_FEAT_NODROP or IORING_FEAT_EXT_ARG (Linux 5.11 \
-             or later has both)"
+            "the kernel's io_uring lacks IORING_FEAT_NODROP, IORING_FEAT_EXT_ARG or \
+             IORING_FEAT_RW_CUR_POS (Linux 5.11 or later has all three)"
                 .into(),
         );
     }
@@ -169,6 +175,8 @@ fn probe() -> Result<(), String> {
         (io_uring::opcode::AsyncCancel::CODE, "ASYNC_CANCEL"),
         (io_uring::opcode::Send::CODE, "SEND"),
         (io_uring::opcode::PollAdd::CODE, "POLL_ADD"),
+        (io_uring::opcode::Read::CODE, "READ"),
+        (io_uring::opcode::Write::CODE, "WRITE"),
     ] {
         if !probe.is_supported(code) {
             return Err(format!("the kernel's io_uring lacks IORING_OP_{name}"));

@@ -86,10 +86,13 @@ enum State {
         buf: Vec<u8>,
     },
     /// The owner is gone; the buffer waits for the completion. An
-    /// orphaned send carries on to its last byte (`send`).
+    /// orphaned send carries on to its last byte (`send`). A `detached`
+    /// request (a file write) is never cancelled, not even by the ring's
+    /// teardown, which waits for it instead.
     Orphaned {
         buf: Vec<u8>,
         send: Option<OrphanSend>,
+        detached: bool,
     },
 }
 
@@ -258,13 +261,21 @@ impl OpTable {
         };
         match std::mem::replace(&mut slot.state, State::Free) {
             State::InFlight { buf, .. } => {
-                slot.state = State::Orphaned { buf, send };
+                slot.state = State::Orphaned {
+                    buf,
+                    send,
+                    detached: false,
+                };
                 (Abandoned::CancelInKernel, None)
             }
             State::Done { result, buf } if send.is_some() => {
                 // Completed but not yet taken: the table finishes it as if
                 // the completion arrived now (it may need continuing).
-                slot.state = State::Orphaned { buf, send };
+                slot.state = State::Orphaned {
+                    buf,
+                    send,
+                    detached: false,
+                };
                 self.in_flight += 1;
                 (Abandoned::Replay(result), None)
             }
@@ -276,6 +287,26 @@ impl OpTable {
                 slot.state = other;
                 (Abandoned::Freed, send)
             }
+        }
+    }
+
+    /// The owner leaves a request to run to its completion: like
+    /// [`OpTable::abandon`] without a send, but the ring never cancels it
+    /// (see `State::Orphaned`).
+    pub(crate) fn detach(&mut self, key: OpKey) {
+        let Some(slot) = self.slot_mut(key) else {
+            return;
+        };
+        match std::mem::replace(&mut slot.state, State::Free) {
+            State::InFlight { buf, .. } => {
+                slot.state = State::Orphaned {
+                    buf,
+                    send: None,
+                    detached: true,
+                };
+            }
+            State::Done { .. } => self.release(key),
+            other => slot.state = other,
         }
     }
 
@@ -299,6 +330,7 @@ impl OpTable {
             State::Orphaned {
                 buf,
                 send: Some(mut send),
+                detached,
             } if !closing && continues(result, send.from, buf.len()) => {
                 send.from += usize::try_from(result).unwrap_or(0);
                 let rest = &buf[send.from..];
@@ -306,6 +338,7 @@ impl OpTable {
                 slot.state = State::Orphaned {
                     buf,
                     send: Some(send),
+                    detached,
                 };
                 Completed::Resend {
                     key,
@@ -314,7 +347,7 @@ impl OpTable {
                     len,
                 }
             }
-            State::Orphaned { buf, send } => {
+            State::Orphaned { buf, send, .. } => {
                 drop(buf);
                 self.in_flight -= 1;
                 self.release(key);
@@ -342,13 +375,21 @@ impl OpTable {
         self.in_flight
     }
 
-    /// The `user_data` of every request still in the kernel.
-    pub(crate) fn in_flight_user_data(&self) -> impl Iterator<Item = u64> + '_ {
+    /// The `user_data` of every request still in the kernel that may be
+    /// cancelled (all but detached ones).
+    pub(crate) fn cancellable_user_data(&self) -> impl Iterator<Item = u64> + '_ {
         self.slots
             .iter()
             .enumerate()
             .filter(|(_, slot)| {
-                matches!(slot.state, State::InFlight { .. } | State::Orphaned { .. })
+                matches!(
+                    slot.state,
+                    State::InFlight { .. }
+                        | State::Orphaned {
+                            detached: false,
+                            ..
+                        }
+                )
             })
             .map(|(i, slot)| {
                 OpKey {
@@ -418,7 +459,7 @@ mod tests {
         assert_eq!(table.abandon(key, None), (Abandoned::CancelInKernel, None));
         assert_eq!(table.in_flight(), 1);
         assert_eq!(
-            table.in_flight_user_data().collect::<Vec<_>>(),
+            table.cancellable_user_data().collect::<Vec<_>>(),
             [key.user_data()]
         );
         // The slot is not reused while the kernel may write the buffer.
@@ -470,6 +511,33 @@ mod tests {
             table.complete(key.user_data(), 4),
             Completed::Finished(_)
         ));
+    }
+
+    #[test]
+    fn a_detached_op_is_never_offered_for_cancelling_and_frees_on_completion() {
+        let mut table = OpTable::default();
+        let cancelled = table.insert(Vec::new(), None);
+        let kept = table.insert(vec![5; 16], None);
+        let _ = table.abandon(cancelled, None);
+        table.detach(kept);
+        assert_eq!(
+            table.cancellable_user_data().collect::<Vec<_>>(),
+            [cancelled.user_data()]
+        );
+        assert_eq!(table.in_flight(), 2);
+        // Even while the ring closes, a detached op just ends.
+        table.close();
+        assert!(matches!(
+            table.complete(kept.user_data(), 16),
+            Completed::Wake(None)
+        ));
+        assert_eq!(table.in_flight(), 1);
+        // A detached op that had completed is freed at once.
+        let done = table.insert(Vec::new(), None);
+        let _ = table.complete(done.user_data(), 0);
+        table.detach(done);
+        assert_eq!(table.in_flight(), 1);
+        assert_eq!(table.insert(Vec::new(), None).index, done.index);
     }
 
     #[test]

@@ -157,6 +157,45 @@ impl Ring {
         unsafe { self.start(entry, buf, waker, submit_now) }
     }
 
+    /// Start a `read(2)` of up to `len` bytes (at most `buf`'s length)
+    /// from the file `fd` at its own cursor into `buf`'s first bytes.
+    pub(crate) fn start_read(
+        &self,
+        fd: RawFd,
+        mut buf: Vec<u8>,
+        len: usize,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        let len = u32::try_from(len.min(buf.len())).unwrap_or(u32::MAX);
+        // Offset -1: the file's own position, used and advanced as by
+        // read(2) (IORING_FEAT_RW_CUR_POS, which the probe requires).
+        let entry = opcode::Read::new(types::Fd(fd), buf.as_mut_ptr(), len)
+            .offset(u64::MAX)
+            .build();
+        // SAFETY: the entry points at `len` bytes of `buf`'s allocation.
+        unsafe { self.start(entry, buf, waker, submit_now) }
+    }
+
+    /// Start a `write(2)` of `buf[range]` to the file `fd` at its own
+    /// cursor.
+    pub(crate) fn start_write(
+        &self,
+        fd: RawFd,
+        buf: Vec<u8>,
+        range: std::ops::Range<usize>,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        let rest = &buf[range];
+        let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
+        let entry = opcode::Write::new(types::Fd(fd), rest.as_ptr(), len)
+            .offset(u64::MAX)
+            .build();
+        // SAFETY: `len` bytes inside `buf`'s allocation.
+        unsafe { self.start(entry, buf, waker, submit_now) }
+    }
+
     /// Give `buf` to a new table slot and push `entry` under its name.
     ///
     /// # Safety
@@ -233,6 +272,22 @@ impl Ring {
             }
             (Abandoned::Freed, leftover) => finish_orphan(leftover),
         }
+        drop(state);
+        wake_all(wakers);
+    }
+
+    /// The op's owner leaves without cancelling it: the request runs to
+    /// its completion, which frees the buffer (a file write accepted
+    /// before its `File` was dropped still lands). Everything pushed is
+    /// submitted first, as in [`Ring::abandon`].
+    pub(crate) fn detach(&self, key: OpKey) {
+        let mut state = self.lock();
+        let mut wakers = Vec::new();
+        if state.unsubmitted > 0 {
+            let _ = state.submit(&mut wakers);
+        }
+        // In the kernel or done, the slot frees itself or is freed here.
+        state.table.detach(key);
         drop(state);
         wake_all(wakers);
     }
@@ -340,7 +395,9 @@ impl Drop for Ring {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut wakers = Vec::new();
         state.table.close();
-        let pending: Vec<u64> = state.table.in_flight_user_data().collect();
+        // Detached requests (file writes a dropped `File` accepted) are
+        // waited for, not cancelled.
+        let pending: Vec<u64> = state.table.cancellable_user_data().collect();
         for user_data in pending {
             state.cancel(user_data, &mut wakers);
         }

@@ -1,0 +1,223 @@
+//! A file's reads and writes through io_uring: what `fs::File` runs
+//! instead of a blocking-pool call when its runtime's driver has rings.
+//!
+//! Owns: one read or write in flight for one `File` (which ring, which
+//! op, how far a write got), and the driver handle that keeps the rings
+//! alive while it is out.
+//!
+//! Invariants:
+//! - **Reads and writes use the file's own cursor** (offset -1,
+//!   `IORING_FEAT_RW_CUR_POS`, which the probe requires), exactly as
+//!   read(2) and write(2) would: a seek, a descriptor shared with a
+//!   `try_clone` copy, and `into_std` all see the same position as on the
+//!   blocking pool. `fs::File` keeps at most one op in flight per file,
+//!   so the kernel never runs two against one cursor.
+//! - **A write goes out whole** (`write_all`'s contract, which the
+//!   blocking pool's write also keeps): a short write continues from where
+//!   it stopped, on the ring of whichever thread polls it next.
+//! - The buffer is the ring's until the completion (ops.rs). Dropping a
+//!   [`FileOp`] leaves the request to the ring: a read is cancelled; a
+//!   write runs to its completion (a write `File::write` accepted still
+//!   lands after the `File` is dropped, as on the blocking pool), but if
+//!   it goes out short, the rest is not written (a regular file's write is
+//!   short only when the disk or a size limit is full, where the rest
+//!   would fail too).
+//! - Completions the kernel interrupted (`EINTR`, `EAGAIN`, or an
+//!   `ECANCELED` nobody asked for; the module doc of `uring` says why) are
+//!   retried, never reported.
+
+use super::ops::{OpKey, Polled};
+use super::Rings;
+use crate::runtime::{context, driver};
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+/// A read or write the ring runs for a file.
+pub(crate) struct FileOp {
+    driver: driver::Handle,
+    /// (ring index, op) while the kernel has it.
+    op: Option<(usize, OpKey)>,
+    /// Held open until the op is given up (a request is submitted before
+    /// its descriptor can close: ring.rs's invariant).
+    file: Arc<File>,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// Reading up to this many bytes.
+    Read(usize),
+    /// Writing `buf[from..end]`.
+    Write { from: usize, end: usize },
+}
+
+/// What a completion means for the op.
+#[must_use]
+enum Step {
+    /// The op is over: the result for the file.
+    Finished(io::Result<u64>),
+    /// Start the same op again from where it stands.
+    Again,
+}
+
+impl FileOp {
+    /// The current runtime's driver, if it runs file operations on
+    /// io_uring (`None`: use the blocking pool).
+    pub(crate) fn current_driver() -> Option<driver::Handle> {
+        context::with_current(|h| h.driver().clone())
+            .filter(|driver| driver.io().is_some_and(|io| io.rings().is_some()))
+    }
+
+    /// Read up to `len` bytes (at most `buf.len()`) from `file` at its
+    /// cursor into `buf`.
+    ///
+    /// # Errors
+    /// The ring could not take the request (its buffer is then lost).
+    pub(crate) fn read(
+        driver: driver::Handle,
+        file: Arc<File>,
+        buf: Vec<u8>,
+        len: usize,
+        cx: &Context<'_>,
+    ) -> io::Result<FileOp> {
+        let mut op = FileOp {
+            driver,
+            op: None,
+            file,
+            kind: Kind::Read(len),
+        };
+        op.start(buf, cx)?;
+        Ok(op)
+    }
+
+    /// Write all of `buf[..end]` to `file` at its cursor.
+    ///
+    /// # Errors
+    /// As [`FileOp::read`].
+    pub(crate) fn write(
+        driver: driver::Handle,
+        file: Arc<File>,
+        buf: Vec<u8>,
+        end: usize,
+        cx: &Context<'_>,
+    ) -> io::Result<FileOp> {
+        let mut op = FileOp {
+            driver,
+            op: None,
+            file,
+            kind: Kind::Write { from: 0, end },
+        };
+        op.start(buf, cx)?;
+        Ok(op)
+    }
+
+    fn rings(&self) -> &Rings {
+        self.driver
+            .io()
+            .and_then(|io| io.rings())
+            .expect("a FileOp is made only on a driver with rings")
+    }
+
+    /// Push the op (again) on the ring of the calling thread.
+    fn start(&mut self, buf: Vec<u8>, cx: &Context<'_>) -> io::Result<()> {
+        let io = self.driver.io().expect("checked by current_driver");
+        let rings = self.rings();
+        let (index, owned) = io.current_ring(rings);
+        let ring = rings.get(index);
+        let fd = self.file.as_raw_fd();
+        let key = match self.kind {
+            Kind::Read(len) => ring.start_read(fd, buf, len, cx.waker(), !owned)?,
+            Kind::Write { from, end } => {
+                ring.start_write(fd, buf, from..end, cx.waker(), !owned)?
+            }
+        };
+        self.op = Some((index, key));
+        Ok(())
+    }
+
+    /// The op's result once it is over, with its buffer: bytes read, or
+    /// bytes written (all of them). Spends one unit of the task's coop
+    /// budget when it completes, as the blocking pool's join handle does.
+    ///
+    /// # Panics
+    /// If polled again after it returned `Ready`.
+    pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<(io::Result<u64>, Vec<u8>)> {
+        let restore = ready!(crate::coop::poll_proceed(cx));
+        loop {
+            let (index, key) = self.op.expect("a FileOp polled after it finished");
+            let (result, buf) = match self.rings().get(index).poll(key, cx.waker()) {
+                Polled::Done { result, buf } => (result, buf),
+                Polled::Pending => {
+                    let io = self.driver.io().expect("checked by current_driver");
+                    if io.is_shutdown() {
+                        // The ring is gone or going: its teardown frees the
+                        // buffer; this op ends with the shutdown error.
+                        self.abandon();
+                        restore.made_progress();
+                        return Poll::Ready((Err(super::super::shutdown_error()), Vec::new()));
+                    }
+                    return Poll::Pending;
+                }
+            };
+            self.op = None;
+            match self.step(result) {
+                Step::Finished(result) => {
+                    restore.made_progress();
+                    return Poll::Ready((result, buf));
+                }
+                Step::Again => {
+                    if let Err(e) = self.start(buf, cx) {
+                        restore.made_progress();
+                        return Poll::Ready((Err(e), Vec::new()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Account for a completion with `result`.
+    fn step(&mut self, result: i32) -> Step {
+        if matches!(-result, libc::EINTR | libc::EAGAIN | libc::ECANCELED) {
+            return Step::Again;
+        }
+        let Ok(n) = usize::try_from(result) else {
+            return Step::Finished(Err(io::Error::from_raw_os_error(-result)));
+        };
+        match &mut self.kind {
+            Kind::Read(_) => Step::Finished(Ok(n as u64)),
+            Kind::Write { from, end } => {
+                *from += n;
+                if *from == *end {
+                    Step::Finished(Ok(*end as u64))
+                } else if n == 0 {
+                    Step::Finished(Err(io::Error::new(
+                        io::ErrorKind::WriteZero,
+                        "the file took no more bytes",
+                    )))
+                } else {
+                    Step::Again
+                }
+            }
+        }
+    }
+
+    /// Leave the request to the ring (see the module doc).
+    fn abandon(&mut self) {
+        if let Some((index, key)) = self.op.take() {
+            let ring = self.rings().get(index);
+            match self.kind {
+                Kind::Read(_) => ring.abandon(key, None),
+                Kind::Write { .. } => ring.detach(key),
+            }
+        }
+    }
+}
+
+impl Drop for FileOp {
+    fn drop(&mut self) {
+        self.abandon();
+    }
+}

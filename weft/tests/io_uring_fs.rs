@@ -1,0 +1,313 @@
+//! `fs::File` on the io_uring driver: reads and writes go through the
+//! worker's ring, not the blocking pool, with the same cursor semantics
+//! as read(2)/write(2), and an op in flight survives its future or its
+//! file being dropped.
+//!
+//! Every runtime here asks for `IoDriver::Uring`; `tests/fs_file.rs` runs
+//! the file semantics on both drivers (README, "Testing").
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+use weft::fs::File;
+use weft::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, ReadBuf};
+use weft::runtime::{Builder, IoDriver, Runtime};
+
+/// Each flavour with a blocking pool of one thread, so a test can take
+/// the pool away from the file.
+fn runtimes() -> Vec<(&'static str, Runtime)> {
+    let uring = |b: &mut Builder| {
+        b.enable_all()
+            .io_driver(IoDriver::Uring)
+            .max_blocking_threads(1)
+            .build()
+            .unwrap()
+    };
+    vec![
+        ("current_thread", uring(&mut Builder::new_current_thread())),
+        (
+            "multi_thread(1)",
+            uring(Builder::new_multi_thread().worker_threads(1)),
+        ),
+        (
+            "multi_thread(4)",
+            uring(Builder::new_multi_thread().worker_threads(4)),
+        ),
+    ]
+}
+
+fn scratch(test: &str, flavour: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "weft-uring-fs-{}-{test}-{}",
+        std::process::id(),
+        flavour.replace(['(', ')'], "")
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+/// Open `path` for reading and writing without the blocking pool.
+fn open_rw(path: &PathBuf) -> File {
+    File::from_std(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .unwrap(),
+    )
+}
+
+/// With the runtime's only blocking thread held by another task, a file
+/// is still written, sought (from the start and from the cursor) and read
+/// back: on io_uring none of those needs the pool. (On epoll each would
+/// wait for the pool, and this test would time out.)
+#[test]
+fn reads_writes_and_seeks_do_not_need_the_blocking_pool() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("no-pool", name);
+        rt.block_on(async {
+            let mut file = open_rw(&dir.join("data"));
+            let (release, held) = std::sync::mpsc::channel::<()>();
+            let (started_tx, started) = weft::sync::oneshot::channel();
+            let hog = weft::task::spawn_blocking(move || {
+                started_tx.send(()).unwrap();
+                let _ = held.recv();
+            });
+            started.await.unwrap();
+
+            let work = async {
+                let data = pattern(300_000);
+                file.write_all(&data).await.unwrap();
+                file.flush().await.unwrap();
+                assert_eq!(file.seek(SeekFrom::Start(1000)).await.unwrap(), 1000);
+                let mut chunk = vec![0; 5000];
+                file.read_exact(&mut chunk).await.unwrap();
+                assert!(
+                    chunk[..] == data[1000..6000],
+                    "{name}: wrong bytes after a seek"
+                );
+                // Relative to the caller's position (6000), not to the
+                // kernel's cursor.
+                assert_eq!(file.seek(SeekFrom::Current(-10)).await.unwrap(), 5990);
+                let mut rest = Vec::new();
+                file.read_to_end(&mut rest).await.unwrap();
+                assert!(rest[..] == data[5990..], "{name}: wrong tail");
+            };
+            weft::time::timeout(Duration::from_secs(10), work)
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("{name}: a file operation waited for the blocking pool")
+                });
+            release.send(()).unwrap();
+            hog.await.unwrap();
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Ring reads and writes move the descriptor's own cursor, as read(2) and
+/// write(2) do: a `try_clone` copy (same open file) continues where the
+/// original stopped, and the std file from `into_std` is where the reads
+/// left it.
+#[test]
+fn the_cursor_is_the_descriptors_own() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("cursor", name);
+        let data = pattern(10_000);
+        std::fs::write(dir.join("data"), &data).unwrap();
+        let mut std_file = rt.block_on(async {
+            let mut file = File::open(dir.join("data")).await.unwrap();
+            let mut head = [0; 100];
+            file.read_exact(&mut head).await.unwrap();
+            let mut clone = file.try_clone().await.unwrap();
+            let mut next = [0; 100];
+            clone.read_exact(&mut next).await.unwrap();
+            assert!(
+                next[..] == data[100..200],
+                "{name}: the clone did not continue"
+            );
+            let mut after = [0; 50];
+            file.read_exact(&mut after).await.unwrap();
+            assert!(
+                after[..] == data[200..250],
+                "{name}: the original missed the clone's read"
+            );
+            file.into_std().await
+        });
+        assert_eq!(std_file.stream_position().unwrap(), 250, "{name}");
+        let mut rest = Vec::new();
+        std_file.read_to_end(&mut rest).unwrap();
+        assert!(rest[..] == data[250..], "{name}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A read whose future is dropped while the ring has it loses nothing:
+/// its bytes are the next read's, in order.
+#[test]
+fn a_dropped_read_keeps_its_bytes_for_the_next() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("dropped-read", name);
+        let data = pattern(64 * 1024);
+        std::fs::write(dir.join("data"), &data).unwrap();
+        rt.block_on(async {
+            let mut file = File::open(dir.join("data")).await.unwrap();
+            let mut first = [0; 10];
+            file.read_exact(&mut first).await.unwrap();
+            let mut big = vec![0; 4096];
+            // Usually pending (the ring has the read); if it completed at
+            // once, its bytes are the first of the rest.
+            let mut rest = std::future::poll_fn(|cx| {
+                let mut buf = ReadBuf::new(&mut big);
+                Poll::Ready(match Pin::new(&mut file).poll_read(cx, &mut buf) {
+                    Poll::Ready(done) => {
+                        done.unwrap();
+                        buf.filled().to_vec()
+                    }
+                    Poll::Pending => Vec::new(),
+                })
+            })
+            .await;
+            file.read_to_end(&mut rest).await.unwrap();
+            assert_eq!(rest.len(), data.len() - 10, "{name}");
+            assert!(rest[..] == data[10..], "{name}: bytes lost or reordered");
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Dropping a `File` right after a large write was accepted still writes
+/// every byte (the ring finishes the write; the descriptor closes after).
+#[test]
+fn a_dropped_file_still_finishes_its_write() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("dropped-write", name);
+        let path = dir.join("data");
+        let data = pattern(2 << 20);
+        rt.block_on(async {
+            let mut file = open_rw(&path);
+            let n = file.write(&data).await.unwrap();
+            assert_eq!(
+                n,
+                data.len(),
+                "{name}: the write took less than its buffer bound"
+            );
+            drop(file);
+        });
+        // The runtime's teardown (or the kernel before it) ends the write.
+        drop(rt);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let got = std::fs::read(&path).unwrap();
+            if got.len() == data.len() {
+                assert!(got == data, "{name}: bytes differ");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: only {} bytes",
+                got.len()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The kernel's errors come back as std's: a read from a file opened
+/// only for writing is `EBADF` from that read; a write to a file opened
+/// only for reading is accepted and fails at the next flush.
+#[test]
+fn ring_errors_are_the_system_calls_errors() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("errors", name);
+        let path = dir.join("data");
+        std::fs::write(&path, b"abc").unwrap();
+        rt.block_on(async {
+            let mut write_only =
+                File::from_std(std::fs::OpenOptions::new().write(true).open(&path).unwrap());
+            let mut buf = [0; 3];
+            let err = write_only.read(&mut buf).await.unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc_ebadf()), "{name}: {err}");
+
+            let mut read_only = File::from_std(std::fs::File::open(&path).unwrap());
+            assert_eq!(read_only.write(b"xyz").await.unwrap(), 3, "{name}");
+            let err = read_only.flush().await.unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc_ebadf()), "{name}: {err}");
+            // Reported once; the file works afterwards.
+            read_only.flush().await.unwrap();
+            read_only.read_exact(&mut buf).await.unwrap();
+            assert_eq!(&buf, b"abc", "{name}");
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+const fn libc_ebadf() -> i32 {
+    9 // EBADF on Linux
+}
+
+/// A read from a FIFO waits in the ring until a writer writes; a read
+/// still waiting when the runtime is dropped neither hangs the drop nor
+/// touches freed memory.
+#[test]
+fn a_fifo_read_waits_in_the_ring_and_shutdown_ends_it() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("fifo", name);
+        let path = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // O_RDWR: opening a FIFO this way never blocks, and the file is
+        // its own writer.
+        let open = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .unwrap()
+        };
+        let (reader_std, mut writer) = (open(), open());
+        rt.block_on(async {
+            let mut reader = File::from_std(reader_std);
+            let read = weft::spawn(async move {
+                let mut buf = [0; 5];
+                reader.read_exact(&mut buf).await.unwrap();
+                (buf, reader)
+            });
+            weft::time::sleep(Duration::from_millis(20)).await;
+            assert!(
+                !read.is_finished(),
+                "{name}: read returned before any write"
+            );
+            std::io::Write::write_all(&mut writer, b"hello").unwrap();
+            let (buf, mut reader) = read.await.unwrap();
+            assert_eq!(&buf, b"hello", "{name}");
+            // Left waiting for the shutdown.
+            weft::spawn(async move {
+                let mut buf = [0; 1];
+                let _ = reader.read(&mut buf).await;
+            });
+            weft::time::sleep(Duration::from_millis(10)).await;
+        });
+        let started = Instant::now();
+        drop(rt);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{name}: shutdown waited {:?} for a FIFO read",
+            started.elapsed()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
