@@ -474,7 +474,7 @@ impl Inner {
                 }
                 FileOp::read(driver, Arc::clone(std), bytes, want, cx)
             }
-            Op::Write => FileOp::write(driver, Arc::clone(std), bytes, end, cx),
+            Op::Write => FileOp::write(driver, Arc::clone(std), bytes, end),
             Op::Seek => unreachable!("seeks are made in place"),
         };
         self.state = match started {

@@ -89,11 +89,12 @@ impl FileOp {
             file,
             kind: Kind::Read(len),
         };
-        op.start(buf, cx)?;
+        op.start(buf, Some(cx))?;
         Ok(op)
     }
 
-    /// Write all of `buf[..end]` to `file` at its cursor.
+    /// Write all of `buf[..end]` to `file` at its cursor. Nobody is woken
+    /// when it ends until someone polls it.
     ///
     /// # Errors
     /// As [`FileOp::read`].
@@ -102,7 +103,6 @@ impl FileOp {
         file: Arc<File>,
         buf: Vec<u8>,
         end: usize,
-        cx: &Context<'_>,
     ) -> io::Result<FileOp> {
         let mut op = FileOp {
             driver,
@@ -110,7 +110,7 @@ impl FileOp {
             file,
             kind: Kind::Write { from: 0, end },
         };
-        op.start(buf, cx)?;
+        op.start(buf, None)?;
         Ok(op)
     }
 
@@ -121,17 +121,22 @@ impl FileOp {
             .expect("a FileOp is made only on a driver with rings")
     }
 
-    /// Push the op (again) on the ring of the calling thread.
-    fn start(&mut self, buf: Vec<u8>, cx: &Context<'_>) -> io::Result<()> {
+    /// Push the op (again) on the ring of the calling thread. `cx`: the
+    /// task that waits for it (`None`: a write that returned at once, whose
+    /// completion then wakes nobody; the next poll leaves a waker).
+    fn start(&mut self, buf: Vec<u8>, cx: Option<&Context<'_>>) -> io::Result<()> {
         let io = self.driver.io().expect("checked by current_driver");
         let rings = self.rings();
         let (index, owned) = io.current_ring(rings);
         let ring = rings.get(index);
         let fd = self.file.as_raw_fd();
         let key = match self.kind {
-            Kind::Read(len) => ring.start_read(fd, buf, len, cx.waker(), !owned)?,
+            Kind::Read(len) => {
+                let cx = cx.expect("a read is started by the task that waits for it");
+                ring.start_read(fd, buf, len, cx.waker(), !owned)?
+            }
             Kind::Write { from, end } => {
-                ring.start_write(fd, buf, from..end, cx.waker(), !owned)?
+                ring.start_write(fd, buf, from..end, cx.map(Context::waker), !owned)?
             }
         };
         self.op = Some((index, key));
@@ -169,7 +174,7 @@ impl FileOp {
                     return Poll::Ready((result, buf));
                 }
                 Step::Again => {
-                    if let Err(e) = self.start(buf, cx) {
+                    if let Err(e) = self.start(buf, Some(cx)) {
                         restore.made_progress();
                         return Poll::Ready((Err(e), Vec::new()));
                     }

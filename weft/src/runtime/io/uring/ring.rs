@@ -135,17 +135,19 @@ impl Ring {
         let entry = opcode::Recv::new(types::Fd(fd), ptr, len).build();
         // SAFETY: the entry points at `len` bytes of `buf`'s allocation,
         // which `start` hands to the op's table slot.
-        unsafe { self.start(entry, buf, waker, submit_now) }
+        unsafe { self.start(entry, buf, Some(waker), submit_now) }
     }
 
     /// Start a `send(2)` of `buf[from..]` on `fd` (`MSG_NOSIGNAL`: a peer
-    /// that is gone is an `EPIPE` error, never a signal).
+    /// that is gone is an `EPIPE` error, never a signal). `waker: None`
+    /// for a send nobody waits on yet (a write that returned at once):
+    /// its completion then wakes no task, and a later poll leaves one.
     pub(crate) fn start_send(
         &self,
         fd: RawFd,
         buf: Vec<u8>,
         from: usize,
-        waker: &Waker,
+        waker: Option<&Waker>,
         submit_now: bool,
     ) -> io::Result<OpKey> {
         let rest = &buf[from..];
@@ -174,17 +176,17 @@ impl Ring {
             .offset(u64::MAX)
             .build();
         // SAFETY: the entry points at `len` bytes of `buf`'s allocation.
-        unsafe { self.start(entry, buf, waker, submit_now) }
+        unsafe { self.start(entry, buf, Some(waker), submit_now) }
     }
 
     /// Start a `write(2)` of `buf[range]` to the file `fd` at its own
-    /// cursor.
+    /// cursor (`waker` as for [`Ring::start_send`]).
     pub(crate) fn start_write(
         &self,
         fd: RawFd,
         buf: Vec<u8>,
         range: std::ops::Range<usize>,
-        waker: &Waker,
+        waker: Option<&Waker>,
         submit_now: bool,
     ) -> io::Result<OpKey> {
         let rest = &buf[range];
@@ -204,11 +206,11 @@ impl Ring {
         &self,
         entry: squeue::Entry,
         buf: Vec<u8>,
-        waker: &Waker,
+        waker: Option<&Waker>,
         submit_now: bool,
     ) -> io::Result<OpKey> {
         let mut state = self.lock();
-        let key = state.table.insert(buf, Some(waker.clone()));
+        let key = state.table.insert(buf, waker.cloned());
         let entry = entry.user_data(key.user_data());
         let mut wakers = Vec::new();
         // SAFETY: the entry points into the buffer the table slot `key` now

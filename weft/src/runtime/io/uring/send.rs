@@ -107,7 +107,9 @@ impl UringWrite {
     ) -> Poll<io::Result<()>> {
         loop {
             if let Some((buf, from)) = state.rest.take() {
-                let key = rings.get(ring).start_send(fd, buf, from, waker, !owned)?;
+                let key = rings
+                    .get(ring)
+                    .start_send(fd, buf, from, Some(waker), !owned)?;
                 state.op = Some(InFlight { ring, key, from });
             }
             let Some(op) = state.op else {
@@ -168,9 +170,11 @@ impl UringWrite {
             state.spare = buf;
             return Poll::Ready(Ok(0));
         }
-        let key = rings
-            .get(ring.0)
-            .start_send(fd, buf, 0, cx.waker(), !ring.1)?;
+        // No waker: the write returns now, and the task is likely to wait
+        // for something else next (a reply); waking it when the send ends
+        // would be a poll for nothing. Whoever waits for this send polls
+        // it and leaves a waker then.
+        let key = rings.get(ring.0).start_send(fd, buf, 0, None, !ring.1)?;
         state.op = Some(InFlight {
             ring: ring.0,
             key,
@@ -239,10 +243,7 @@ impl UringWrite {
         }
         if let Some((buf, from)) = state.rest.take() {
             let shared = rings.for_worker(None).0;
-            match rings
-                .get(shared)
-                .start_send(dup, buf, from, Waker::noop(), true)
-            {
+            match rings.get(shared).start_send(dup, buf, from, None, true) {
                 Ok(key) => {
                     state.op = Some(InFlight {
                         ring: shared,
