@@ -540,6 +540,189 @@ mod tests {
         assert_eq!(table.insert(Vec::new(), None).index, done.index);
     }
 
+    /// One step in an op's life, for the order matrix below.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Event {
+        /// The kernel's completion arrives (whole: a send sent all).
+        Complete,
+        /// The owner polls (takes the result if it is there).
+        Poll,
+        /// The owner looks without a waker (`try_take`).
+        TryTake,
+        /// The owner is dropped: a receive (cancelled in the kernel).
+        Abandon,
+        /// The owner is dropped: a send the table finishes.
+        AbandonSend,
+        /// The owner leaves a file write to run to its end.
+        Detach,
+        /// The ring shuts down.
+        Close,
+    }
+
+    /// What the table must show after each step, from a plain model.
+    #[derive(Debug, Default, Clone, Copy)]
+    struct Model {
+        completed: bool,
+        taken: bool,
+        left: Option<Event>,
+        closed: bool,
+    }
+
+    impl Model {
+        /// Whether `event` can happen now (the owner acts only while it
+        /// exists and has not taken the result; the kernel completes once).
+        fn allows(&self, event: Event) -> bool {
+            let owner = self.left.is_none() && !self.taken;
+            match event {
+                Event::Complete => !self.completed,
+                Event::Close => !self.closed,
+                Event::Poll | Event::TryTake | Event::Abandon | Event::Detach => owner,
+                // A send's owner leaves before its result is taken.
+                Event::AbandonSend => owner,
+            }
+        }
+
+        fn in_kernel(&self) -> bool {
+            !self.completed
+        }
+    }
+
+    /// Every order of up to five steps among completion, poll, drop (of a
+    /// receive, a send, a file write) and shutdown: the buffer stays with
+    /// the table exactly while the kernel holds it, a result is handed out
+    /// at most once and only to an owner, a gone owner is never woken, and
+    /// teardown cancels exactly what is still in the kernel and not
+    /// detached.
+    #[test]
+    fn every_order_of_complete_poll_drop_and_shutdown_keeps_the_invariants() {
+        use Event::*;
+        const EVENTS: [Event; 7] = [Complete, Poll, TryTake, Abandon, AbandonSend, Detach, Close];
+        let waker = Waker::noop();
+        let mut checked = 0;
+        let mut stack: Vec<Vec<Event>> = vec![Vec::new()];
+        while let Some(prefix) = stack.pop() {
+            // Replay the prefix on a fresh table against the model.
+            let mut table = OpTable::default();
+            let key = table.insert(vec![0; 8], Some(waker.clone()));
+            let mut model = Model::default();
+            for &event in &prefix {
+                match event {
+                    Complete => {
+                        let completed = table.complete(key.user_data(), 8);
+                        match (model.left, completed) {
+                            // The owner (even a gone one's slot) is woken
+                            // only while the owner exists.
+                            (None, Completed::Wake(_)) => {}
+                            (Some(AbandonSend), Completed::Finished(send)) => {
+                                assert_eq!(send.fd, -1, "{prefix:?}")
+                            }
+                            (Some(Abandon | Detach), Completed::Wake(None)) => {}
+                            (left, other) => panic!("{prefix:?}: {left:?} got {other:?}"),
+                        }
+                        model.completed = true;
+                    }
+                    Poll => match table.poll(key, waker) {
+                        Polled::Done { result, buf } => {
+                            assert!(model.completed, "{prefix:?}: a result before completion");
+                            assert_eq!((result, buf.len()), (8, 8), "{prefix:?}");
+                            model.taken = true;
+                        }
+                        Polled::Pending => assert!(!model.completed, "{prefix:?}: lost result"),
+                    },
+                    TryTake => match table.try_take(key) {
+                        Some(_) => {
+                            assert!(model.completed, "{prefix:?}");
+                            model.taken = true;
+                        }
+                        None => assert!(!model.completed, "{prefix:?}: lost result"),
+                    },
+                    Abandon => {
+                        let (abandoned, send) = table.abandon(key, None);
+                        assert!(send.is_none());
+                        let expect = if model.completed {
+                            Abandoned::Freed
+                        } else {
+                            Abandoned::CancelInKernel
+                        };
+                        assert_eq!(abandoned, expect, "{prefix:?}");
+                        model.left = Some(Abandon);
+                    }
+                    AbandonSend => {
+                        let send = OrphanSend {
+                            fd: -1,
+                            from: 0,
+                            shutdown: false,
+                        };
+                        match table.abandon(key, Some(send)) {
+                            (Abandoned::CancelInKernel, None) => assert!(!model.completed),
+                            (Abandoned::Replay(result), None) => {
+                                assert!(model.completed, "{prefix:?}");
+                                // What the ring does with a replay: the
+                                // send is over, its descriptor handed back.
+                                assert!(matches!(
+                                    table.complete(key.user_data(), result),
+                                    Completed::Finished(_)
+                                ));
+                            }
+                            other => panic!("{prefix:?}: {other:?}"),
+                        }
+                        model.left = Some(AbandonSend);
+                    }
+                    Detach => {
+                        table.detach(key);
+                        model.left = Some(Detach);
+                    }
+                    Close => {
+                        table.close();
+                        model.closed = true;
+                    }
+                }
+                // The table's view against the model after every step.
+                let held = model.in_kernel();
+                assert_eq!(table.in_flight(), usize::from(held), "{prefix:?}");
+                let cancellable = table.cancellable_user_data().any(|u| u == key.user_data());
+                assert_eq!(
+                    cancellable,
+                    held && model.left != Some(Detach),
+                    "{prefix:?}"
+                );
+                // Free means reusable: free state, on the free list, and a
+                // new generation (so a stale completion cannot name it).
+                let slot = &table.slots[key.index as usize];
+                let slot_free = matches!(slot.state, State::Free)
+                    && table.free.contains(&key.index)
+                    && slot.generation != key.generation;
+                assert_eq!(
+                    slot_free,
+                    !held && (model.taken || model.left.is_some()),
+                    "{prefix:?}: the slot was freed too early or never"
+                );
+            }
+            checked += 1;
+            if prefix.len() < 5 {
+                for event in EVENTS {
+                    let mut model = Model::default();
+                    for &e in &prefix {
+                        match e {
+                            Complete => model.completed = true,
+                            Poll | TryTake if model.completed => model.taken = true,
+                            Abandon | AbandonSend | Detach => model.left = Some(e),
+                            Close => model.closed = true,
+                            _ => {}
+                        }
+                    }
+                    if model.allows(event) {
+                        let mut next = prefix.clone();
+                        next.push(event);
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+        // Not a vacuous walk: every event was reached in many orders.
+        assert!(checked > 500, "only {checked} orders");
+    }
+
     #[test]
     fn internal_user_data_names_no_slot() {
         let mut table = OpTable::default();
