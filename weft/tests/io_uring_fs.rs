@@ -6,6 +6,7 @@
 //! Every runtime here asks for `IoDriver::Uring`; `tests/fs_file.rs` runs
 //! the file semantics on both drivers (README, "Testing").
 
+use std::future::Future;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -308,6 +309,163 @@ fn a_fifo_read_waits_in_the_ring_and_shutdown_ends_it() {
             "{name}: shutdown waited {:?} for a FIFO read",
             started.elapsed()
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Every combination of the six `OpenOptions` switches, on a file that
+/// exists and one that does not: the ring's `openat` gives what std's
+/// `open` gives (success or the same error; the same access; the same
+/// creating and truncating).
+#[test]
+fn open_options_through_the_ring_match_std_for_every_combination() {
+    let rt = Builder::new_current_thread()
+        .enable_all()
+        .io_driver(IoDriver::Uring)
+        .build()
+        .unwrap();
+    let dir = scratch("open-matrix", "all");
+    let mut compared = 0;
+    for bits in 0u32..64 {
+        let on = |i: u32| bits & (1 << i) != 0;
+        let set = |o: &mut std::fs::OpenOptions| {
+            o.read(on(0))
+                .write(on(1))
+                .append(on(2))
+                .truncate(on(3))
+                .create(on(4))
+                .create_new(on(5));
+        };
+        for exists in [false, true] {
+            // The outcome of one open: error, or (can read, can write,
+            // length after the open, file there afterwards).
+            let outcome = |path: &PathBuf, file: std::io::Result<std::fs::File>| {
+                file.map(|mut f| {
+                    let readable = f.read(&mut [0; 1]).is_ok();
+                    let writable = std::io::Write::write(&mut f, b"").is_ok()
+                        && std::io::Write::write(&mut f, b"z").is_ok();
+                    let len = std::fs::metadata(path).unwrap().len();
+                    (readable, writable, len)
+                })
+                .map_err(|e| (e.kind(), e.raw_os_error()))
+            };
+            let prepare = |path: &PathBuf| {
+                let _ = std::fs::remove_file(path);
+                if exists {
+                    std::fs::write(path, b"0123456789").unwrap();
+                }
+            };
+            let std_path = dir.join(format!("std-{bits}-{exists}"));
+            prepare(&std_path);
+            let mut std_options = std::fs::OpenOptions::new();
+            set(&mut std_options);
+            let expected = outcome(&std_path, std_options.open(&std_path));
+
+            let ring_path = dir.join(format!("ring-{bits}-{exists}"));
+            prepare(&ring_path);
+            let mut options = weft::fs::OpenOptions::new();
+            options
+                .read(on(0))
+                .write(on(1))
+                .append(on(2))
+                .truncate(on(3))
+                .create(on(4))
+                .create_new(on(5));
+            let file = rt.block_on(async {
+                match options.open(&ring_path).await {
+                    Ok(file) => Ok(file.into_std().await),
+                    Err(e) => Err(e),
+                }
+            });
+            let got = outcome(&ring_path, file);
+            assert_eq!(got, expected, "options {bits:06b}, file exists: {exists}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 128);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `File::open`/`create`, `fs::read`, `fs::read_to_string` and `fs::write`
+/// all work with the runtime's only blocking thread taken: on io_uring
+/// none needs the pool.
+#[test]
+fn opening_reading_and_writing_whole_files_do_not_need_the_blocking_pool() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("whole-files", name);
+        rt.block_on(async {
+            let (release, held) = std::sync::mpsc::channel::<()>();
+            let (started_tx, started) = weft::sync::oneshot::channel();
+            let hog = weft::task::spawn_blocking(move || {
+                started_tx.send(()).unwrap();
+                let _ = held.recv();
+            });
+            started.await.unwrap();
+            let work = async {
+                let big = pattern(200_000);
+                weft::fs::write(dir.join("big"), &big).await.unwrap();
+                assert!(
+                    weft::fs::read(dir.join("big")).await.unwrap() == big,
+                    "{name}"
+                );
+                weft::fs::write(dir.join("text"), "hello").await.unwrap();
+                assert_eq!(
+                    weft::fs::read_to_string(dir.join("text")).await.unwrap(),
+                    "hello"
+                );
+                let empty = dir.join("empty");
+                File::create(&empty).await.unwrap();
+                assert!(weft::fs::read(&empty).await.unwrap().is_empty(), "{name}");
+                let err = File::open(dir.join("missing")).await.unwrap_err();
+                assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{name}");
+                weft::fs::write(dir.join("bad"), [0xff, 0xfe])
+                    .await
+                    .unwrap();
+                let err = weft::fs::read_to_string(dir.join("bad")).await.unwrap_err();
+                assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{name}");
+            };
+            weft::time::timeout(Duration::from_secs(10), work)
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("{name}: a whole-file call waited for the blocking pool")
+                });
+            release.send(()).unwrap();
+            hog.await.unwrap();
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// An open whose future is dropped while the ring has it never leaks the
+/// descriptor the kernel made: after many dropped opens, no descriptor of
+/// the process names the file.
+#[test]
+fn a_dropped_open_leaks_no_descriptor() {
+    /// The process's descriptors open on `path`.
+    fn open_on(path: &std::path::Path) -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .filter(|target| target == path)
+            .count()
+    }
+    for (name, rt) in runtimes() {
+        let dir = scratch("dropped-open", name);
+        let path = dir.join("data");
+        std::fs::write(&path, b"x").unwrap();
+        rt.block_on(async {
+            for _ in 0..200 {
+                // Polled once (the open is on the ring), then dropped.
+                let mut open = std::pin::pin!(File::open(&path));
+                let done =
+                    std::future::poll_fn(|cx| Poll::Ready(open.as_mut().poll(cx).is_ready())).await;
+                let _ = done;
+            }
+            // Let the cancels and completions come in.
+            weft::time::sleep(Duration::from_millis(50)).await;
+        });
+        drop(rt);
+        assert_eq!(open_on(&path), 0, "{name}: dropped opens left descriptors");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -467,13 +467,7 @@ impl Inner {
         let buf = std::mem::take(self.idle_buf());
         let (bytes, end) = (buf.bytes, buf.end);
         let started = match op {
-            Op::Read => {
-                let mut bytes = bytes;
-                if bytes.len() < want {
-                    bytes.resize(want, 0);
-                }
-                FileOp::read(driver, Arc::clone(std), bytes, want, cx)
-            }
+            Op::Read => FileOp::read(driver, Arc::clone(std), bytes, want, cx),
             Op::Write => FileOp::write(driver, Arc::clone(std), bytes, end),
             Op::Seek => unreachable!("seeks are made in place"),
         };
@@ -778,9 +772,9 @@ impl Buf {
     /// read's bytes become the unread part; a write's are spent (its
     /// result becomes 0, as a blocking-pool write's).
     fn from_ring(op: Op, result: io::Result<u64>, bytes: Vec<u8>) -> (io::Result<u64>, Buf) {
-        let end = match (op, &result) {
-            // At most the buffer's length (the read asked for no more).
-            (Op::Read, Ok(n)) => *n as usize,
+        let end = match op {
+            // The ring's read hands back exactly the bytes it read.
+            Op::Read => bytes.len(),
             _ => 0,
         };
         let result = match op {

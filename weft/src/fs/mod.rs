@@ -54,19 +54,63 @@ where
 /// # std::io::Result::Ok(())
 /// # }).unwrap();
 /// ```
+///
+/// With the io_uring driver, the open and the reads run on the worker's
+/// ring instead of the blocking pool (the result is the same).
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    if crate::runtime::io::uring::FileOp::current_driver().is_some() {
+        return read_on_ring(path.as_ref()).await;
+    }
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::read(path)).await
 }
 
+/// `fs::read` through the ring: open, then read until the end of the file
+/// in chunks of at least 64 KiB (a growing `Vec`, as std without its
+/// size hint, which would cost a `statx` more).
+async fn read_on_ring(path: &Path) -> io::Result<Vec<u8>> {
+    use crate::io::AsyncReadExt;
+    const CHUNK: usize = 64 * 1024;
+    let mut file = File::open(path).await?;
+    let mut contents = Vec::new();
+    loop {
+        contents.reserve(CHUNK);
+        if file.read_buf(&mut contents).await? == 0 {
+            return Ok(contents);
+        }
+    }
+}
+
 /// The whole contents of a UTF-8 file.
+///
+/// # Errors
+/// As [`read`], and `InvalidData` if the contents are not UTF-8.
 pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    if crate::runtime::io::uring::FileOp::current_driver().is_some() {
+        let bytes = read_on_ring(path.as_ref()).await?;
+        return String::from_utf8(bytes).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            )
+        });
+    }
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::read_to_string(path)).await
 }
 
 /// Create or truncate a file and write `contents` to it.
+///
+/// With the io_uring driver, the open and the writes run on the worker's
+/// ring instead of the blocking pool; it returns once every byte is
+/// written (or with the write's error).
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    if crate::runtime::io::uring::FileOp::current_driver().is_some() {
+        use crate::io::AsyncWriteExt;
+        let mut file = File::create(path).await?;
+        file.write_all(contents.as_ref()).await?;
+        return file.flush().await;
+    }
     let path = path.as_ref().to_owned();
     let contents = contents.as_ref().to_owned();
     asyncify(move || std::fs::write(path, contents)).await

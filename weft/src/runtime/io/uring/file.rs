@@ -71,8 +71,8 @@ impl FileOp {
             .filter(|driver| driver.io().is_some_and(|io| io.rings().is_some()))
     }
 
-    /// Read up to `len` bytes (at most `buf.len()`) from `file` at its
-    /// cursor into `buf`.
+    /// Read up to `len` bytes from `file` at its cursor into `buf` (its
+    /// old contents are dropped; it comes back holding what was read).
     ///
     /// # Errors
     /// The ring could not take the request (its buffer is then lost).
@@ -168,6 +168,13 @@ impl FileOp {
                 }
             };
             self.op = None;
+            let mut buf = buf;
+            if let (Kind::Read(_), Ok(n)) = (self.kind, usize::try_from(result)) {
+                // SAFETY: the kernel wrote `n` bytes at the start of the
+                // buffer's spare capacity (`Ring::start_read` cleared it and
+                // asked for at most its capacity).
+                unsafe { buf.set_len(n) };
+            }
             match self.step(result) {
                 Step::Finished(result) => {
                     restore.made_progress();

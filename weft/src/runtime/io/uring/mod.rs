@@ -29,6 +29,7 @@
 //!   owner, never reported.
 
 mod file;
+mod open;
 pub(crate) mod ops;
 mod recv;
 mod ring;
@@ -38,6 +39,7 @@ mod send;
 mod loom_ops;
 
 pub(crate) use self::file::FileOp;
+pub(crate) use self::open::OpenOp;
 pub(crate) use self::recv::UringRead;
 pub(crate) use self::ring::Ring;
 pub(crate) use self::send::UringWrite;
@@ -177,6 +179,7 @@ fn probe() -> Result<(), String> {
         (io_uring::opcode::PollAdd::CODE, "POLL_ADD"),
         (io_uring::opcode::Read::CODE, "READ"),
         (io_uring::opcode::Write::CODE, "WRITE"),
+        (io_uring::opcode::OpenAt::CODE, "OPENAT"),
     ] {
         if !probe.is_supported(code) {
             return Err(format!("the kernel's io_uring lacks IORING_OP_{name}"));

@@ -17,6 +17,10 @@
 //! - **A completion is delivered once.** `Done` is taken by exactly one
 //!   `poll`, which frees the slot; a completion for a free slot or an older
 //!   generation (a stale or internal `user_data`) is ignored.
+//! - **A descriptor a request created is closed if nobody takes it.** An
+//!   op inserted with `result_is_fd` (an open, an accept) whose owner is
+//!   gone when it completes, or gives it up after, hands its result back
+//!   for the ring to close: it would otherwise leak.
 //! - `user_data` is `index | generation << 32`; the values with all high
 //!   bits set are reserved for the ring's own requests (cancels, its poll
 //!   on the epoll descriptor), which never name a slot: no slot ever has
@@ -71,6 +75,8 @@ pub(crate) struct OpTable {
 struct Slot {
     generation: u32,
     state: State,
+    /// A non-negative result is a descriptor the owner would own.
+    result_is_fd: bool,
 }
 
 enum State {
@@ -123,6 +129,8 @@ pub(crate) enum Completed {
     },
     /// An orphaned send is over: shut down (if asked) and close `fd`.
     Finished(OrphanSend),
+    /// An orphaned open or accept created this descriptor: close it.
+    CloseFd(std::os::fd::RawFd),
 }
 
 /// What [`OpTable::poll`] found.
@@ -142,6 +150,9 @@ pub(crate) enum Polled {
 pub(crate) enum Abandoned {
     /// It had completed: the slot is free and nothing is left to do.
     Freed,
+    /// It had completed with a descriptor nobody took: the slot is free;
+    /// close it.
+    FreedClosing(std::os::fd::RawFd),
     /// Still in the kernel: submit a cancel for it (or, for a send, let
     /// it finish); the slot frees itself when the completion comes.
     CancelInKernel,
@@ -151,17 +162,31 @@ pub(crate) enum Abandoned {
 }
 
 impl OpTable {
-    /// Take a slot for a request about to be submitted with `buf` as its
-    /// buffer. The buffer's heap memory does not move while the slot holds
-    /// it (a `Vec` moved between slots keeps its allocation), so a pointer
-    /// taken from it before the call stays valid until the completion.
+    /// `insert_op` for a request whose result is no descriptor.
+    #[cfg(any(test, loom))]
     pub(crate) fn insert(&mut self, buf: Vec<u8>, waker: Option<Waker>) -> OpKey {
+        self.insert_op(buf, waker, false)
+    }
+
+    /// Take a slot for a request about to be submitted with `buf` as its
+    /// buffer (`result_is_fd`: its result is a new descriptor, closed if
+    /// its owner never takes it). The buffer's heap memory does not move
+    /// while the slot holds it (a `Vec` moved between slots keeps its
+    /// allocation), so a pointer taken from it before the call stays valid
+    /// until the completion.
+    pub(crate) fn insert_op(
+        &mut self,
+        buf: Vec<u8>,
+        waker: Option<Waker>,
+        result_is_fd: bool,
+    ) -> OpKey {
         self.in_flight += 1;
         let state = State::InFlight { waker, buf };
         match self.free.pop() {
             Some(index) => {
                 let slot = &mut self.slots[index as usize];
                 slot.state = state;
+                slot.result_is_fd = result_is_fd;
                 OpKey {
                     index,
                     generation: slot.generation,
@@ -175,6 +200,7 @@ impl OpTable {
                 self.slots.push(Slot {
                     generation: 0,
                     state,
+                    result_is_fd,
                 });
                 OpKey {
                     index,
@@ -279,9 +305,13 @@ impl OpTable {
                 self.in_flight += 1;
                 (Abandoned::Replay(result), None)
             }
-            State::Done { .. } => {
+            State::Done { result, .. } => {
+                let fd = (slot.result_is_fd && result >= 0).then_some(result);
                 self.release(key);
-                (Abandoned::Freed, send)
+                match fd {
+                    Some(fd) => (Abandoned::FreedClosing(fd), send),
+                    None => (Abandoned::Freed, send),
+                }
             }
             other => {
                 slot.state = other;
@@ -305,7 +335,13 @@ impl OpTable {
                     detached: true,
                 };
             }
-            State::Done { .. } => self.release(key),
+            State::Done { .. } => {
+                debug_assert!(
+                    !slot.result_is_fd,
+                    "detach is for ops that make no descriptor"
+                );
+                self.release(key);
+            }
             other => slot.state = other,
         }
     }
@@ -349,11 +385,13 @@ impl OpTable {
             }
             State::Orphaned { buf, send, .. } => {
                 drop(buf);
+                let fd = (slot.result_is_fd && result >= 0).then_some(result);
                 self.in_flight -= 1;
                 self.release(key);
-                match send {
-                    Some(send) => Completed::Finished(send),
-                    None => Completed::Wake(None),
+                match (send, fd) {
+                    (Some(send), _) => Completed::Finished(send),
+                    (None, Some(fd)) => Completed::CloseFd(fd),
+                    (None, None) => Completed::Wake(None),
                 }
             }
             other => {
@@ -721,6 +759,41 @@ mod tests {
         }
         // Not a vacuous walk: every event was reached in many orders.
         assert!(checked > 500, "only {checked} orders");
+    }
+
+    #[test]
+    fn a_descriptor_nobody_takes_is_handed_back_to_close() {
+        let mut table = OpTable::default();
+        // Orphaned before its completion: the new descriptor comes back.
+        let key = table.insert_op(vec![0; 4], None, true);
+        let _ = table.abandon(key, None);
+        assert!(matches!(
+            table.complete(key.user_data(), 7),
+            Completed::CloseFd(7)
+        ));
+        // Completed, then given up: the same, through `abandon`.
+        let key = table.insert_op(Vec::new(), None, true);
+        let _ = table.complete(key.user_data(), 8);
+        assert_eq!(table.abandon(key, None), (Abandoned::FreedClosing(8), None));
+        // A failed open made no descriptor.
+        let key = table.insert_op(Vec::new(), None, true);
+        let _ = table.abandon(key, None);
+        assert!(matches!(
+            table.complete(key.user_data(), -libc::ENOENT),
+            Completed::Wake(None)
+        ));
+        // Taken by its owner: nothing to close.
+        let key = table.insert_op(Vec::new(), None, true);
+        let _ = table.complete(key.user_data(), 9);
+        assert_eq!(table.try_take(key).map(|(r, _)| r), Some(9));
+        // A slot reused for an op whose result is a count closes nothing.
+        let key = table.insert(Vec::new(), None);
+        let _ = table.abandon(key, None);
+        assert!(matches!(
+            table.complete(key.user_data(), 10),
+            Completed::Wake(None)
+        ));
+        assert_eq!(table.in_flight(), 0);
     }
 
     #[test]

@@ -159,8 +159,9 @@ impl Ring {
         unsafe { self.start(entry, buf, waker, submit_now) }
     }
 
-    /// Start a `read(2)` of up to `len` bytes (at most `buf`'s length)
-    /// from the file `fd` at its own cursor into `buf`'s first bytes.
+    /// Start a `read(2)` of up to `len` bytes from the file `fd` at its
+    /// own cursor into `buf`'s spare capacity (as `start_recv`: `buf` is
+    /// cleared first, and nothing is zeroed).
     pub(crate) fn start_read(
         &self,
         fd: RawFd,
@@ -169,7 +170,9 @@ impl Ring {
         waker: &Waker,
         submit_now: bool,
     ) -> io::Result<OpKey> {
-        let len = u32::try_from(len.min(buf.len())).unwrap_or(u32::MAX);
+        buf.clear();
+        buf.reserve(len);
+        let len = u32::try_from(len.min(buf.capacity())).unwrap_or(u32::MAX);
         // Offset -1: the file's own position, used and advanced as by
         // read(2) (IORING_FEAT_RW_CUR_POS, which the probe requires).
         let entry = opcode::Read::new(types::Fd(fd), buf.as_mut_ptr(), len)
@@ -198,6 +201,27 @@ impl Ring {
         unsafe { self.start(entry, buf, waker, submit_now) }
     }
 
+    /// Start an `openat(2)` of the NUL-terminated path at the start of
+    /// `path` (relative paths from the working directory) with `flags`
+    /// and `mode`. The result is the new descriptor, which the table
+    /// closes if the op's owner gives it up.
+    pub(crate) fn start_open(
+        &self,
+        path: Vec<u8>,
+        flags: i32,
+        mode: u32,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        debug_assert_eq!(path.last(), Some(&0), "the path must end in NUL");
+        let entry = opcode::OpenAt::new(types::Fd(libc::AT_FDCWD), path.as_ptr().cast())
+            .flags(flags)
+            .mode(mode)
+            .build();
+        // SAFETY: the entry points at the path inside `path`'s allocation.
+        unsafe { self.start_op(entry, path, Some(waker), submit_now, true) }
+    }
+
     /// Give `buf` to a new table slot and push `entry` under its name.
     ///
     /// # Safety
@@ -209,8 +233,25 @@ impl Ring {
         waker: Option<&Waker>,
         submit_now: bool,
     ) -> io::Result<OpKey> {
+        // SAFETY: the caller's contract.
+        unsafe { self.start_op(entry, buf, waker, submit_now, false) }
+    }
+
+    /// [`Ring::start`], saying whether the op's result is a new descriptor
+    /// (closed by the table if its owner never takes it).
+    ///
+    /// # Safety
+    /// As [`Ring::start`].
+    unsafe fn start_op(
+        &self,
+        entry: squeue::Entry,
+        buf: Vec<u8>,
+        waker: Option<&Waker>,
+        submit_now: bool,
+        result_is_fd: bool,
+    ) -> io::Result<OpKey> {
         let mut state = self.lock();
-        let key = state.table.insert(buf, waker.cloned());
+        let key = state.table.insert_op(buf, waker.cloned(), result_is_fd);
         let entry = entry.user_data(key.user_data());
         let mut wakers = Vec::new();
         // SAFETY: the entry points into the buffer the table slot `key` now
@@ -273,6 +314,10 @@ impl Ring {
                 let _ = state.submit(&mut wakers);
             }
             (Abandoned::Freed, leftover) => finish_orphan(leftover),
+            (Abandoned::FreedClosing(fd), leftover) => {
+                close_orphan_fd(fd);
+                finish_orphan(leftover);
+            }
         }
         drop(state);
         wake_all(wakers);
@@ -547,6 +592,7 @@ impl RingState {
                 }
             }
             Completed::Finished(send) => finish_orphan(Some(send)),
+            Completed::CloseFd(fd) => close_orphan_fd(fd),
         }
     }
 }
@@ -564,6 +610,13 @@ fn finish_orphan(send: Option<OrphanSend>) {
             libc::close(send.fd);
         }
     }
+}
+
+/// Close a descriptor an orphaned open or accept created (ops.rs).
+fn close_orphan_fd(fd: RawFd) {
+    // SAFETY: the kernel made `fd` for a request whose owner is gone; the
+    // table hands it out exactly once (ops.rs), and nobody else knows it.
+    unsafe { libc::close(fd) };
 }
 
 fn wake_all(wakers: Vec<Waker>) {
