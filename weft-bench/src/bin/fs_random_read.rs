@@ -8,6 +8,9 @@
 //! `fs_random_read weft|tokio PATH SECONDS [TASKS]` (default 64 tasks).
 //! weft's I/O driver follows `WEFT_IO_DRIVER`. Both runtimes are
 //! multi_thread with their default worker count.
+//!
+//! If PATH is a directory, each task instead loops `fs::read` of a random
+//! file in it (open, read to the end, close): whole small-file reads.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -42,6 +45,22 @@ struct Shared {
     reads: AtomicU64,
 }
 
+macro_rules! whole_reader {
+    ($rt:ident, $files:expr, $seed:expr, $shared:expr) => {
+        async move {
+            let mut state = $seed;
+            let mut reads = 0u64;
+            while !$shared.stop.load(Ordering::Relaxed) {
+                let i = next_block(&mut state, $files.len() as u64) as usize;
+                let contents = $rt::fs::read(&$files[i]).await.unwrap();
+                assert!(!contents.is_empty());
+                reads += 1;
+            }
+            $shared.reads.fetch_add(reads, Ordering::Relaxed);
+        }
+    };
+}
+
 macro_rules! reader {
     ($rt:ident, $path:expr, $blocks:expr, $seed:expr, $shared:expr) => {
         async move {
@@ -69,7 +88,20 @@ fn main() {
     let path: Arc<str> = args.next().expect("PATH").into();
     let seconds: f64 = args.next().expect("SECONDS").parse().unwrap();
     let tasks: u64 = args.next().map_or(64, |t| t.parse().unwrap());
-    let blocks = std::fs::metadata(&*path).unwrap().len() / BLOCK;
+    let files: Arc<Vec<std::path::PathBuf>> =
+        Arc::new(if std::fs::metadata(&*path).unwrap().is_dir() {
+            std::fs::read_dir(&*path)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect()
+        } else {
+            Vec::new()
+        });
+    let blocks = if files.is_empty() {
+        std::fs::metadata(&*path).unwrap().len() / BLOCK
+    } else {
+        1
+    };
     assert!(blocks > 0, "{path} is smaller than one block");
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
@@ -91,7 +123,12 @@ fn main() {
                 for seed in 1..=tasks {
                     let (path, shared) = (path.clone(), shared.clone());
                     let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    handles.push(weft::spawn(reader!(weft, path, blocks, seed, shared)));
+                    if files.is_empty() {
+                        handles.push(weft::spawn(reader!(weft, path, blocks, seed, shared)));
+                    } else {
+                        let files = files.clone();
+                        handles.push(weft::spawn(whole_reader!(weft, files, seed, shared)));
+                    }
                 }
                 std::thread::spawn(stopper);
                 for h in handles {
@@ -106,7 +143,12 @@ fn main() {
                 for seed in 1..=tasks {
                     let (path, shared) = (path.clone(), shared.clone());
                     let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    handles.push(tokio::spawn(reader!(tokio, path, blocks, seed, shared)));
+                    if files.is_empty() {
+                        handles.push(tokio::spawn(reader!(tokio, path, blocks, seed, shared)));
+                    } else {
+                        let files = files.clone();
+                        handles.push(tokio::spawn(whole_reader!(tokio, files, seed, shared)));
+                    }
                 }
                 std::thread::spawn(stopper);
                 for h in handles {
