@@ -450,3 +450,113 @@ fn a_send_error_reaches_a_later_operation() {
         });
     }
 }
+
+/// An accept whose future is dropped while the ring has it loses no
+/// connection: the next accept returns it, with the right peer address.
+#[test]
+fn a_dropped_accept_loses_no_connection() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let polled = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(listener.poll_accept(cx).is_pending())
+            })
+            .await;
+            assert!(polled, "{name}: accepted before any client connected");
+            let client = TcpStream::connect(addr).await.unwrap();
+            let (mut server, peer) = weft::time::timeout(Duration::from_secs(5), listener.accept())
+                .await
+                .unwrap_or_else(|_| panic!("{name}: the connection was lost"))
+                .unwrap();
+            assert_eq!(peer, client.local_addr().unwrap(), "{name}");
+            let mut client = client;
+            client.write_all(b"ping").await.unwrap();
+            let mut buf = [0; 4];
+            server.read_exact(&mut buf).await.unwrap();
+            assert_eq!(&buf, b"ping", "{name}");
+        });
+    }
+}
+
+/// Many tasks accepting on one listener at once: each gets a connection
+/// (every waiter hears of every completion; none is left asleep).
+#[test]
+fn concurrent_acceptors_on_one_listener_each_get_a_connection() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let listener = std::sync::Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
+            let addr = listener.local_addr().unwrap();
+            let acceptors: Vec<_> = (0..8)
+                .map(|_| {
+                    let listener = listener.clone();
+                    weft::spawn(async move { listener.accept().await.unwrap().1 })
+                })
+                .collect();
+            weft::time::sleep(Duration::from_millis(10)).await;
+            let mut clients = Vec::new();
+            for _ in 0..8 {
+                clients.push(TcpStream::connect(addr).await.unwrap());
+            }
+            let mut peers = Vec::new();
+            for acceptor in acceptors {
+                let peer = weft::time::timeout(Duration::from_secs(5), acceptor)
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: an acceptor was never woken"))
+                    .unwrap();
+                peers.push(peer);
+            }
+            let mut expected: Vec<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
+            peers.sort();
+            expected.sort();
+            assert_eq!(peers, expected, "{name}");
+        });
+    }
+}
+
+/// A listener dropped while its accept is in flight closes a connection
+/// the ring took meanwhile: the client sees the end of the stream instead
+/// of waiting forever on a socket nobody holds.
+#[test]
+fn a_dropped_listener_closes_the_connection_its_accept_took() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let _ = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(listener.poll_accept(cx).is_pending())
+            })
+            .await;
+            let mut client = TcpStream::connect(addr).await.unwrap();
+            // Let the ring's accept complete (it holds the connection now).
+            weft::time::sleep(Duration::from_millis(20)).await;
+            drop(listener);
+            let mut buf = [0; 1];
+            let read = weft::time::timeout(Duration::from_secs(5), client.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("{name}: the accepted socket was leaked"));
+            match read {
+                Ok(0) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+                other => panic!("{name}: {other:?}"),
+            }
+        });
+    }
+}
+
+/// IPv6 peers come back with their address through the ring's accept.
+#[test]
+fn an_ipv6_peer_address_comes_through_the_ring() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let Ok(listener) = TcpListener::bind("[::1]:0").await else {
+                return; // no IPv6 loopback here
+            };
+            let addr = listener.local_addr().unwrap();
+            let (client, accepted) = weft::join!(TcpStream::connect(addr), listener.accept());
+            let (_, peer) = accepted.unwrap();
+            assert_eq!(peer, client.unwrap().local_addr().unwrap(), "{name}");
+            assert!(peer.is_ipv6(), "{name}");
+        });
+    }
+}

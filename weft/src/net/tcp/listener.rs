@@ -1,15 +1,19 @@
 //! `TcpListener`: accepting TCP connections.
 //!
-//! Owns: a listening socket registered with the I/O driver. An accept error
+//! Owns: a listening socket registered with the I/O driver, and with the
+//! io_uring driver its accept on the ring (`runtime/io/uring/accept.rs`),
+//! which is dropped before the socket closes (field order). An accept error
 //! (for example `EMFILE`, out of descriptors) is returned to the caller and
-//! does not clear the listener's readiness, so the next `accept` retries the
-//! pending connection once descriptors are free again.
+//! does not clear the listener's readiness (or, on the ring, the next
+//! `accept` starts another), so the next `accept` retries the pending
+//! connection once descriptors are free again.
 
 use super::TcpStream;
 use crate::io::poll_evented::PollEvented;
 use crate::io::Interest;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::scheduled_io::Direction;
+use crate::runtime::io::uring::UringAccept;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -36,6 +40,9 @@ use std::task::{ready, Context, Poll};
 /// # });
 /// ```
 pub struct TcpListener {
+    /// First, so it is dropped (and its accept cancelled) before `io`
+    /// closes the socket.
+    ring: Option<UringAccept>,
     io: PollEvented<mio::net::TcpListener>,
 }
 
@@ -54,8 +61,19 @@ impl TcpListener {
 
     #[track_caller]
     pub(crate) fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
+        let driver = crate::runtime::io::registration::current_driver();
+        let ring = UringAccept::new(&driver, listener.as_raw_fd());
+        // On the rings, accepts do not need the poller: read interest would
+        // only wake the driver for every connection the ring takes anyway.
+        // (A listening socket is never writable, so this asks for nothing.)
+        let interest = if ring.is_some() {
+            Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
         Ok(TcpListener {
-            io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
+            io: PollEvented::new_with_driver(listener, interest, driver)?,
+            ring,
         })
     }
 
@@ -72,7 +90,11 @@ impl TcpListener {
     /// Deregister and return the std listener (still non-blocking).
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
         use std::os::fd::{FromRawFd, IntoRawFd};
-        let mio = self.io.into_inner()?;
+        let TcpListener { ring, io } = self;
+        // Its accept is cancelled first (a connection it took meanwhile
+        // is closed).
+        drop(ring);
+        let mio = io.into_inner()?;
         // SAFETY: the descriptor comes from `into_raw_fd`, so we own it and
         // nothing else closes it.
         Ok(unsafe { std::net::TcpListener::from_raw_fd(mio.into_raw_fd()) })
@@ -86,6 +108,11 @@ impl TcpListener {
 
     /// Poll-style [`accept`](Self::accept).
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        if let Some(ring) = &self.ring {
+            let (socket, addr) = ready!(ring.poll_accept(cx))?;
+            let stream = mio::net::TcpStream::from_std(std::net::TcpStream::from(socket));
+            return Poll::Ready(TcpStream::from_mio(stream).map(|s| (s, addr)));
+        }
         let (stream, addr) = ready!(self
             .io
             .registration()

@@ -28,6 +28,7 @@
 //!   exits, e.g. a `block_in_place` thread retiring) are retried by the
 //!   owner, never reported.
 
+mod accept;
 mod file;
 mod open;
 pub(crate) mod ops;
@@ -38,6 +39,7 @@ mod send;
 #[cfg(all(test, loom))]
 mod loom_ops;
 
+pub(crate) use self::accept::UringAccept;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::open::OpenOp;
 pub(crate) use self::recv::UringRead;
@@ -180,6 +182,7 @@ fn probe() -> Result<(), String> {
         (io_uring::opcode::Read::CODE, "READ"),
         (io_uring::opcode::Write::CODE, "WRITE"),
         (io_uring::opcode::OpenAt::CODE, "OPENAT"),
+        (io_uring::opcode::Accept::CODE, "ACCEPT"),
     ] {
         if !probe.is_supported(code) {
             return Err(format!("the kernel's io_uring lacks IORING_OP_{name}"));

@@ -1,0 +1,195 @@
+//! A TCP listener's accepts through io_uring.
+//!
+//! Owns: the listener's one accept in flight (which ring, which op, and
+//! its address buffer), the tasks waiting for a connection, and the
+//! driver handle that keeps the rings alive.
+//!
+//! Invariants:
+//! - **At most one accept is in flight per listener, and it belongs to the
+//!   listener**, not to the future that started it: an `accept()` dropped
+//!   mid-way (a `select!` timeout) loses no connection; the next `accept`
+//!   takes it.
+//! - **Every waiting task hears of a completion**: the op's waker wakes
+//!   the whole waiter list, and a task joins the list *before* it looks at
+//!   the op, so a completion between its look and its sleep still wakes
+//!   it. One of the woken takes the connection; the others start the next
+//!   accept or wait for it.
+//! - A connection nobody takes (the listener goes away first) is closed
+//!   by the ring (ops.rs: the op's result is a descriptor).
+
+use super::ops::{OpKey, Polled};
+use crate::runtime::driver;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{ready, Context, Poll, Wake, Waker};
+
+/// Bytes of an accept's buffer: a `sockaddr_storage`, then the
+/// `socklen_t` the kernel reads (its size) and writes (the address's).
+const ADDR_LEN: usize = std::mem::size_of::<libc::sockaddr_storage>();
+const BUF_LEN: usize = ADDR_LEN + std::mem::size_of::<libc::socklen_t>();
+
+pub(crate) struct UringAccept {
+    driver: driver::Handle,
+    fd: RawFd,
+    state: Mutex<AcceptState>,
+    waiters: Arc<Waiters>,
+    /// `waiters` as a waker: what the op wakes.
+    waker: Waker,
+}
+
+#[derive(Default)]
+struct AcceptState {
+    /// (ring index, op) of the accept in flight.
+    op: Option<(usize, OpKey)>,
+    /// The address buffer between accepts.
+    spare: Vec<u8>,
+}
+
+/// The tasks waiting for this listener's next connection.
+#[derive(Default)]
+struct Waiters(Mutex<Vec<Waker>>);
+
+impl Waiters {
+    fn lock(&self) -> MutexGuard<'_, Vec<Waker>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Wake for Waiters {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let waiting = std::mem::take(&mut *self.lock());
+        for waker in waiting {
+            waker.wake();
+        }
+    }
+}
+
+impl UringAccept {
+    /// Accepts on `fd` through `driver`'s rings; `None` if it has none.
+    pub(crate) fn new(driver: &driver::Handle, fd: RawFd) -> Option<UringAccept> {
+        driver.io()?.rings()?;
+        let waiters = Arc::new(Waiters::default());
+        Some(UringAccept {
+            driver: driver.clone(),
+            fd,
+            state: Mutex::new(AcceptState::default()),
+            waker: Waker::from(waiters.clone()),
+            waiters,
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, AcceptState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next connection: its socket (non-blocking, close-on-exec) and
+    /// the peer's address. Spends one unit of coop budget when it returns
+    /// one, as a readiness-based accept does.
+    pub(crate) fn poll_accept(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<(OwnedFd, SocketAddr)>> {
+        let restore = ready!(crate::coop::poll_proceed(cx));
+        let io = self.driver.io().expect("checked by new");
+        let rings = io.rings().expect("checked by new");
+        {
+            // Join the waiters first (see the module doc).
+            let mut waiting = self.waiters.lock();
+            if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
+                waiting.push(cx.waker().clone());
+            }
+        }
+        let mut state = self.lock();
+        loop {
+            let Some((index, key)) = state.op else {
+                if io.is_shutdown() {
+                    return Poll::Ready(Err(super::super::shutdown_error()));
+                }
+                let (index, owned) = io.current_ring(rings);
+                let mut buf = std::mem::take(&mut state.spare);
+                buf.clear();
+                buf.resize(BUF_LEN, 0);
+                let key =
+                    rings
+                        .get(index)
+                        .start_accept(self.fd, buf, ADDR_LEN, &self.waker, !owned)?;
+                state.op = Some((index, key));
+                continue;
+            };
+            let (result, buf) = match rings.get(index).poll(key, &self.waker) {
+                Polled::Done { result, buf } => (result, buf),
+                Polled::Pending if io.is_shutdown() => {
+                    return Poll::Ready(Err(super::super::shutdown_error()))
+                }
+                Polled::Pending => return Poll::Pending,
+            };
+            state.op = None;
+            if result < 0 {
+                state.spare = buf;
+                match -result {
+                    libc::EINTR | libc::EAGAIN | libc::ECANCELED => continue,
+                    errno => {
+                        restore.made_progress();
+                        return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+                    }
+                }
+            }
+            // SAFETY: the kernel made `result` for this accept, and the
+            // table handed it to us alone (ops.rs): we own it now.
+            let socket = unsafe { OwnedFd::from_raw_fd(result) };
+            let addr = peer_address(&buf);
+            state.spare = buf;
+            restore.made_progress();
+            return Poll::Ready(addr.map(|addr| (socket, addr)));
+        }
+    }
+}
+
+/// The peer address the kernel wrote at the start of an accept's buffer.
+fn peer_address(buf: &[u8]) -> io::Result<SocketAddr> {
+    let family = u16::from_ne_bytes([buf[0], buf[1]]);
+    match i32::from(family) {
+        libc::AF_INET => {
+            // SAFETY: the kernel wrote a `sockaddr_in` at the start of the
+            // buffer (family AF_INET), which is long enough for one; read
+            // unaligned, as a `Vec<u8>` promises no alignment.
+            let sin = unsafe { std::ptr::read_unaligned(buf.as_ptr().cast::<libc::sockaddr_in>()) };
+            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+            Ok(SocketAddrV4::new(ip, u16::from_be(sin.sin_port)).into())
+        }
+        libc::AF_INET6 => {
+            // SAFETY: as above, a `sockaddr_in6` (family AF_INET6).
+            let sin6 =
+                unsafe { std::ptr::read_unaligned(buf.as_ptr().cast::<libc::sockaddr_in6>()) };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Ok(SocketAddrV6::new(
+                ip,
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )
+            .into())
+        }
+        other => Err(io::Error::other(format!(
+            "accept returned an address of family {other}, not IPv4 or IPv6"
+        ))),
+    }
+}
+
+impl Drop for UringAccept {
+    /// Before the listener closes: the accept in flight is cancelled (a
+    /// connection it took anyway is closed by the ring).
+    fn drop(&mut self) {
+        if let Some((index, key)) = self.lock().op.take() {
+            if let Some(rings) = self.driver.io().and_then(|io| io.rings()) {
+                rings.get(index).abandon(key, None);
+            }
+        }
+    }
+}
