@@ -148,13 +148,25 @@ impl TcpSocket {
     /// Connect, consuming the socket. Resolves once the connection is
     /// established (or fails with the connect error).
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
-        match self.inner.connect(&addr.into()) {
+        let driver = crate::runtime::io::registration::current_driver();
+        // With the io_uring driver, the ring makes the connect and reports
+        // its outcome (no wait for writability, no `SO_ERROR` read).
+        let inner =
+            match crate::runtime::io::uring::ConnectOp::new(&driver, self.inner, &addr.into()) {
+                Ok(connect) => {
+                    let std = std::net::TcpStream::from(connect.await?);
+                    return TcpStream::from_mio(mio::net::TcpStream::from_std(std));
+                }
+                Err(inner) => inner,
+            };
+        let this = TcpSocket { inner };
+        match this.inner.connect(&addr.into()) {
             Ok(()) => {}
             Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
-        let std = std::net::TcpStream::from(self.inner);
+        let std = std::net::TcpStream::from(this.inner);
         TcpStream::connect_mio(mio::net::TcpStream::from_std(std)).await
     }
 

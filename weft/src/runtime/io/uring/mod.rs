@@ -29,6 +29,7 @@
 //!   owner, never reported.
 
 mod accept;
+mod connect;
 mod file;
 mod open;
 pub(crate) mod ops;
@@ -40,6 +41,7 @@ mod send;
 mod loom_ops;
 
 pub(crate) use self::accept::UringAccept;
+pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::open::OpenOp;
 pub(crate) use self::recv::UringRead;
@@ -183,6 +185,7 @@ fn probe() -> Result<(), String> {
         (io_uring::opcode::Write::CODE, "WRITE"),
         (io_uring::opcode::OpenAt::CODE, "OPENAT"),
         (io_uring::opcode::Accept::CODE, "ACCEPT"),
+        (io_uring::opcode::Connect::CODE, "CONNECT"),
     ] {
         if !probe.is_supported(code) {
             return Err(format!("the kernel's io_uring lacks IORING_OP_{name}"));

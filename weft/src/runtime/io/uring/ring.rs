@@ -249,6 +249,22 @@ impl Ring {
         unsafe { self.start_op(entry, buf, Some(waker), submit_now, true) }
     }
 
+    /// Start a `connect(2)` of the socket `fd` to the `sockaddr` in
+    /// `addr` (all of it).
+    pub(crate) fn start_connect(
+        &self,
+        fd: RawFd,
+        addr: Vec<u8>,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        let len = libc::socklen_t::try_from(addr.len()).expect("a sockaddr fits socklen_t");
+        let entry = opcode::Connect::new(types::Fd(fd), addr.as_ptr().cast(), len).build();
+        // SAFETY: the entry points at the address inside `addr`'s
+        // allocation.
+        unsafe { self.start(entry, addr, Some(waker), submit_now) }
+    }
+
     /// Give `buf` to a new table slot and push `entry` under its name.
     ///
     /// # Safety
