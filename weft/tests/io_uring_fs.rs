@@ -67,6 +67,23 @@ fn open_rw(path: &PathBuf) -> File {
     )
 }
 
+/// Run `work` with the runtime's only blocking thread held by another
+/// task, failing (instead of hanging) if `work` waits for the pool.
+async fn without_the_blocking_pool(what: &str, work: impl std::future::Future<Output = ()>) {
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let (started_tx, started) = weft::sync::oneshot::channel();
+    let hog = weft::task::spawn_blocking(move || {
+        started_tx.send(()).unwrap();
+        let _ = held.recv();
+    });
+    started.await.unwrap();
+    weft::time::timeout(Duration::from_secs(10), work)
+        .await
+        .unwrap_or_else(|_| panic!("{what} waited for the blocking pool"));
+    release.send(()).unwrap();
+    hog.await.unwrap();
+}
+
 /// With the runtime's only blocking thread held by another task, a file
 /// is still written, sought (from the start and from the cursor) and read
 /// back: on io_uring none of those needs the pool. (On epoll each would
@@ -77,13 +94,6 @@ fn reads_writes_and_seeks_do_not_need_the_blocking_pool() {
         let dir = scratch("no-pool", name);
         rt.block_on(async {
             let mut file = open_rw(&dir.join("data"));
-            let (release, held) = std::sync::mpsc::channel::<()>();
-            let (started_tx, started) = weft::sync::oneshot::channel();
-            let hog = weft::task::spawn_blocking(move || {
-                started_tx.send(()).unwrap();
-                let _ = held.recv();
-            });
-            started.await.unwrap();
 
             let work = async {
                 let data = pattern(300_000);
@@ -103,13 +113,7 @@ fn reads_writes_and_seeks_do_not_need_the_blocking_pool() {
                 file.read_to_end(&mut rest).await.unwrap();
                 assert!(rest[..] == data[5990..], "{name}: wrong tail");
             };
-            weft::time::timeout(Duration::from_secs(10), work)
-                .await
-                .unwrap_or_else(|_| {
-                    panic!("{name}: a file operation waited for the blocking pool")
-                });
-            release.send(()).unwrap();
-            hog.await.unwrap();
+            without_the_blocking_pool(&format!("{name}: a file operation"), work).await;
         });
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -394,13 +398,6 @@ fn opening_reading_and_writing_whole_files_do_not_need_the_blocking_pool() {
     for (name, rt) in runtimes() {
         let dir = scratch("whole-files", name);
         rt.block_on(async {
-            let (release, held) = std::sync::mpsc::channel::<()>();
-            let (started_tx, started) = weft::sync::oneshot::channel();
-            let hog = weft::task::spawn_blocking(move || {
-                started_tx.send(()).unwrap();
-                let _ = held.recv();
-            });
-            started.await.unwrap();
             let work = async {
                 let big = pattern(200_000);
                 weft::fs::write(dir.join("big"), &big).await.unwrap();
@@ -424,13 +421,7 @@ fn opening_reading_and_writing_whole_files_do_not_need_the_blocking_pool() {
                 let err = weft::fs::read_to_string(dir.join("bad")).await.unwrap_err();
                 assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{name}");
             };
-            weft::time::timeout(Duration::from_secs(10), work)
-                .await
-                .unwrap_or_else(|_| {
-                    panic!("{name}: a whole-file call waited for the blocking pool")
-                });
-            release.send(()).unwrap();
-            hog.await.unwrap();
+            without_the_blocking_pool(&format!("{name}: a whole-file call"), work).await;
         });
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -115,47 +115,32 @@ fn main() {
         }
     };
     let (cpu0, t0) = (cpu_time(), Instant::now());
+    // The same driver loop on either runtime (`$rt` names the crate).
+    macro_rules! run_on {
+        ($rt:ident) => {{
+            let rt = $rt::runtime::Runtime::new().unwrap();
+            rt.block_on(async {
+                let mut handles = Vec::new();
+                for seed in 1..=tasks {
+                    let (path, shared) = (path.clone(), shared.clone());
+                    let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    if files.is_empty() {
+                        handles.push($rt::spawn(reader!($rt, path, blocks, seed, shared)));
+                    } else {
+                        let files = files.clone();
+                        handles.push($rt::spawn(whole_reader!($rt, files, seed, shared)));
+                    }
+                }
+                std::thread::spawn(stopper);
+                for h in handles {
+                    h.await.unwrap();
+                }
+            });
+        }};
+    }
     match which.as_str() {
-        "weft" => {
-            let rt = weft::runtime::Runtime::new().unwrap();
-            rt.block_on(async {
-                let mut handles = Vec::new();
-                for seed in 1..=tasks {
-                    let (path, shared) = (path.clone(), shared.clone());
-                    let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    if files.is_empty() {
-                        handles.push(weft::spawn(reader!(weft, path, blocks, seed, shared)));
-                    } else {
-                        let files = files.clone();
-                        handles.push(weft::spawn(whole_reader!(weft, files, seed, shared)));
-                    }
-                }
-                std::thread::spawn(stopper);
-                for h in handles {
-                    h.await.unwrap();
-                }
-            });
-        }
-        "tokio" => {
-            let rt = tokio::runtime::Runtime::new().unwrap();
-            rt.block_on(async {
-                let mut handles = Vec::new();
-                for seed in 1..=tasks {
-                    let (path, shared) = (path.clone(), shared.clone());
-                    let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    if files.is_empty() {
-                        handles.push(tokio::spawn(reader!(tokio, path, blocks, seed, shared)));
-                    } else {
-                        let files = files.clone();
-                        handles.push(tokio::spawn(whole_reader!(tokio, files, seed, shared)));
-                    }
-                }
-                std::thread::spawn(stopper);
-                for h in handles {
-                    h.await.unwrap();
-                }
-            });
-        }
+        "weft" => run_on!(weft),
+        "tokio" => run_on!(tokio),
         other => panic!("unknown runtime {other:?}: use weft or tokio"),
     }
     let (cpu, wall) = (cpu_time() - cpu0, t0.elapsed());
