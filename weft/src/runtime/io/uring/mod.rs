@@ -16,9 +16,14 @@
 //! moves between rings: a stolen task still polls (under that ring's
 //! mutex) the ring it started on, so stealing keeps working. The rings use
 //! no `SINGLE_ISSUER`/`DEFER_TASKRUN` (a stolen task's cancel may come from
-//! another thread), and no `COOP_TASKRUN`: a worker asleep on its condvar
-//! must still be interrupted to post the completions of receives it
-//! submitted.
+//! another thread); they use `COOP_TASKRUN` (ring.rs says why: a worker
+//! asleep is still woken to post its completions, a busy one is not
+//! interrupted for each).
+//!
+//! What runs on the rings: stream receives and sends (`recv.rs`,
+//! `send.rs`), file reads and writes (`file.rs`), opens (`open.rs`), TCP
+//! accepts (`accept.rs`) and connects (`connect.rs`); each file says who
+//! owns its op and what happens when its owner goes away.
 //!
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
