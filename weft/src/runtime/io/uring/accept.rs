@@ -47,13 +47,23 @@ struct AcceptState {
     spare: Vec<u8>,
 }
 
-/// The tasks waiting for this listener's next connection.
+/// The tasks waiting for this listener's next connection (a loom mutex
+/// under `--cfg loom`: `loom_ops.rs` models joining against a completion).
 #[derive(Default)]
-struct Waiters(Mutex<Vec<Waker>>);
+pub(super) struct Waiters(crate::loom::Mutex<Vec<Waker>>);
 
 impl Waiters {
-    fn lock(&self) -> MutexGuard<'_, Vec<Waker>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> crate::loom::MutexGuard<'_, Vec<Waker>> {
+        crate::loom::lock(&self.0)
+    }
+
+    /// Add `waker` (once) to the tasks woken by the next completion. A
+    /// task joins before it looks at the op (module doc).
+    pub(super) fn join(&self, waker: &Waker) {
+        let mut waiting = self.lock();
+        if !waiting.iter().any(|w| w.will_wake(waker)) {
+            waiting.push(waker.clone());
+        }
     }
 }
 
@@ -98,13 +108,8 @@ impl UringAccept {
         let restore = ready!(crate::coop::poll_proceed(cx));
         let io = self.driver.io().expect("checked by new");
         let rings = io.rings().expect("checked by new");
-        {
-            // Join the waiters first (see the module doc).
-            let mut waiting = self.waiters.lock();
-            if !waiting.iter().any(|w| w.will_wake(cx.waker())) {
-                waiting.push(cx.waker().clone());
-            }
-        }
+        // Join the waiters before looking (see the module doc).
+        self.waiters.join(cx.waker());
         let mut state = self.lock();
         loop {
             let Some((index, key)) = state.op else {

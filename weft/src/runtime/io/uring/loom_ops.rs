@@ -1,8 +1,10 @@
 //! Loom models of the op table's handshake (ops.rs): the thread reaping a
 //! ring's completions against the op's owner polling, abandoning, or
-//! cancelling it, each under the ring's mutex as `Ring` does.
+//! cancelling it, each under the ring's mutex as `Ring` does; and a
+//! listener's acceptors joining its waiter list against a completion
+//! (accept.rs).
 
-use super::ops::{Abandoned, Completed, OpTable, Polled};
+use super::ops::{Abandoned, Completed, OpKey, OpTable, Polled};
 use crate::loom::{lock, thread, Arc, AtomicBool, Mutex, Ordering};
 use std::task::{Wake, Waker};
 
@@ -88,5 +90,83 @@ fn loom_abandon_and_completion_free_the_slot_once() {
         let a = table.insert(Vec::new(), None);
         let b = table.insert(Vec::new(), None);
         assert_ne!(a.user_data() as u32, b.user_data() as u32);
+    });
+}
+
+/// What an acceptor's look found (`UringAccept::poll_accept`).
+#[derive(Debug, PartialEq)]
+enum Looked {
+    /// It took the connection.
+    Took(i32),
+    /// Another took it first: no accept in flight; it would start one
+    /// (so it does not sleep).
+    WouldStartAnother,
+    /// The accept is still in the kernel: it sleeps.
+    Sleeps,
+}
+
+/// Two tasks accepting on one listener while the reaper posts the accept's
+/// completion: each joins the waiter list, then looks at the listener's
+/// accept under its state lock (and the op under the ring's), as
+/// `UringAccept::poll_accept` does. A task that sleeps is always woken,
+/// whichever way the three interleave, and the connection goes to one.
+#[test]
+fn loom_an_acceptor_that_sleeps_is_always_woken() {
+    use super::accept::Waiters;
+    loom::model(|| {
+        let waiters = std::sync::Arc::new(Waiters::default());
+        let table = Arc::new(Mutex::new(OpTable::default()));
+        let op_waker = Waker::from(waiters.clone());
+        let key = lock(&table).insert_op(vec![0; 8], Some(op_waker), true);
+        // The listener's state: its accept in flight.
+        let state = Arc::new(Mutex::new(Some(key)));
+        let reaper = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let completed = lock(&table).complete(key.user_data(), 42);
+                // Woken after the lock is released, as `Ring` does.
+                if let Completed::Wake(Some(w)) = completed {
+                    w.wake();
+                }
+            })
+        };
+        let accept = move |waiters: std::sync::Arc<Waiters>,
+                           state: Arc<Mutex<Option<OpKey>>>,
+                           table: Arc<Mutex<OpTable>>| {
+            let flag = std::sync::Arc::new(Flag(AtomicBool::new(false)));
+            waiters.join(&Waker::from(flag.clone()));
+            let mut state = lock(&state);
+            let looked = match *state {
+                None => Looked::WouldStartAnother,
+                Some(key) => match lock(&table).try_take(key) {
+                    Some((result, _)) => {
+                        *state = None;
+                        Looked::Took(result)
+                    }
+                    None => Looked::Sleeps,
+                },
+            };
+            (looked, flag)
+        };
+        let other = {
+            let (waiters, state, table) = (waiters.clone(), state.clone(), table.clone());
+            thread::spawn(move || accept(waiters, state, table))
+        };
+        let mine = accept(waiters, state, table);
+        reaper.join().unwrap();
+        let theirs = other.join().unwrap();
+        let took = [&mine, &theirs]
+            .iter()
+            .filter(|(looked, _)| matches!(looked, Looked::Took(42)))
+            .count();
+        assert!(took <= 1, "one connection, taken twice");
+        for (looked, flag) in [mine, theirs] {
+            if looked == Looked::Sleeps {
+                assert!(
+                    flag.0.load(Ordering::Acquire),
+                    "an acceptor went to sleep and was never woken"
+                );
+            }
+        }
     });
 }
