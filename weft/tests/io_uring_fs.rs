@@ -460,3 +460,74 @@ fn a_dropped_open_leaks_no_descriptor() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// `create_dir`, `rename`, `remove_file`, `remove_dir` and
+/// `File::sync_all`/`sync_data` on the ring: they work with the blocking
+/// pool held, and each failing call gives the error std gives.
+#[test]
+fn path_calls_and_syncs_run_on_the_ring_with_stds_errors() {
+    for (name, rt) in runtimes() {
+        let dir = scratch("path-calls", name);
+        rt.block_on(async {
+            let work = async {
+                let sub = dir.join("sub");
+                weft::fs::create_dir(&sub).await.unwrap();
+                let mut file = File::create(sub.join("a")).await.unwrap();
+                file.write_all(b"data").await.unwrap();
+                file.sync_all().await.unwrap();
+                file.sync_data().await.unwrap();
+                drop(file);
+                weft::fs::rename(sub.join("a"), sub.join("b"))
+                    .await
+                    .unwrap();
+                assert_eq!(std::fs::read(sub.join("b")).unwrap(), b"data", "{name}");
+                assert!(!sub.join("a").exists(), "{name}");
+
+                // Failures: the same OS error as std's call.
+                let same = |ours: std::io::Error, std: std::io::Error, what: &str| {
+                    assert_eq!(
+                        ours.raw_os_error(),
+                        std.raw_os_error(),
+                        "{name}: {what}: {ours} vs {std}"
+                    );
+                    assert!(ours.raw_os_error().is_some(), "{name}: {what}: {ours}");
+                };
+                same(
+                    weft::fs::create_dir(&sub).await.unwrap_err(),
+                    std::fs::create_dir(&sub).unwrap_err(),
+                    "create_dir on an existing directory",
+                );
+                same(
+                    weft::fs::remove_dir(&sub).await.unwrap_err(),
+                    std::fs::remove_dir(&sub).unwrap_err(),
+                    "remove_dir of a non-empty directory",
+                );
+                same(
+                    weft::fs::remove_file(&sub).await.unwrap_err(),
+                    std::fs::remove_file(&sub).unwrap_err(),
+                    "remove_file of a directory",
+                );
+                same(
+                    weft::fs::remove_file(sub.join("a")).await.unwrap_err(),
+                    std::fs::remove_file(sub.join("a")).unwrap_err(),
+                    "remove_file of a missing file",
+                );
+                same(
+                    weft::fs::rename(sub.join("a"), sub.join("c"))
+                        .await
+                        .unwrap_err(),
+                    std::fs::rename(sub.join("a"), sub.join("c")).unwrap_err(),
+                    "rename of a missing file",
+                );
+                let nul = weft::fs::remove_file("bad\0name").await.unwrap_err();
+                assert_eq!(nul.kind(), std::io::ErrorKind::InvalidInput, "{name}");
+
+                weft::fs::remove_file(sub.join("b")).await.unwrap();
+                weft::fs::remove_dir(&sub).await.unwrap();
+                assert!(!sub.exists(), "{name}");
+            };
+            without_the_blocking_pool(&format!("{name}: a path call or sync"), work).await;
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

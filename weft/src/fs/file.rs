@@ -12,9 +12,10 @@
 //!   lands). On the ring, reads and writes use the descriptor's own cursor
 //!   (`runtime/io/uring/file.rs`), so position semantics do not change; a
 //!   seek to a start or current-relative position there is one `lseek`
-//!   made in place (it never waits for the disk), and a seek from the end
-//!   (which may ask a network or FUSE filesystem for the length) and every
-//!   other call (`sync_all`, `metadata`, ...) stay on the blocking pool.
+//!   made in place (it never waits for the disk), `sync_all`/`sync_data`
+//!   are `fsync` ops on the ring, and a seek from the end (which may ask a
+//!   network or FUSE filesystem for the length) and every other call
+//!   (`metadata`, `set_len`, ...) stay on the blocking pool.
 //! - A write is accepted at once: up to `max_buf_size` bytes are copied into
 //!   the buffer and the actual write runs in the background. Every other
 //!   operation first waits for it.
@@ -29,6 +30,7 @@
 //!   write and `set_len` drop those bytes and first move the cursor back by
 //!   their number.
 
+use super::file_buf::Buf;
 use super::{asyncify, FileTimes, OpenOptions};
 use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, IoSlice, ReadBuf};
 use crate::runtime::io::uring::FileOp;
@@ -37,7 +39,7 @@ use crate::task::{JoinError, JoinHandle};
 use std::fmt;
 use std::fs::{File as StdFile, Metadata, Permissions};
 use std::future::{poll_fn, Future};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -196,6 +198,9 @@ impl File {
     /// sync's own.
     pub async fn sync_all(&self) -> io::Result<()> {
         self.wait_for_write().await?;
+        if let Some(driver) = FileOp::current_driver() {
+            return FileOp::sync(driver, Arc::clone(&self.std), false).await;
+        }
         let std = Arc::clone(&self.std);
         asyncify(move || std.sync_all()).await
     }
@@ -207,6 +212,9 @@ impl File {
     /// As [`File::sync_all`].
     pub async fn sync_data(&self) -> io::Result<()> {
         self.wait_for_write().await?;
+        if let Some(driver) = FileOp::current_driver() {
+            return FileOp::sync(driver, Arc::clone(&self.std), true).await;
+        }
         let std = Arc::clone(&self.std);
         asyncify(move || std.sync_data()).await
     }
@@ -407,7 +415,12 @@ impl Inner {
             },
             Running::Ring(ring_op) => {
                 let (result, bytes) = ready!(ring_op.poll(cx));
-                Buf::from_ring(op, result, bytes)
+                // A write's result is 0, as a blocking-pool write's.
+                let result = match op {
+                    Op::Write => result.map(|_| 0),
+                    _ => result,
+                };
+                (result, Buf::from_ring(op == Op::Read, bytes))
             }
             Running::Done(result, buf) => (std::mem::replace(result, Ok(0)), std::mem::take(buf)),
         };
@@ -691,109 +704,5 @@ impl std::os::unix::io::FromRawFd for File {
         // SAFETY: the caller upholds `from_raw_fd`'s contract, which is
         // std's: `fd` is open and ours to own and close.
         File::from_std(unsafe { StdFile::from_raw_fd(fd) })
-    }
-}
-
-/// The file's one buffer: bytes read ahead of the caller, or bytes a
-/// background write is to write. `bytes` is initialised up to its length
-/// (it only grows, so a read does not zero it again); `start..end` is the
-/// live part.
-#[derive(Default)]
-struct Buf {
-    bytes: Vec<u8>,
-    start: usize,
-    end: usize,
-}
-
-impl Buf {
-    /// Bytes read ahead and not handed out yet.
-    fn unread(&self) -> usize {
-        self.end - self.start
-    }
-
-    /// Hand out as many unread bytes as fit.
-    fn copy_to(&mut self, dst: &mut ReadBuf<'_>) {
-        let n = self.unread().min(dst.remaining());
-        dst.put_slice(&self.bytes[self.start..self.start + n]);
-        self.start += n;
-    }
-
-    /// Drop the unread bytes; returns how many there were.
-    fn discard(&mut self) -> usize {
-        let n = self.unread();
-        self.start = 0;
-        self.end = 0;
-        n
-    }
-
-    /// Make the first `n` bytes usable.
-    fn reserve(&mut self, n: usize) {
-        if self.bytes.len() < n {
-            self.bytes.resize(n, 0);
-        }
-    }
-
-    /// Copy up to `max` bytes from `src`, in order, into the empty buffer;
-    /// returns how many.
-    fn fill_from(&mut self, src: &[IoSlice<'_>], max: usize) -> usize {
-        let total = src.iter().map(|s| s.len()).fold(0, usize::saturating_add);
-        self.reserve(total.min(max));
-        let mut n = 0;
-        for slice in src {
-            let take = slice.len().min(max - n);
-            self.bytes[n..n + take].copy_from_slice(&slice[..take]);
-            n += take;
-            if n == max {
-                break;
-            }
-        }
-        self.start = 0;
-        self.end = n;
-        n
-    }
-
-    /// Read up to `want` bytes from the file's cursor (retrying if a signal
-    /// interrupts); they become the unread part.
-    fn read_from(&mut self, std: &StdFile, want: usize) -> io::Result<usize> {
-        self.reserve(want);
-        self.start = 0;
-        self.end = 0;
-        let n = loop {
-            match (&*std).read(&mut self.bytes[..want]) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                result => break result?,
-            }
-        };
-        self.end = n;
-        Ok(n)
-    }
-
-    /// The buffer an io_uring `op` hands back with its kernel `result`: a
-    /// read's bytes become the unread part; a write's are spent (its
-    /// result becomes 0, as a blocking-pool write's).
-    fn from_ring(op: Op, result: io::Result<u64>, bytes: Vec<u8>) -> (io::Result<u64>, Buf) {
-        let end = match op {
-            // The ring's read hands back exactly the bytes it read.
-            Op::Read => bytes.len(),
-            _ => 0,
-        };
-        let result = match op {
-            Op::Write => result.map(|_| 0),
-            _ => result,
-        };
-        let buf = Buf {
-            bytes,
-            start: 0,
-            end,
-        };
-        (result, buf)
-    }
-
-    /// Write the live part at the file's cursor and empty the buffer.
-    fn write_to(&mut self, std: &StdFile) -> io::Result<()> {
-        let result = (&*std).write_all(&self.bytes[self.start..self.end]);
-        self.start = 0;
-        self.end = 0;
-        result
     }
 }

@@ -12,6 +12,7 @@
 
 mod dir_builder;
 mod file;
+mod file_buf;
 mod file_times;
 mod open_options;
 mod read_dir;
@@ -22,6 +23,7 @@ pub use file_times::FileTimes;
 pub use open_options::OpenOptions;
 pub use read_dir::{read_dir, DirEntry, ReadDir};
 
+use crate::runtime::io::uring::{PathCall, PathOp};
 use std::fs::{Metadata, Permissions};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,16 @@ where
             "the blocking filesystem operation did not finish: {e}"
         ))),
     }
+}
+
+/// Run `call` on the current runtime's io_uring ring, if it has rings
+/// that support it; `None` means: use the blocking pool.
+async fn on_ring(call: PathCall, path: &Path, to: Option<&Path>) -> Option<io::Result<()>> {
+    let driver = PathOp::supported()?;
+    Some(match PathOp::new(driver, call, path, to) {
+        Ok(op) => op.await.map(drop),
+        Err(e) => Err(e),
+    })
 }
 
 /// The whole contents of a file.
@@ -129,12 +141,21 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
 
 /// Rename a file or directory, replacing `to` if it exists.
 pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+    let call = PathCall::Rename { to: 0 };
+    if let Some(done) = on_ring(call, from.as_ref(), Some(to.as_ref())).await {
+        return done;
+    }
     let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
     asyncify(move || std::fs::rename(from, to)).await
 }
 
 /// Create a directory.
 pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    // std's mode for a new directory (the umask applies).
+    let call = PathCall::CreateDir { mode: 0o777 };
+    if let Some(done) = on_ring(call, path.as_ref(), None).await {
+        return done;
+    }
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::create_dir(path)).await
 }
@@ -147,12 +168,20 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 
 /// Remove a file.
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
+    let call = PathCall::Remove { dir: false };
+    if let Some(done) = on_ring(call, path.as_ref(), None).await {
+        return done;
+    }
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::remove_file(path)).await
 }
 
 /// Remove an empty directory.
 pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    let call = PathCall::Remove { dir: true };
+    if let Some(done) = on_ring(call, path.as_ref(), None).await {
+        return done;
+    }
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::remove_dir(path)).await
 }

@@ -5,7 +5,7 @@
 //! ones, `mode` and `custom_flags`, are inherent as in Tokio), a copy of
 //! what was set ([`OpenFlags`]), and `open`, which runs std's `open` on the
 //! blocking pool, or, on a runtime whose I/O driver is io_uring, an
-//! `openat` on the worker's ring (`runtime/io/uring/open.rs`). The builder
+//! `openat` on the worker's ring (`runtime/io/uring/path.rs`). The builder
 //! itself never blocks and needs no runtime; `open` does.
 //!
 //! Invariant: the ring opens with exactly the `open(2)` flags std would
@@ -16,7 +16,7 @@
 //! path on the blocking pool, so errors stay std's.
 
 use super::{asyncify, File};
-use crate::runtime::io::uring::{FileOp, OpenOp};
+use crate::runtime::io::uring::{FileOp, PathOp};
 use std::io;
 use std::path::Path;
 
@@ -168,7 +168,7 @@ impl OpenOptions {
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
         let ring = self.1.and_then(OpenFlags::to_open_flags);
         if let (Some((flags, mode)), Some(driver)) = (ring, FileOp::current_driver()) {
-            let std = OpenOp::new(driver, path.as_ref(), flags, mode)?.await?;
+            let std = PathOp::open(driver, path.as_ref(), flags, mode)?.await?;
             return Ok(File::from_std(std));
         }
         let path = path.as_ref().to_owned();

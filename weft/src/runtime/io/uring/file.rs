@@ -52,6 +52,8 @@ enum Kind {
     Read(usize),
     /// Writing `buf[from..end]`.
     Write { from: usize, end: usize },
+    /// `fsync` (`data_only`: `fdatasync`); no buffer.
+    Sync { data_only: bool },
 }
 
 /// What a completion means for the op.
@@ -114,6 +116,32 @@ impl FileOp {
         Ok(op)
     }
 
+    /// `fsync` (`data_only`: `fdatasync`) `file` on the ring of the task
+    /// that awaits it.
+    pub(crate) async fn sync(
+        driver: driver::Handle,
+        file: Arc<File>,
+        data_only: bool,
+    ) -> io::Result<()> {
+        let mut op = FileOp {
+            driver,
+            op: None,
+            file,
+            kind: Kind::Sync { data_only },
+        };
+        let mut started = false;
+        std::future::poll_fn(|cx| {
+            if !started {
+                started = true;
+                if let Err(e) = op.start(Vec::new(), Some(cx)) {
+                    return Poll::Ready(Err(e));
+                }
+            }
+            op.poll(cx).map(|(result, _)| result.map(drop))
+        })
+        .await
+    }
+
     fn rings(&self) -> &Rings {
         self.driver
             .io()
@@ -137,6 +165,10 @@ impl FileOp {
             }
             Kind::Write { from, end } => {
                 ring.start_write(fd, buf, from..end, cx.map(Context::waker), !owned)?
+            }
+            Kind::Sync { data_only } => {
+                let cx = cx.expect("a sync is started by the task that waits for it");
+                ring.start_fsync(fd, data_only, cx.waker(), !owned)?
             }
         };
         self.op = Some((index, key));
@@ -200,6 +232,7 @@ impl FileOp {
         };
         match &mut self.kind {
             Kind::Read(_) => Step::Finished(Ok(n as u64)),
+            Kind::Sync { .. } => Step::Finished(Ok(0)),
             Kind::Write { from, end } => {
                 *from += n;
                 if *from == *end {
@@ -221,7 +254,7 @@ impl FileOp {
         if let Some((index, key)) = self.op.take() {
             let ring = self.rings().get(index);
             match self.kind {
-                Kind::Read(_) => ring.abandon(key, None),
+                Kind::Read(_) | Kind::Sync { .. } => ring.abandon(key, None),
                 Kind::Write { .. } => ring.detach(key),
             }
         }

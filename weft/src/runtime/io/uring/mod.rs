@@ -21,7 +21,7 @@
 //! interrupted for each).
 //!
 //! What runs on the rings: stream receives and sends (`recv.rs`,
-//! `send.rs`), file reads and writes (`file.rs`), opens (`open.rs`), TCP
+//! `send.rs`), file reads, writes and syncs (`file.rs`), opens and other calls on paths (`path.rs`), TCP
 //! accepts (`accept.rs`) and connects (`connect.rs`); each file says who
 //! owns its op and what happens when its owner goes away.
 //!
@@ -36,8 +36,8 @@
 mod accept;
 mod connect;
 mod file;
-mod open;
 pub(crate) mod ops;
+mod path;
 mod recv;
 mod ring;
 mod send;
@@ -48,7 +48,7 @@ mod loom_ops;
 pub(crate) use self::accept::UringAccept;
 pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::file::FileOp;
-pub(crate) use self::open::OpenOp;
+pub(crate) use self::path::{PathCall, PathOp};
 pub(crate) use self::recv::UringRead;
 pub(crate) use self::ring::Ring;
 pub(crate) use self::send::UringWrite;
@@ -187,6 +187,7 @@ fn probe() -> Result<(), String> {
         (io_uring::opcode::Send::CODE, "SEND"),
         (io_uring::opcode::PollAdd::CODE, "POLL_ADD"),
         (io_uring::opcode::Read::CODE, "READ"),
+        (io_uring::opcode::Fsync::CODE, "FSYNC"),
         (io_uring::opcode::Write::CODE, "WRITE"),
         (io_uring::opcode::OpenAt::CODE, "OPENAT"),
         (io_uring::opcode::Accept::CODE, "ACCEPT"),
@@ -202,6 +203,9 @@ fn probe() -> Result<(), String> {
 /// A runtime's rings: one per worker, then the shared one.
 pub(crate) struct Rings {
     rings: Box<[Ring]>,
+    /// The kernel has `unlinkat`, `mkdirat` and `renameat` ops (5.15);
+    /// without them those calls stay on the blocking pool.
+    path_calls: bool,
 }
 
 /// Tokens `RING_TOKEN_BASE - i` name ring `i` in the poller (below the
@@ -214,9 +218,20 @@ impl Rings {
         let rings = (0..=workers)
             .map(|_| Ring::new())
             .collect::<io::Result<Vec<_>>>()?;
+        let path_calls = rings[0].supports(&[
+            io_uring::opcode::UnlinkAt::CODE,
+            io_uring::opcode::MkDirAt::CODE,
+            io_uring::opcode::RenameAt::CODE,
+        ]);
         Ok(Rings {
             rings: rings.into_boxed_slice(),
+            path_calls,
         })
+    }
+
+    /// Whether `unlinkat`, `mkdirat` and `renameat` run on the rings.
+    pub(crate) fn path_calls(&self) -> bool {
+        self.path_calls
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &Ring)> {

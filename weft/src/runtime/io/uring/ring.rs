@@ -107,6 +107,13 @@ impl Ring {
         })
     }
 
+    /// Whether the kernel supports every opcode in `codes` on this ring.
+    pub(crate) fn supports(&self, codes: &[u8]) -> bool {
+        let mut probe = io_uring::Probe::new();
+        self.waiter.submitter().register_probe(&mut probe).is_ok()
+            && codes.iter().all(|&code| probe.is_supported(code))
+    }
+
     /// The ring's descriptor: readable while completions wait (the I/O
     /// driver polls it like a socket).
     pub(crate) fn fd(&self) -> RawFd {
@@ -201,25 +208,58 @@ impl Ring {
         unsafe { self.start(entry, buf, waker, submit_now) }
     }
 
-    /// Start an `openat(2)` of the NUL-terminated path at the start of
-    /// `path` (relative paths from the working directory) with `flags`
-    /// and `mode`. The result is the new descriptor, which the table
-    /// closes if the op's owner gives it up.
-    pub(crate) fn start_open(
+    /// Start `call` on the NUL-terminated path(s) in `paths` (relative
+    /// paths from the working directory; path.rs). An open's result is
+    /// the new descriptor, which the table closes if the op's owner gives
+    /// it up.
+    pub(crate) fn start_path(
         &self,
-        path: Vec<u8>,
-        flags: i32,
-        mode: u32,
+        call: super::path::PathCall,
+        paths: Vec<u8>,
         waker: &Waker,
         submit_now: bool,
     ) -> io::Result<OpKey> {
-        debug_assert_eq!(path.last(), Some(&0), "the path must end in NUL");
-        let entry = opcode::OpenAt::new(types::Fd(libc::AT_FDCWD), path.as_ptr().cast())
-            .flags(flags)
-            .mode(mode)
-            .build();
-        // SAFETY: the entry points at the path inside `path`'s allocation.
-        unsafe { self.start_op(entry, path, Some(waker), submit_now, true) }
+        use super::path::PathCall;
+        debug_assert_eq!(paths.last(), Some(&0), "a path must end in NUL");
+        let cwd = types::Fd(libc::AT_FDCWD);
+        let path = paths.as_ptr().cast::<libc::c_char>();
+        let entry = match call {
+            PathCall::Open { flags, mode } => opcode::OpenAt::new(cwd, path)
+                .flags(flags)
+                .mode(mode)
+                .build(),
+            PathCall::Remove { dir } => opcode::UnlinkAt::new(cwd, path)
+                .flags(if dir { libc::AT_REMOVEDIR } else { 0 })
+                .build(),
+            PathCall::CreateDir { mode } => opcode::MkDirAt::new(cwd, path).mode(mode).build(),
+            PathCall::Rename { to } => {
+                assert!(to < paths.len(), "the new path lies inside the buffer");
+                // SAFETY: `to` is inside `paths` (asserted).
+                let new = unsafe { path.add(to) };
+                opcode::RenameAt::new(cwd, path, cwd, new).build()
+            }
+        };
+        let result_is_fd = matches!(call, PathCall::Open { .. });
+        // SAFETY: the entry points at paths inside `paths`' allocation.
+        unsafe { self.start_op(entry, paths, Some(waker), submit_now, result_is_fd) }
+    }
+
+    /// Start an `fsync(2)` (`data_only`: `fdatasync(2)`) of the file `fd`.
+    pub(crate) fn start_fsync(
+        &self,
+        fd: RawFd,
+        data_only: bool,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        let flags = if data_only {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        let entry = opcode::Fsync::new(types::Fd(fd)).flags(flags).build();
+        // SAFETY: an fsync points at no memory.
+        unsafe { self.start(entry, Vec::new(), Some(waker), submit_now) }
     }
 
     /// Start an `accept4(2)` on the listening socket `fd`
