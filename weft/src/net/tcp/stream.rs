@@ -30,14 +30,11 @@ pub struct TcpStream {
 impl TcpStream {
     /// Connect to `addr`, trying each resolved address in turn.
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        // A fresh non-blocking socket per address, connected the way the
+        // runtime's driver connects (`TcpSocket::connect`: on the ring, or
+        // a non-blocking connect and a wait for writability).
         each_addr(addr, |addr| async move {
-            let on_rings = crate::runtime::io::registration::current_driver()
-                .io()
-                .is_some_and(|io| io.rings().is_some());
-            if on_rings {
-                return super::TcpSocket::for_addr(addr)?.connect(addr).await;
-            }
-            TcpStream::connect_mio(mio::net::TcpStream::connect(addr)?).await
+            super::TcpSocket::for_addr(addr)?.connect(addr).await
         })
         .await
     }

@@ -17,7 +17,7 @@
 //! - A connection nobody takes (the listener goes away first) is closed
 //!   by the ring (ops.rs: the op's result is a descriptor).
 
-use super::ops::{OpKey, Polled};
+use super::ops::{interrupted, OpKey, Polled};
 use crate::runtime::driver;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -137,13 +137,11 @@ impl UringAccept {
             state.op = None;
             if result < 0 {
                 state.spare = buf;
-                match -result {
-                    libc::EINTR | libc::EAGAIN | libc::ECANCELED => continue,
-                    errno => {
-                        restore.made_progress();
-                        return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
-                    }
+                if interrupted(result) {
+                    continue;
                 }
+                restore.made_progress();
+                return Poll::Ready(Err(io::Error::from_raw_os_error(-result)));
             }
             // SAFETY: the kernel made `result` for this accept, and the
             // table handed it to us alone (ops.rs): we own it now.
@@ -193,7 +191,7 @@ impl Drop for UringAccept {
     fn drop(&mut self) {
         if let Some((index, key)) = self.lock().op.take() {
             if let Some(rings) = self.driver.io().and_then(|io| io.rings()) {
-                rings.get(index).abandon(key, None);
+                rings.get(index).abandon(key, super::ops::Leave::Cancel);
             }
         }
     }

@@ -14,7 +14,7 @@
 //!   nobody asked for) is issued again; `EISCONN` then means the first one
 //!   got through.
 
-use super::ops::{OpKey, Polled};
+use super::ops::{interrupted, OpKey, Polled};
 use crate::runtime::driver;
 use std::future::Future;
 use std::io;
@@ -96,18 +96,18 @@ impl Future for ConnectOp {
                 Polled::Done { result, buf } => (result, buf),
                 Polled::Pending if io.is_shutdown() => {
                     me.op = None;
-                    rings.get(index).abandon(key, None);
+                    rings.get(index).abandon(key, super::ops::Leave::Cancel);
                     return Poll::Ready(Err(super::super::shutdown_error()));
                 }
                 Polled::Pending => return Poll::Pending,
             };
             me.op = None;
+            if interrupted(result) {
+                me.addr = Some(addr);
+                me.retried = true;
+                continue;
+            }
             match -result {
-                libc::EINTR | libc::EAGAIN | libc::ECANCELED => {
-                    me.addr = Some(addr);
-                    me.retried = true;
-                    continue;
-                }
                 libc::EISCONN if me.retried => {}
                 0 => {}
                 errno => {
@@ -127,7 +127,7 @@ impl Drop for ConnectOp {
     fn drop(&mut self) {
         if let Some((index, key)) = self.op.take() {
             if let Some(rings) = self.driver.io().and_then(|io| io.rings()) {
-                rings.get(index).abandon(key, None);
+                rings.get(index).abandon(key, super::ops::Leave::Cancel);
             }
         }
     }

@@ -26,7 +26,7 @@
 //!   `ECANCELED` nobody asked for; the module doc of `uring` says why) are
 //!   retried, never reported.
 
-use super::ops::{OpKey, Polled};
+use super::ops::{interrupted, Leave, OpKey, Polled};
 use super::Rings;
 use crate::runtime::{context, driver};
 use std::fs::File;
@@ -224,7 +224,7 @@ impl FileOp {
 
     /// Account for a completion with `result`.
     fn step(&mut self, result: i32) -> Step {
-        if matches!(-result, libc::EINTR | libc::EAGAIN | libc::ECANCELED) {
+        if interrupted(result) {
             return Step::Again;
         }
         let Ok(n) = usize::try_from(result) else {
@@ -254,8 +254,8 @@ impl FileOp {
         if let Some((index, key)) = self.op.take() {
             let ring = self.rings().get(index);
             match self.kind {
-                Kind::Read(_) | Kind::Sync { .. } => ring.abandon(key, None),
-                Kind::Write { .. } => ring.detach(key),
+                Kind::Read(_) | Kind::Sync { .. } => ring.abandon(key, Leave::Cancel),
+                Kind::Write { .. } => ring.abandon(key, Leave::Detach),
             }
         }
     }

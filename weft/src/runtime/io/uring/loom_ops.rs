@@ -4,7 +4,7 @@
 //! listener's acceptors joining its waiter list against a completion
 //! (accept.rs).
 
-use super::ops::{Abandoned, Completed, OpKey, OpTable, Polled};
+use super::ops::{Abandoned, Completed, Leave, OpKey, OpTable, Polled};
 use crate::loom::{lock, thread, Arc, AtomicBool, Mutex, Ordering};
 use std::task::{Wake, Waker};
 
@@ -72,7 +72,7 @@ fn loom_abandon_and_completion_free_the_slot_once() {
                 assert!(matches!(completed, Completed::Wake(None)));
             })
         };
-        let (abandoned, _) = lock(&table).abandon(key, None);
+        let (abandoned, _) = lock(&table).abandon(key, Leave::Cancel);
         {
             let table = lock(&table);
             if abandoned == Abandoned::CancelInKernel {

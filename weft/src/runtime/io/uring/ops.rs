@@ -28,13 +28,21 @@
 
 use std::task::Waker;
 
+/// Whether a completion's `result` says the kernel interrupted the
+/// request (a signal, no room yet, or a cancel its owner did not ask for:
+/// the `uring` module doc says when): it did not happen, and every user
+/// of the ring issues it again rather than report it.
+pub(crate) fn interrupted(result: i32) -> bool {
+    matches!(-result, libc::ECANCELED | libc::EINTR | libc::EAGAIN)
+}
+
 /// Whether an orphaned send that completed with `result`, having started
 /// at `from` of a `len`-byte buffer, has more to send: a short send, or
 /// one the kernel interrupted.
 fn continues(result: i32, from: usize, len: usize) -> bool {
     match usize::try_from(result) {
         Ok(n) => n > 0 && from + n < len,
-        Err(_) => matches!(-result, libc::ECANCELED | libc::EINTR | libc::EAGAIN),
+        Err(_) => interrupted(result),
     }
 }
 
@@ -91,15 +99,25 @@ enum State {
         result: i32,
         buf: Vec<u8>,
     },
-    /// The owner is gone; the buffer waits for the completion. An
-    /// orphaned send carries on to its last byte (`send`). A `detached`
-    /// request (a file write) is never cancelled, not even by the ring's
-    /// teardown, which waits for it instead.
+    /// The owner is gone; the buffer waits for the completion, and
+    /// `leave` says what becomes of the request meanwhile.
     Orphaned {
         buf: Vec<u8>,
-        send: Option<OrphanSend>,
-        detached: bool,
+        leave: Leave,
     },
+}
+
+/// What becomes of a request whose owner leaves before taking its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Leave {
+    /// Cancelled in the kernel (a receive, an open, an accept, ...).
+    Cancel,
+    /// A send the table carries on to its last byte (`OrphanSend`).
+    Send(OrphanSend),
+    /// Left to run to its end, never cancelled, not even by the ring's
+    /// teardown, which waits for it instead (a file write a dropped
+    /// `File` accepted).
+    Detach,
 }
 
 /// A send whose stream was dropped (or whose write half was), finished by
@@ -274,34 +292,27 @@ impl OpTable {
         Some((result, buf))
     }
 
-    /// The owner gives the operation up (its stream is dropped). A send
-    /// hands over `send` so the table finishes it; if the op had already
-    /// completed, `send` comes back for the caller to finish.
-    pub(crate) fn abandon(
-        &mut self,
-        key: OpKey,
-        send: Option<OrphanSend>,
-    ) -> (Abandoned, Option<OrphanSend>) {
+    /// The owner gives the operation up (its stream or file is dropped),
+    /// and `leave` says what becomes of it. A send (`Leave::Send`) the
+    /// table finishes; if it had already completed, its `OrphanSend`
+    /// comes back for the caller to finish.
+    pub(crate) fn abandon(&mut self, key: OpKey, leave: Leave) -> (Abandoned, Option<OrphanSend>) {
+        let send = match leave {
+            Leave::Send(send) => Some(send),
+            Leave::Cancel | Leave::Detach => None,
+        };
         let Some(slot) = self.slot_mut(key) else {
             return (Abandoned::Freed, send);
         };
         match std::mem::replace(&mut slot.state, State::Free) {
             State::InFlight { buf, .. } => {
-                slot.state = State::Orphaned {
-                    buf,
-                    send,
-                    detached: false,
-                };
+                slot.state = State::Orphaned { buf, leave };
                 (Abandoned::CancelInKernel, None)
             }
             State::Done { result, buf } if send.is_some() => {
                 // Completed but not yet taken: the table finishes it as if
                 // the completion arrived now (it may need continuing).
-                slot.state = State::Orphaned {
-                    buf,
-                    send,
-                    detached: false,
-                };
+                slot.state = State::Orphaned { buf, leave };
                 self.in_flight += 1;
                 (Abandoned::Replay(result), None)
             }
@@ -317,32 +328,6 @@ impl OpTable {
                 slot.state = other;
                 (Abandoned::Freed, send)
             }
-        }
-    }
-
-    /// The owner leaves a request to run to its completion: like
-    /// [`OpTable::abandon`] without a send, but the ring never cancels it
-    /// (see `State::Orphaned`).
-    pub(crate) fn detach(&mut self, key: OpKey) {
-        let Some(slot) = self.slot_mut(key) else {
-            return;
-        };
-        match std::mem::replace(&mut slot.state, State::Free) {
-            State::InFlight { buf, .. } => {
-                slot.state = State::Orphaned {
-                    buf,
-                    send: None,
-                    detached: true,
-                };
-            }
-            State::Done { .. } => {
-                debug_assert!(
-                    !slot.result_is_fd,
-                    "detach is for ops that make no descriptor"
-                );
-                self.release(key);
-            }
-            other => slot.state = other,
         }
     }
 
@@ -365,16 +350,14 @@ impl OpTable {
             }
             State::Orphaned {
                 buf,
-                send: Some(mut send),
-                detached,
+                leave: Leave::Send(mut send),
             } if !closing && continues(result, send.from, buf.len()) => {
                 send.from += usize::try_from(result).unwrap_or(0);
                 let rest = &buf[send.from..];
                 let (ptr, len) = (rest.as_ptr(), rest.len());
                 slot.state = State::Orphaned {
                     buf,
-                    send: Some(send),
-                    detached,
+                    leave: Leave::Send(send),
                 };
                 Completed::Resend {
                     key,
@@ -383,15 +366,15 @@ impl OpTable {
                     len,
                 }
             }
-            State::Orphaned { buf, send, .. } => {
+            State::Orphaned { buf, leave } => {
                 drop(buf);
                 let fd = (slot.result_is_fd && result >= 0).then_some(result);
                 self.in_flight -= 1;
                 self.release(key);
-                match (send, fd) {
-                    (Some(send), _) => Completed::Finished(send),
-                    (None, Some(fd)) => Completed::CloseFd(fd),
-                    (None, None) => Completed::Wake(None),
+                match (leave, fd) {
+                    (Leave::Send(send), _) => Completed::Finished(send),
+                    (_, Some(fd)) => Completed::CloseFd(fd),
+                    (_, None) => Completed::Wake(None),
                 }
             }
             other => {
@@ -424,7 +407,7 @@ impl OpTable {
                     slot.state,
                     State::InFlight { .. }
                         | State::Orphaned {
-                            detached: false,
+                            leave: Leave::Cancel | Leave::Send(_),
                             ..
                         }
                 )

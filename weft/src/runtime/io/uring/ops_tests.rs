@@ -34,7 +34,10 @@ fn a_completion_reaches_its_poller_once_then_the_slot_is_reused() {
 fn an_abandoned_op_keeps_its_buffer_until_its_completion() {
     let mut table = OpTable::default();
     let key = table.insert(vec![7; 8], None);
-    assert_eq!(table.abandon(key, None), (Abandoned::CancelInKernel, None));
+    assert_eq!(
+        table.abandon(key, Leave::Cancel),
+        (Abandoned::CancelInKernel, None)
+    );
     assert_eq!(table.in_flight(), 1);
     assert_eq!(
         table.cancellable_user_data().collect::<Vec<_>>(),
@@ -62,7 +65,7 @@ fn an_orphaned_send_continues_to_its_last_byte_then_hands_back_its_descriptor() 
         shutdown: true,
     };
     assert_eq!(
-        table.abandon(key, Some(send)),
+        table.abandon(key, Leave::Send(send)),
         (Abandoned::CancelInKernel, None)
     );
     match table.complete(key.user_data(), 4) {
@@ -83,7 +86,7 @@ fn an_orphaned_send_continues_to_its_last_byte_then_hands_back_its_descriptor() 
     assert_eq!(table.in_flight(), 0);
     // While the ring closes, an orphaned send ends at once.
     let key = table.insert(vec![1; 10], None);
-    let _ = table.abandon(key, Some(send));
+    let _ = table.abandon(key, Leave::Send(send));
     table.close();
     assert!(matches!(
         table.complete(key.user_data(), 4),
@@ -96,8 +99,8 @@ fn a_detached_op_is_never_offered_for_cancelling_and_frees_on_completion() {
     let mut table = OpTable::default();
     let cancelled = table.insert(Vec::new(), None);
     let kept = table.insert(vec![5; 16], None);
-    let _ = table.abandon(cancelled, None);
-    table.detach(kept);
+    let _ = table.abandon(cancelled, Leave::Cancel);
+    let _ = table.abandon(kept, Leave::Detach);
     assert_eq!(
         table.cancellable_user_data().collect::<Vec<_>>(),
         [cancelled.user_data()]
@@ -113,7 +116,7 @@ fn a_detached_op_is_never_offered_for_cancelling_and_frees_on_completion() {
     // A detached op that had completed is freed at once.
     let done = table.insert(Vec::new(), None);
     let _ = table.complete(done.user_data(), 0);
-    table.detach(done);
+    let _ = table.abandon(done, Leave::Detach);
     assert_eq!(table.in_flight(), 1);
     assert_eq!(table.insert(Vec::new(), None).index, done.index);
 }
@@ -215,7 +218,7 @@ fn every_order_of_complete_poll_drop_and_shutdown_keeps_the_invariants() {
                     None => assert!(!model.completed, "{prefix:?}: lost result"),
                 },
                 Abandon => {
-                    let (abandoned, send) = table.abandon(key, None);
+                    let (abandoned, send) = table.abandon(key, Leave::Cancel);
                     assert!(send.is_none());
                     let expect = if model.completed {
                         Abandoned::Freed
@@ -231,7 +234,7 @@ fn every_order_of_complete_poll_drop_and_shutdown_keeps_the_invariants() {
                         from: 0,
                         shutdown: false,
                     };
-                    match table.abandon(key, Some(send)) {
+                    match table.abandon(key, Leave::Send(send)) {
                         (Abandoned::CancelInKernel, None) => assert!(!model.completed),
                         (Abandoned::Replay(result), None) => {
                             assert!(model.completed, "{prefix:?}");
@@ -247,7 +250,7 @@ fn every_order_of_complete_poll_drop_and_shutdown_keeps_the_invariants() {
                     model.left = Some(AbandonSend);
                 }
                 Detach => {
-                    table.detach(key);
+                    let _ = table.abandon(key, Leave::Detach);
                     model.left = Some(Detach);
                 }
                 Close => {
@@ -306,7 +309,7 @@ fn a_descriptor_nobody_takes_is_handed_back_to_close() {
     let mut table = OpTable::default();
     // Orphaned before its completion: the new descriptor comes back.
     let key = table.insert_op(vec![0; 4], None, true);
-    let _ = table.abandon(key, None);
+    let _ = table.abandon(key, Leave::Cancel);
     assert!(matches!(
         table.complete(key.user_data(), 7),
         Completed::CloseFd(7)
@@ -314,10 +317,13 @@ fn a_descriptor_nobody_takes_is_handed_back_to_close() {
     // Completed, then given up: the same, through `abandon`.
     let key = table.insert_op(Vec::new(), None, true);
     let _ = table.complete(key.user_data(), 8);
-    assert_eq!(table.abandon(key, None), (Abandoned::FreedClosing(8), None));
+    assert_eq!(
+        table.abandon(key, Leave::Cancel),
+        (Abandoned::FreedClosing(8), None)
+    );
     // A failed open made no descriptor.
     let key = table.insert_op(Vec::new(), None, true);
-    let _ = table.abandon(key, None);
+    let _ = table.abandon(key, Leave::Cancel);
     assert!(matches!(
         table.complete(key.user_data(), -libc::ENOENT),
         Completed::Wake(None)
@@ -328,7 +334,7 @@ fn a_descriptor_nobody_takes_is_handed_back_to_close() {
     assert_eq!(table.try_take(key).map(|(r, _)| r), Some(9));
     // A slot reused for an op whose result is a count closes nothing.
     let key = table.insert(Vec::new(), None);
-    let _ = table.abandon(key, None);
+    let _ = table.abandon(key, Leave::Cancel);
     assert!(matches!(
         table.complete(key.user_data(), 10),
         Completed::Wake(None)

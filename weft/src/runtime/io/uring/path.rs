@@ -17,7 +17,7 @@
 //! - A call the kernel interrupted (`EINTR`, `EAGAIN`, an `ECANCELED`
 //!   nobody asked for) did not happen and is started again.
 
-use super::ops::{OpKey, Polled};
+use super::ops::{interrupted, OpKey, Polled};
 use crate::runtime::driver;
 use std::fs::File;
 use std::future::Future;
@@ -165,7 +165,7 @@ impl Future for PathOp {
                         // The ring's teardown cancels it and closes a
                         // descriptor it made anyway.
                         me.op = None;
-                        rings.get(index).abandon(key, None);
+                        rings.get(index).abandon(key, super::ops::Leave::Cancel);
                         restore.made_progress();
                         return Poll::Ready(Err(super::super::shutdown_error()));
                     }
@@ -173,7 +173,7 @@ impl Future for PathOp {
                 }
             };
             me.op = None;
-            if matches!(-result, libc::EINTR | libc::EAGAIN | libc::ECANCELED) {
+            if interrupted(result) {
                 me.paths = Some(paths);
                 continue;
             }
@@ -193,7 +193,7 @@ impl Drop for PathOp {
     fn drop(&mut self) {
         if let Some((index, key)) = self.op.take() {
             if let Some(rings) = self.driver.io().and_then(|io| io.rings()) {
-                rings.get(index).abandon(key, None);
+                rings.get(index).abandon(key, super::ops::Leave::Cancel);
             }
         }
     }

@@ -86,9 +86,10 @@ impl ReadState {
             return Received::Data;
         }
         self.spare = buf;
-        match -result {
-            libc::ECANCELED | libc::EINTR | libc::EAGAIN => Received::Retry,
-            errno => Received::Failed(io::Error::from_raw_os_error(errno)),
+        if super::ops::interrupted(result) {
+            Received::Retry
+        } else {
+            Received::Failed(io::Error::from_raw_os_error(-result))
         }
     }
 }
@@ -185,7 +186,7 @@ impl UringRead {
     /// socket is closed.
     pub(crate) fn abandon(&self, rings: &Rings) {
         if let Some((index, key)) = self.lock().op.take() {
-            rings.get(index).abandon(key, None);
+            rings.get(index).abandon(key, super::ops::Leave::Cancel);
         }
     }
 }

@@ -26,7 +26,9 @@
 //!   the kernel produces without any other thread's help; wakers are
 //!   called after it is released.
 
-use super::ops::{Abandoned, Completed, OpKey, OpTable, OrphanSend, Polled, INTERNAL_USER_DATA};
+use super::ops::{
+    Abandoned, Completed, Leave, OpKey, OpTable, OrphanSend, Polled, INTERNAL_USER_DATA,
+};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -135,10 +137,7 @@ impl Ring {
         waker: &Waker,
         submit_now: bool,
     ) -> io::Result<OpKey> {
-        buf.clear();
-        buf.reserve(len);
-        let len = u32::try_from(len.min(buf.capacity())).unwrap_or(u32::MAX);
-        let ptr = buf.as_mut_ptr();
+        let (ptr, len) = spare_room(&mut buf, len);
         let entry = opcode::Recv::new(types::Fd(fd), ptr, len).build();
         // SAFETY: the entry points at `len` bytes of `buf`'s allocation,
         // which `start` hands to the op's table slot.
@@ -177,12 +176,10 @@ impl Ring {
         waker: &Waker,
         submit_now: bool,
     ) -> io::Result<OpKey> {
-        buf.clear();
-        buf.reserve(len);
-        let len = u32::try_from(len.min(buf.capacity())).unwrap_or(u32::MAX);
+        let (ptr, len) = spare_room(&mut buf, len);
         // Offset -1: the file's own position, used and advanced as by
         // read(2) (IORING_FEAT_RW_CUR_POS, which the probe requires).
-        let entry = opcode::Read::new(types::Fd(fd), buf.as_mut_ptr(), len)
+        let entry = opcode::Read::new(types::Fd(fd), ptr, len)
             .offset(u64::MAX)
             .build();
         // SAFETY: the entry points at `len` bytes of `buf`'s allocation.
@@ -351,7 +348,7 @@ impl Ring {
             // The entry may still sit in the submission queue and reach
             // the kernel later: leave the buffer to the slot (orphaned, it
             // is freed by a completion if one ever comes).
-            let _ = state.table.abandon(key, None);
+            let _ = state.table.abandon(key, Leave::Cancel);
             drop(state);
             wake_all(wakers);
             return Err(e);
@@ -373,21 +370,21 @@ impl Ring {
     }
 
     /// The op's owner gives it up. Everything pushed is submitted first
-    /// (the caller is about to close the descriptor the entries name). A
-    /// receive (`send: None`) is cancelled in the kernel; a send is
-    /// finished by the ring on `send`'s duplicate descriptor (ops.rs,
+    /// (the caller is about to close the descriptor the entries name).
+    /// `Leave::Cancel` cancels it in the kernel; a send (`Leave::Send`) is
+    /// finished by the ring on its duplicate descriptor (ops.rs,
     /// `OrphanSend`), as the kernel's own buffer would send its bytes after
-    /// a close. Either way the buffer is freed when the last completion
-    /// arrives.
-    pub(crate) fn abandon(&self, key: OpKey, send: Option<OrphanSend>) {
+    /// a close; `Leave::Detach` lets it run to its end (a file write a
+    /// dropped `File` accepted still lands). Either way the buffer is freed
+    /// when the last completion arrives.
+    pub(crate) fn abandon(&self, key: OpKey, leave: Leave) {
         let mut state = self.lock();
         let mut wakers = Vec::new();
         if state.unsubmitted > 0 {
             let _ = state.submit(&mut wakers);
         }
-        let is_send = send.is_some();
-        match state.table.abandon(key, send) {
-            (Abandoned::CancelInKernel, _) if !is_send => {
+        match state.table.abandon(key, leave) {
+            (Abandoned::CancelInKernel, _) if leave == Leave::Cancel => {
                 state.cancel(key.user_data(), &mut wakers)
             }
             (Abandoned::CancelInKernel, _) => {}
@@ -402,22 +399,6 @@ impl Ring {
                 finish_orphan(leftover);
             }
         }
-        drop(state);
-        wake_all(wakers);
-    }
-
-    /// The op's owner leaves without cancelling it: the request runs to
-    /// its completion, which frees the buffer (a file write accepted
-    /// before its `File` was dropped still lands). Everything pushed is
-    /// submitted first, as in [`Ring::abandon`].
-    pub(crate) fn detach(&self, key: OpKey) {
-        let mut state = self.lock();
-        let mut wakers = Vec::new();
-        if state.unsubmitted > 0 {
-            let _ = state.submit(&mut wakers);
-        }
-        // In the kernel or done, the slot frees itself or is freed here.
-        state.table.detach(key);
         drop(state);
         wake_all(wakers);
     }
@@ -700,6 +681,16 @@ fn close_orphan_fd(fd: RawFd) {
     // SAFETY: the kernel made `fd` for a request whose owner is gone; the
     // table hands it out exactly once (ops.rs), and nobody else knows it.
     unsafe { libc::close(fd) };
+}
+
+/// Empty `buf` and make room for `len` bytes: where a receive or read into
+/// its spare capacity starts, and how much it may take (at most the
+/// capacity; a completion of `n` bytes then makes `buf[..n]` valid).
+fn spare_room(buf: &mut Vec<u8>, len: usize) -> (*mut u8, u32) {
+    buf.clear();
+    buf.reserve(len);
+    let len = u32::try_from(len.min(buf.capacity())).unwrap_or(u32::MAX);
+    (buf.as_mut_ptr(), len)
 }
 
 fn wake_all(wakers: Vec<Waker>) {

@@ -81,14 +81,12 @@ impl WriteState {
             self.spare = buf;
             return Sent::Finished;
         }
-        match -result {
-            libc::ECANCELED | libc::EINTR | libc::EAGAIN => Sent::Continue { buf, from: op.from },
-            errno => {
-                self.spare = buf;
-                self.error = Some(io::Error::from_raw_os_error(errno));
-                Sent::Finished
-            }
+        if super::ops::interrupted(result) {
+            return Sent::Continue { buf, from: op.from };
         }
+        self.spare = buf;
+        self.error = Some(io::Error::from_raw_os_error(-result));
+        Sent::Finished
     }
 }
 
@@ -237,7 +235,9 @@ impl UringWrite {
             // original (the kernel holds the socket), but nothing can
             // continue a short one.
             if let Some(op) = state.op.take() {
-                rings.get(op.ring).abandon(op.key, None);
+                rings
+                    .get(op.ring)
+                    .abandon(op.key, super::ops::Leave::Cancel);
             }
             return false;
         }
@@ -267,7 +267,9 @@ impl UringWrite {
             from: op.from,
             shutdown,
         };
-        rings.get(op.ring).abandon(op.key, Some(send));
+        rings
+            .get(op.ring)
+            .abandon(op.key, super::ops::Leave::Send(send));
         true
     }
 }
