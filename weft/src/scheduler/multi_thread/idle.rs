@@ -130,6 +130,15 @@ impl Idle {
         unparked(self.state.fetch_add(0, Ordering::SeqCst)) > 0
     }
 
+    /// Whether some worker is parked or searching, so that work moved to
+    /// the inject queue has someone to run it soon. A plain load: the
+    /// long-poll monitor uses it only to choose how often to sample, and a
+    /// stale answer costs one sampling period.
+    pub(super) fn any_idle(&self) -> bool {
+        let state = self.state.load(Ordering::Relaxed);
+        unparked(state) < self.num_workers || searching(state) > 0
+    }
+
     /// Whether the worker is still on the sleepers list (not chosen to wake).
     pub(super) fn is_parked(&self, worker: usize) -> bool {
         lock(&self.sleepers).contains(&worker)
@@ -175,6 +184,19 @@ mod tests {
         assert!(idle.unpark_worker_by_id(0));
         assert!(!idle.is_parked(0));
         assert!(!idle.unpark_worker_by_id(0));
+    }
+
+    #[test]
+    fn any_idle_follows_parks_searches_and_wakes() {
+        let idle = Idle::new(2);
+        assert!(!idle.any_idle());
+        assert!(!idle.transition_worker_to_parked(1, false));
+        assert!(idle.any_idle());
+        // Woken to search: still idle until it finds work.
+        assert_eq!(idle.worker_to_notify(), Some(1));
+        assert!(idle.any_idle());
+        assert!(idle.transition_worker_from_searching());
+        assert!(!idle.any_idle());
     }
 
     #[test]

@@ -31,6 +31,16 @@
 //!   `seq` is odd and unchanged since the last sample has been in one poll
 //!   for at least a period; the duration reported is measured from the
 //!   first sample that saw it (so it is low by less than one period).
+//! - **Nobody to help.** The quick periods above exist to hand stranded
+//!   work to an idle worker. While no worker is parked or searching (every
+//!   worker runs a task, as always on a one-worker runtime whose worker is
+//!   polling) there is none, so the monitor samples only for the
+//!   threshold: the period
+//!   doubles up to a quarter of it (2.5 ms by default) and no LIFO re-check
+//!   is made. On a busy one-worker hyper server this cut the monitor's
+//!   wake-ups from about 1,650 to about 400 a second (BENCHMARKS.md, round
+//!   7). A task stranded in a slot while every other worker is busy is
+//!   still stolen once seen twice, a sampling period or two later.
 //! - **What the monitor moves.** For a worker in the same poll across a
 //!   period, it steals the task in its LIFO slot onto the inject queue
 //!   (lifo.rs: the owner pays no atomic read-modify-write for this) and
@@ -136,6 +146,8 @@ pub(crate) struct Monitor {
     /// The sampling period after a stuck sighting, and its ceiling.
     min_period: Duration,
     max_period: Duration,
+    /// The period while no worker is idle (module doc, "Nobody to help").
+    unhelped_period: Duration,
     sleep: Mutex<MonitorSleep>,
     wakeup: Condvar,
     dormant: AtomicBool,
@@ -175,10 +187,12 @@ impl Monitor {
     pub(crate) fn new(config: MonitorConfig) -> Monitor {
         let max_period = (config.threshold / 4).clamp(Duration::from_micros(50), MAX_PERIOD);
         let min_period = max_period.min(Duration::from_micros(500));
+        let unhelped_period = (config.threshold / 4).max(max_period);
         Monitor {
             config,
             min_period,
             max_period,
+            unhelped_period,
             sleep: Mutex::new(MonitorSleep {
                 shutdown: false,
                 kicked: false,
@@ -271,6 +285,61 @@ impl Monitor {
     }
 }
 
+/// What one sample saw, as far as the next period is concerned.
+#[derive(Clone, Copy)]
+struct Sighting {
+    /// Some worker is parked or searching, so stolen or stranded work has
+    /// a taker.
+    can_help: bool,
+    /// A worker had just started a poll with a task in its LIFO slot.
+    lifo_waiting: bool,
+    /// A worker was in the same poll as at the last sample, or in a new
+    /// poll with work queued behind it.
+    same_poll: bool,
+    /// This sample stole a task from a LIFO slot.
+    stole: bool,
+}
+
+/// How often the monitor samples (module doc, "Stuck means..." and
+/// "Nobody to help").
+struct Pace {
+    period: Duration,
+    /// The next sample is the quick re-check of a LIFO sighting.
+    lifo_recheck: bool,
+    /// Samples until the next LIFO re-check is allowed.
+    lifo_cooldown: u32,
+}
+
+impl Pace {
+    fn new(monitor: &Monitor) -> Pace {
+        Pace {
+            period: monitor.min_period,
+            lifo_recheck: false,
+            lifo_cooldown: 0,
+        }
+    }
+
+    fn after_sample(&mut self, monitor: &Monitor, seen: Sighting) {
+        if self.lifo_recheck && !seen.stole {
+            self.lifo_cooldown = LIFO_RECHECK_COOLDOWN;
+        } else {
+            self.lifo_cooldown = self.lifo_cooldown.saturating_sub(1);
+        }
+        // Nobody idle: a stolen task or a woken sleeper would find no
+        // idle worker, so sample only for the threshold.
+        self.lifo_recheck = seen.can_help && seen.lifo_waiting && self.lifo_cooldown == 0;
+        self.period = if !seen.can_help {
+            (self.period * 2).clamp(monitor.min_period, monitor.unhelped_period)
+        } else if self.lifo_recheck {
+            LIFO_RECHECK.min(monitor.min_period)
+        } else if seen.same_poll {
+            monitor.min_period
+        } else {
+            (self.period * 2).min(monitor.max_period)
+        };
+    }
+}
+
 /// The monitor thread.
 fn run(handle: Weak<Handle>) {
     let Some((monitor, workers)) = handle
@@ -282,13 +351,13 @@ fn run(handle: Weak<Handle>) {
     let mut seen: Vec<Option<Seen>> = vec![None; workers];
     let mut last_seq = vec![0u64; workers];
     let mut quiet = 0;
-    let mut period = monitor.min_period;
-    // Whether this sample is the quick re-check of a LIFO sighting, and how
-    // many samples until the next one is allowed.
-    let mut lifo_recheck = false;
-    let mut lifo_cooldown = 0;
+    let mut pace = Pace::new(&monitor);
     let any_unparked = || handle.upgrade().is_some_and(|h| h.idle.any_unparked());
-    while monitor.wait(quiet >= QUIET_SAMPLES_BEFORE_SLEEP, period, any_unparked) {
+    while monitor.wait(
+        quiet >= QUIET_SAMPLES_BEFORE_SLEEP,
+        pace.period,
+        any_unparked,
+    ) {
         let Some(handle) = handle.upgrade() else {
             return;
         };
@@ -337,19 +406,15 @@ fn run(handle: Weak<Handle>) {
             }
         }
         quiet = if busy { 0 } else { quiet + 1 };
-        if lifo_recheck && !stole {
-            lifo_cooldown = LIFO_RECHECK_COOLDOWN;
-        } else {
-            lifo_cooldown = lifo_cooldown.saturating_sub(1);
-        }
-        lifo_recheck = lifo_waiting && lifo_cooldown == 0;
-        period = if lifo_recheck {
-            LIFO_RECHECK.min(monitor.min_period)
-        } else if same_poll {
-            monitor.min_period
-        } else {
-            (period * 2).min(monitor.max_period)
-        };
+        pace.after_sample(
+            &monitor,
+            Sighting {
+                can_help: handle.idle.any_idle(),
+                lifo_waiting,
+                same_poll,
+                stole,
+            },
+        );
         monitor.stuck.store(stuck, Ordering::Relaxed);
         if stuck > 0
             && stuck as usize >= handle.remotes.len()
@@ -442,6 +507,75 @@ fn rescue(handle: Weak<Handle>) {
         remote.unpark.unpark();
     }
     monitor.rescuing.store(false, Ordering::Release);
+}
+
+#[cfg(all(test, not(loom)))]
+mod pace_tests {
+    use super::*;
+
+    fn monitor() -> Monitor {
+        Monitor::new(MonitorConfig {
+            threshold: Duration::from_millis(10),
+            hook: None,
+        })
+    }
+
+    fn sighting(can_help: bool, lifo_waiting: bool, same_poll: bool) -> Sighting {
+        Sighting {
+            can_help,
+            lifo_waiting,
+            same_poll,
+            stole: false,
+        }
+    }
+
+    /// Runs `samples` samples that all see `seen`; returns the periods.
+    fn periods(monitor: &Monitor, seen: Sighting, samples: usize) -> Vec<Duration> {
+        let mut pace = Pace::new(monitor);
+        (0..samples)
+            .map(|_| {
+                pace.after_sample(monitor, seen);
+                pace.period
+            })
+            .collect()
+    }
+
+    #[test]
+    fn with_nobody_parked_the_period_backs_off_to_a_quarter_threshold() {
+        let monitor = monitor();
+        // Every worker busy, queued work and a filled slot at every sample:
+        // nothing can be handed to anyone, so no quick re-checks.
+        let got = periods(&monitor, sighting(false, true, true), 6);
+        let ms = |n| Duration::from_micros(n);
+        assert_eq!(
+            got,
+            [ms(1000), ms(2000), ms(2500), ms(2500), ms(2500), ms(2500)]
+        );
+    }
+
+    #[test]
+    fn with_a_parked_worker_a_filled_slot_is_rechecked_quickly_then_cools_down() {
+        let monitor = monitor();
+        let got = periods(&monitor, sighting(true, true, false), 12);
+        let recheck = LIFO_RECHECK;
+        // Re-check, find nothing stolen, then wait out the cool-down at the
+        // ordinary (doubling) periods before the next re-check.
+        assert_eq!(got[0], recheck);
+        assert!(got[1..=LIFO_RECHECK_COOLDOWN as usize]
+            .iter()
+            .all(|p| *p > recheck && *p <= MAX_PERIOD));
+        assert_eq!(got[LIFO_RECHECK_COOLDOWN as usize + 1], recheck);
+    }
+
+    #[test]
+    fn with_a_parked_worker_queued_work_keeps_the_short_period() {
+        let monitor = monitor();
+        let got = periods(&monitor, sighting(true, false, true), 4);
+        assert!(got.iter().all(|p| *p == Duration::from_micros(500)));
+        // And with nothing suspicious it backs off only to 1 ms.
+        let got = periods(&monitor, sighting(true, false, false), 6);
+        assert_eq!(*got.last().unwrap(), MAX_PERIOD);
+    }
 }
 
 #[cfg(all(test, loom))]
