@@ -90,6 +90,136 @@ fn timer_and_socket_behind_a_blocked_worker_4_workers() {
     timer_and_socket_behind_a_blocked_worker(4);
 }
 
+/// A task woken by I/O blocks the worker that was parked in the drivers
+/// (and so ran it): a timer and a socket that other tasks wait on must
+/// still be served within twice the threshold. Before the monitor learned
+/// to wake a sleeper into the unmanned drivers, both waited for the whole
+/// blocking poll on 2 and 4 workers (the timer 330 ms late behind 400 ms).
+fn timer_and_socket_while_the_driver_worker_blocks(workers: usize) {
+    use std::io::Write;
+    let threshold = Duration::from_millis(50);
+    let rt = runtime(workers, threshold);
+    let (timer_late, socket_late) = rt.block_on(async move {
+        let pair = || {
+            let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+            ours.set_nonblocking(true).unwrap();
+            (weft::net::UnixStream::from_std(ours).unwrap(), theirs)
+        };
+        let (wakes_blocker, mut blocker_peer) = pair();
+        let (watched, mut watched_peer) = pair();
+        let timer = weft::spawn(async move {
+            let due = Instant::now() + Duration::from_millis(150);
+            weft::time::sleep_until(due.into()).await;
+            Instant::now() - due
+        });
+        let socket = weft::spawn(async move {
+            watched.readable().await.unwrap();
+            Instant::now()
+        });
+        let blocker = weft::spawn(async move {
+            wakes_blocker.readable().await.unwrap();
+            std::thread::sleep(Duration::from_millis(600));
+        });
+        let writer = std::thread::spawn(move || {
+            // Everything is parked by now; the worker in the drivers gets
+            // the event and runs the blocker.
+            std::thread::sleep(Duration::from_millis(50));
+            blocker_peer.write_all(b"x").unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            watched_peer.write_all(b"x").unwrap();
+            (Instant::now(), blocker_peer, watched_peer)
+        });
+        let timer_late = timer.await.unwrap();
+        let read_at = socket.await.unwrap();
+        let (sent, _blocker_peer, _watched_peer) = writer.join().unwrap();
+        blocker.await.unwrap();
+        (timer_late, read_at.saturating_duration_since(sent))
+    });
+    eprintln!("{workers} worker(s): timer late by {timer_late:?}, socket by {socket_late:?}");
+    assert!(
+        timer_late <= threshold * 2,
+        "{workers} worker(s): the timer fired {timer_late:?} late while the driver's worker blocked"
+    );
+    assert!(
+        socket_late <= threshold * 2,
+        "{workers} worker(s): the socket was served {socket_late:?} late"
+    );
+}
+
+#[test]
+fn timer_and_socket_while_the_driver_worker_blocks_1_worker() {
+    timer_and_socket_while_the_driver_worker_blocks(1);
+}
+
+#[test]
+fn timer_and_socket_while_the_driver_worker_blocks_2_workers() {
+    timer_and_socket_while_the_driver_worker_blocks(2);
+}
+
+#[test]
+fn timer_and_socket_while_the_driver_worker_blocks_4_workers() {
+    timer_and_socket_while_the_driver_worker_blocks(4);
+}
+
+/// A task starts a read on its worker and then that worker blocks (the
+/// next task it runs sleeps): the read must still complete within twice the
+/// threshold of the data's arrival. On the io_uring driver the read is an
+/// entry pushed on the blocked worker's ring, which that worker would
+/// submit only at its next maintenance tick or park; the monitor submits it
+/// instead. On epoll the readiness reaches whoever is in the drivers.
+fn read_started_just_before_its_worker_blocks(workers: usize) {
+    use std::future::Future;
+    use std::task::Poll;
+    use weft::io::AsyncReadExt;
+    let threshold = Duration::from_millis(50);
+    let rt = runtime(workers, threshold);
+    let late = rt.block_on(async move {
+        let listener = weft::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let reader = weft::spawn(async move {
+            let mut buf = [0u8; 1];
+            let mut read = std::pin::pin!(stream.read(&mut buf));
+            let started =
+                std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx).is_pending()));
+            assert!(started.await, "nothing was written yet");
+            // Runs next on this worker, from its LIFO slot.
+            weft::spawn(async { std::thread::sleep(Duration::from_millis(600)) });
+            assert_eq!(read.await.unwrap(), 1);
+            Instant::now()
+        });
+        let sent = weft::task::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            use std::io::Write;
+            peer.write_all(b"x").unwrap();
+            (Instant::now(), peer)
+        });
+        let read_at = reader.await.unwrap();
+        let (sent, _peer) = sent.await.unwrap();
+        read_at.saturating_duration_since(sent)
+    });
+    eprintln!("{workers} worker(s): read completed {late:?} after the data arrived");
+    assert!(
+        late <= threshold * 2,
+        "{workers} worker(s): a read started before its worker blocked completed {late:?} late"
+    );
+}
+
+#[test]
+fn read_started_just_before_its_worker_blocks_1_worker() {
+    read_started_just_before_its_worker_blocks(1);
+}
+
+#[test]
+fn read_started_just_before_its_worker_blocks_2_workers() {
+    read_started_just_before_its_worker_blocks(2);
+}
+
+#[test]
+fn read_started_just_before_its_worker_blocks_4_workers() {
+    read_started_just_before_its_worker_blocks(4);
+}
+
 /// The hook fires once, with the blocking task's id and spawn location, and
 /// the metric counts it.
 fn hook_reports_the_task(workers: usize) {

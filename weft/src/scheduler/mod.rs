@@ -241,6 +241,15 @@ impl Drivers {
             shared.poll_now();
         }
     }
+
+    /// Whether there are drivers and no thread is parked in them, so I/O
+    /// and timers wait for some worker's next maintenance tick or park (a
+    /// hint: see [`park::SharedDriver::has_parker`]).
+    pub(crate) fn unmanned(&self) -> bool {
+        self.shared
+            .as_ref()
+            .is_some_and(|shared| !shared.has_parker())
+    }
 }
 
 /// Scheduler settings shared by both flavours.

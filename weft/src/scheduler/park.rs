@@ -24,7 +24,7 @@
 //! NOTIFIED for the next `park`. A stale driver wake-up only costs one
 //! spurious return.
 
-use crate::loom::{lock, Arc, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::runtime::driver::{self, Driver};
 use std::time::Duration;
 
@@ -55,6 +55,12 @@ pub(crate) struct SharedDriver {
     /// Only ever `try_lock`ed: no thread waits for the driver.
     driver: Mutex<Driver>,
     handle: driver::Handle,
+    /// A parker is blocked in the driver (not a `poll_now`). Read only as a
+    /// hint, by the long-poll monitor: a worker that left the driver to run
+    /// a task that then blocks leaves the driver unmanned, with the other
+    /// parkers asleep on their condvars; the monitor wakes one of them,
+    /// which takes the driver (monitor.rs, "What the monitor moves").
+    has_parker: AtomicBool,
 }
 
 impl SharedDriver {
@@ -62,6 +68,7 @@ impl SharedDriver {
         std::sync::Arc::new(SharedDriver {
             driver: Mutex::new(driver),
             handle,
+            has_parker: AtomicBool::new(false),
         })
     }
 
@@ -69,6 +76,12 @@ impl SharedDriver {
     #[cfg(loom)]
     pub(crate) fn handle(&self) -> &driver::Handle {
         &self.handle
+    }
+
+    /// Whether a parker is blocked in the driver right now (a hint: the
+    /// answer may be stale by the time the caller acts on it).
+    pub(crate) fn has_parker(&self) -> bool {
+        self.has_parker.load(Ordering::Relaxed)
     }
 
     /// Poll the driver without blocking, if no other thread holds it.
@@ -152,7 +165,10 @@ impl Inner {
         }
         if let Some(shared) = &self.driver {
             if let Ok(mut driver) = shared.driver.try_lock() {
-                return self.park_driver(&mut driver, &shared.handle);
+                shared.has_parker.store(true, Ordering::Relaxed);
+                let parked = self.park_driver(&mut driver, &shared.handle);
+                shared.has_parker.store(false, Ordering::Relaxed);
+                return parked;
             }
         }
         self.park_condvar();

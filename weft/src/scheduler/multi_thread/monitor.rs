@@ -44,7 +44,18 @@
 //! - **What the monitor moves.** For a worker in the same poll across a
 //!   period, it steals the task in its LIFO slot onto the inject queue
 //!   (lifo.rs: the owner pays no atomic read-modify-write for this) and
-//!   wakes a sleeping worker if the stuck one has work to take. Past
+//!   wakes a sleeping worker if the stuck one has work to take, or if no
+//!   thread is parked in the drivers: a worker woken from the drivers by an
+//!   I/O event that runs the woken task, which then blocks, leaves them
+//!   unmanned while the other workers sleep on their condvars, and every
+//!   timer and socket of the runtime waited for that poll to end (seen:
+//!   a timer 330 ms late behind a 400 ms poll on 2 and 4 workers; test
+//!   `timer_while_the_driver_worker_blocks` in `sched_long_poll.rs`). The
+//!   woken worker finds nothing to run and parks in the drivers. On the
+//!   io_uring driver it also submits the stuck worker's ring: entries its
+//!   tasks pushed wait for their worker's next flush (runtime/io/uring),
+//!   and a read started just before the worker blocked waited for the
+//!   whole poll (500 ms, test `read_started_just_before_its_worker_blocks`). Past
 //!   the threshold it counts a long poll, calls
 //!   the user's hook once per poll, and, if no other worker is free to help
 //!   (a one-worker runtime, or every worker stuck), starts one rescue
@@ -427,7 +438,8 @@ fn run(handle: Weak<Handle>) {
 
 /// Worker `index` is in the same poll as a period ago: move its LIFO
 /// task to the inject queue, and wake a sleeper to run it and to steal the
-/// worker's queue.
+/// worker's queue, or to park in the drivers if nobody is in them; submit
+/// what the worker's tasks pushed on its io_uring ring.
 /// Returns whether it stole the LIFO task.
 fn rescue_queued(handle: &Arc<Handle>, index: usize) -> bool {
     let remote = &handle.remotes[index];
@@ -437,7 +449,14 @@ fn rescue_queued(handle: &Arc<Handle>, index: usize) -> bool {
         handle.metrics.inc_lifo_steal();
         handle.schedule_remote(task);
     }
-    if !remote.steal.is_empty() {
+    // What its tasks pushed on its io_uring ring waits for its own flush,
+    // which will not come while it is stuck: submit it on its behalf
+    // (completions reaped here wake their tasks through the inject queue).
+    handle.drivers.flush_ring(index);
+    // Queued work needs a taker; and if the stuck worker had left the
+    // drivers to run this poll, nobody is in them: a woken sleeper that
+    // finds nothing to do parks in them.
+    if !remote.steal.is_empty() || handle.drivers.unmanned() {
         handle.notify_parked();
     }
     stole
