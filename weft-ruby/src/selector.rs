@@ -28,6 +28,18 @@
 //!   `io_wait` on its way out, on return and on exception alike.
 //! - `select` resumes only the fibers queued when it started: a fiber that
 //!   queues itself again runs in the next `select`, after I/O was polled.
+//! - `io_wait` always transfers to the loop, as io-event's selectors do
+//!   (their own test suite checks the order of events around it): a fiber
+//!   whose fd is ready at once is resumed by the next `select`, after the
+//!   fibers queued before it and without asking the kernel again. (Before,
+//!   it returned at once, which let two fibers waiting on one ready IO
+//!   run in the wrong order, and one raise into the other before that one
+//!   had started.) `Weft::Scheduler`'s `io_wait` keeps the shortcut: Ruby's
+//!   `Fiber::Scheduler` interface does not order it.
+//! - A `select` resumes only waiters that waited when it polled (ids up to
+//!   its horizon): a fiber it resumes that waits again, maybe on an fd
+//!   number it just reused, is not resumed by an event of the old fd
+//!   polled before.
 
 use crate::held::{mark, value, OwnerPid};
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
@@ -63,6 +75,10 @@ struct Inner {
     ready: VecDeque<Queued>,
     next_id: u64,
     fds: HashMap<RawFd, FdWaiters>,
+    /// Waiters whose fd was ready when they started waiting (fd, waiter
+    /// id, events): the next `select` resumes them, as io-event's
+    /// selectors do (module doc).
+    ready_waiters: Vec<(RawFd, u64, u8)>,
 }
 
 struct Queued {
@@ -143,20 +159,32 @@ impl Inner {
         }
     }
 
+    /// Take the waiter `id` off `fd`'s list, if it still waits.
+    fn take_waiter(&mut self, fd: RawFd, id: u64) -> Option<Obj> {
+        let entry = self.fds.get_mut(&fd)?;
+        let at = entry.waiters.iter().position(|w| w.id == id)?;
+        let waiter = entry.waiters.remove(at);
+        if entry.waiters.is_empty() {
+            self.fds.remove(&fd);
+        }
+        Some(waiter.fiber)
+    }
+
     fn wanted(&self, fd: RawFd) -> u8 {
         self.fds
             .get(&fd)
             .map_or(0, |e| e.waiters.iter().fold(0, |a, w| a | w.events))
     }
 
-    /// Take off `fd`'s list the waiters that `ready` satisfies.
-    fn take_ready(&mut self, fd: RawFd, ready: u8) -> Vec<(Obj, u8)> {
+    /// Take off `fd`'s list the waiters (up to id `horizon`) that `ready`
+    /// satisfies.
+    fn take_ready(&mut self, fd: RawFd, ready: u8, horizon: u64) -> Vec<(Obj, u8)> {
         let Some(entry) = self.fds.get_mut(&fd) else {
             return Vec::new();
         };
         let mut out = Vec::new();
         entry.waiters.retain(|w| {
-            let got = w.events & ready;
+            let got = if w.id <= horizon { w.events & ready } else { 0 };
             if got != 0 {
                 out.push((w.fiber, got));
             }
@@ -379,8 +407,9 @@ impl Selector {
             }
         };
         if now != 0 {
-            self.inner.borrow_mut().remove_waiter(fd, id);
-            return Ok(Some(now));
+            // Ready already: still a trip through the loop, which resumes
+            // it at its next `select` (module doc).
+            self.inner.borrow_mut().ready_waiters.push((fd, id, now));
         }
         let result: Result<Value, Error> = target.funcall("transfer", ());
         self.inner.borrow_mut().remove_waiter(fd, id);
@@ -489,7 +518,7 @@ impl Selector {
             // What the fibers did may change the caller's timers.
             timeout = Some(Duration::ZERO);
         }
-        if Self::is_ready(rb_self) {
+        if Self::is_ready(rb_self) || !rb_self.inner.borrow().ready_waiters.is_empty() {
             timeout = Some(Duration::ZERO);
         }
         let mut woken = Vec::new();
@@ -501,7 +530,39 @@ impl Selector {
             rb_self.idle.set(start.elapsed().as_secs_f64());
             turned?;
         }
-        rb_self.dispatch(woken)
+        // Only waiters that waited when the poll ran are resumed by this
+        // turn; a fiber resumed below that waits again (perhaps on an fd
+        // number just reused) waits for the next `select`.
+        let horizon = rb_self.inner.borrow().next_id;
+        let already = rb_self.resume_ready_waiters(horizon)?;
+        Ok(already + rb_self.dispatch(woken, horizon)?)
+    }
+
+    /// Transfer to the waiters (up to id `horizon`) that found their fd
+    /// ready when they began waiting and still wait; the number resumed.
+    fn resume_ready_waiters(&self, horizon: u64) -> Result<usize, Error> {
+        let ready = {
+            let mut inner = self.inner.borrow_mut();
+            let (now, later) = std::mem::take(&mut inner.ready_waiters)
+                .into_iter()
+                .partition(|&(_, id, _)| id <= horizon);
+            inner.ready_waiters = later;
+            now
+        };
+        let mut count = 0;
+        for (fd, id, events) in ready {
+            // A waiter that left by another way (a raise, a timeout) is
+            // gone from the list already.
+            let Some(fiber) = self.inner.borrow_mut().take_waiter(fd, id) else {
+                continue;
+            };
+            let fiber = value(fiber);
+            if alive(fiber)? {
+                count += 1;
+                let _: Value = fiber.funcall("transfer", (events,))?;
+            }
+        }
+        Ok(count)
     }
 
     fn turn(
@@ -518,8 +579,9 @@ impl Selector {
         result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))
     }
 
-    /// Transfer to the waiters of each woken fd that it satisfies.
-    fn dispatch(&self, woken: Vec<(RawFd, u8)>) -> Result<usize, Error> {
+    /// Transfer to the waiters (up to id `horizon`) of each woken fd that
+    /// it satisfies.
+    fn dispatch(&self, woken: Vec<(RawFd, u8)>, horizon: u64) -> Result<usize, Error> {
         let mut count = 0;
         for (fd, ready) in woken {
             // Fibers resumed for earlier fds may have changed this one's
@@ -529,7 +591,7 @@ impl Selector {
                 continue;
             }
             let ready = ready_for(fd, ready, wanted);
-            let taken = self.inner.borrow_mut().take_ready(fd, ready);
+            let taken = self.inner.borrow_mut().take_ready(fd, ready, horizon);
             if taken.is_empty() {
                 continue;
             }

@@ -55,14 +55,136 @@ class TestWeftSelector < Minitest::Test
     w&.close
   end
 
-  def test_a_writable_fd_is_ready_at_once_without_a_loop_trip
+  # io-event's selectors always go through the loop, even for an fd that is
+  # ready already; `async` code (and io-event's own tests) rely on the order.
+  def test_a_ready_fd_still_waits_for_the_next_select
     r, w = IO.pipe
-    got = nil
-    Fiber.new { got = @selector.io_wait(Fiber.current, w, IO::WRITABLE) }.transfer
-    assert_equal IO::WRITABLE, got
+    log = []
+    Fiber.new { log << :waiting; log << @selector.io_wait(Fiber.current, w, IO::WRITABLE) }.transfer
+    log << :select
+    assert_equal 1, @selector.select(0)
+    assert_equal [:waiting, :select, IO::WRITABLE], log
+    assert_equal 0, @selector.select(0), "resumed once"
   ensure
     r&.close
     w&.close
+  end
+
+  # Two fibers wait for the same ready fd; whichever the selector resumes
+  # first raises into the other, whose wait must then be cancelled (never
+  # resumed by the selector afterwards), in both orders of waiting.
+  def test_a_waiter_raised_by_another_waiter_on_the_same_fd_is_not_resumed
+    boom = Class.new(RuntimeError)
+    [false, true].each do |second_first|
+      r, w = IO.pipe
+      log = []
+      first = second = nil
+      first = Fiber.new do
+        @selector.io_wait(Fiber.current, w, IO::WRITABLE)
+        log << :first_resumed
+      rescue boom
+        log << :first_raised
+        second.transfer
+      end
+      second = Fiber.new do
+        @selector.io_wait(Fiber.current, w, IO::WRITABLE)
+        unless log.include?(:first_resumed)
+          log << :second_raises
+          first.raise(boom)
+        end
+        log << :second_done
+      end
+      if second_first
+        second.transfer
+        first.transfer
+      else
+        first.transfer
+        second.transfer
+      end
+      @selector.select(0)
+      assert_includes log, :second_done
+      if log.include?(:second_raises)
+        assert_equal %i[second_raises first_raised second_done], log
+      else
+        assert_equal %i[first_resumed second_done], log
+      end
+      assert_equal second_first, log.include?(:second_raises), "the fiber that waited first is resumed first"
+      assert_equal 0, @selector.select(0), "no waiter left"
+    ensure
+      r&.close
+      w&.close
+    end
+  end
+
+  # An fd closed and its number reused by the fiber the old fd's event
+  # resumed: the new wait is served by a later select, not by the old event.
+  def test_an_old_fds_event_does_not_resume_a_wait_on_its_reused_number
+    a, b = UNIXSocket.pair
+    log = []
+    fiber = Fiber.new do
+      b.write("1")
+      @selector.io_wait(Fiber.current, a, IO::READABLE)
+      log << :first
+      number = a.fileno
+      a.close
+      c, d = UNIXSocket.pair
+      c, d = d, c if d.fileno == number
+      log << (c.fileno == number ? :same_number : :other_number)
+      d.write("2")
+      @selector.io_wait(Fiber.current, c, IO::READABLE)
+      log << :second
+      [c, d].each(&:close)
+    end
+    fiber.transfer
+    log << :select1
+    @selector.select(1)
+    log << :select2
+    @selector.select(1)
+    assert_equal :same_number, log[2], "the test needs the number reused"
+    assert_equal %i[select1 first same_number select2 second], log
+  ensure
+    b&.close
+  end
+
+  def test_wakeup_is_false_unless_a_select_is_blocked
+    refute @selector.wakeup
+    2.times do
+      t = Thread.new { sleep 0.01; @selector.wakeup }
+      started = now
+      @selector.select(5)
+      assert_operator now - started, :<, 4
+      assert t.value, "the blocked select was woken"
+    end
+  end
+
+  def test_select_rejects_a_duration_that_is_not_a_number
+    assert_raises(TypeError) { @selector.select("soon") }
+  end
+
+  def test_io_read_waits_for_the_whole_length_across_selects
+    a, b = UNIXSocket.pair
+    buffer = IO::Buffer.new(64)
+    got = nil
+    Fiber.new { got = buffer.get_string(0, @selector.io_read(Fiber.current, a, buffer, 11)) }.transfer
+    b.write("Hello")
+    @selector.select(1)
+    assert_nil got, "5 of 11 bytes"
+    b.write(" World")
+    select_until { got }
+    assert_equal "Hello World", got
+  ensure
+    a&.close
+    b&.close
+  end
+
+  def test_process_wait_for_a_child_that_has_exited_already
+    pid = Process.spawn("true")
+    sleep 0.05
+    status = nil
+    Fiber.new { status = @selector.process_wait(Fiber.current, pid, 0) }.transfer
+    select_until { status }
+    assert status.success?
+    assert_equal pid, status.pid
   end
 
   def test_several_fibers_on_one_fd_and_only_matching_events
