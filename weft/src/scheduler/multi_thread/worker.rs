@@ -47,6 +47,12 @@
 //!   `long_poll_threshold`, calls the `on_long_poll` hook, and, when every
 //!   worker is stuck, runs their queued work (and the drivers) on a rescue
 //!   thread until one returns.
+//! - **A stuck poll does not hold the drivers or its ring** (monitor.rs).
+//!   If nobody is parked in the drivers (the stuck worker had left them to
+//!   run what an I/O event woke), the monitor wakes a sleeper, which parks
+//!   in them; it also submits what the stuck worker's tasks pushed on its
+//!   io_uring ring. So a timer or socket of any task is served within a
+//!   sampling period or two of a worker getting stuck.
 //!
 //! Notifying from a poll: a wake that pushes to the local queue (a yield, a
 //! task displaced from the slot, or any wake while the slot is bypassed)
