@@ -201,8 +201,12 @@ fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
 
 impl Poller {
     pub fn new() -> io::Result<(Poller, Shared)> {
+        // Ruby's hooks wait for readiness and move bytes with their own
+        // syscalls; the io_uring driver would only put a ring between the
+        // park and epoll (and `Weft::Scheduler.backend` says "epoll").
         let rt = weft::runtime::Builder::new_current_thread()
             .enable_all()
+            .io_driver(weft::runtime::IoDriver::Epoll)
             .build()?;
         let woken = Arc::new(Woken::default());
         let poller = Poller {
