@@ -35,9 +35,8 @@
 //!   work to an idle worker. While no worker is parked or searching (every
 //!   worker runs a task, as always on a one-worker runtime whose worker is
 //!   polling) there is none, so the monitor samples only for the
-//!   threshold: the period
-//!   doubles up to a quarter of it (2.5 ms by default) and no LIFO re-check
-//!   is made. On a busy one-worker hyper server this cut the monitor's
+//!   threshold: the period doubles up to a quarter of it (2.5 ms by
+//!   default) and no LIFO re-check is made. On a busy one-worker hyper server this cut the monitor's
 //!   wake-ups from about 1,650 to about 400 a second (BENCHMARKS.md, round
 //!   7). A task stranded in a slot while every other worker is busy is
 //!   still stolen once seen twice, a sampling period or two later.
@@ -49,14 +48,15 @@
 //!   I/O event that runs the woken task, which then blocks, leaves them
 //!   unmanned while the other workers sleep on their condvars, and every
 //!   timer and socket of the runtime waited for that poll to end (seen:
-//!   a timer 330 ms late behind a 400 ms poll on 2 and 4 workers; test
-//!   `timer_while_the_driver_worker_blocks` in `sched_long_poll.rs`). The
+//!   a timer 330 ms late behind a 400 ms poll on 2 and 4 workers; tests
+//!   `timer_and_socket_while_the_driver_worker_blocks_*` in
+//!   `sched_long_poll.rs`). The
 //!   woken worker finds nothing to run and parks in the drivers. On the
 //!   io_uring driver it also submits the stuck worker's ring: entries its
 //!   tasks pushed wait for their worker's next flush (runtime/io/uring),
 //!   and a read started just before the worker blocked waited for the
-//!   whole poll (500 ms, test `read_started_just_before_its_worker_blocks`). Past
-//!   the threshold it counts a long poll, calls
+//!   whole poll (500 ms, tests `read_started_just_before_its_worker_blocks_*`).
+//!   Past the threshold it counts a long poll, calls
 //!   the user's hook once per poll, and, if no other worker is free to help
 //!   (a one-worker runtime, or every worker stuck), starts one rescue
 //!   thread. The rescue thread runs tasks from the inject queue and from
@@ -304,8 +304,8 @@ struct Sighting {
     can_help: bool,
     /// A worker had just started a poll with a task in its LIFO slot.
     lifo_waiting: bool,
-    /// A worker was in the same poll as at the last sample, or in a new
-    /// poll with work queued behind it.
+    /// A worker was in the same poll as at the last sample, or had just
+    /// started a poll with work queued behind it.
     same_poll: bool,
     /// This sample stole a task from a LIFO slot.
     stole: bool,
