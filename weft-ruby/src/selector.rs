@@ -77,8 +77,8 @@ struct Inner {
     fds: HashMap<RawFd, FdWaiters>,
     /// Waiters whose fd was ready when they started waiting (fd, waiter
     /// id, events): the next `select` resumes them, as io-event's
-    /// selectors do (module doc).
-    ready_waiters: Vec<(RawFd, u64, u8)>,
+    /// selectors do (module doc). In id order, as ids are handed out.
+    ready_waiters: VecDeque<(RawFd, u64, u8)>,
 }
 
 struct Queued {
@@ -151,12 +151,7 @@ impl Inner {
     }
 
     fn remove_waiter(&mut self, fd: RawFd, id: u64) {
-        if let Some(entry) = self.fds.get_mut(&fd) {
-            entry.waiters.retain(|w| w.id != id);
-            if entry.waiters.is_empty() {
-                self.fds.remove(&fd);
-            }
-        }
+        self.take_waiter(fd, id);
     }
 
     /// Take the waiter `id` off `fd`'s list, if it still waits.
@@ -409,7 +404,10 @@ impl Selector {
         if now != 0 {
             // Ready already: still a trip through the loop, which resumes
             // it at its next `select` (module doc).
-            self.inner.borrow_mut().ready_waiters.push((fd, id, now));
+            self.inner
+                .borrow_mut()
+                .ready_waiters
+                .push_back((fd, id, now));
         }
         let result: Result<Value, Error> = target.funcall("transfer", ());
         self.inner.borrow_mut().remove_waiter(fd, id);
@@ -541,16 +539,17 @@ impl Selector {
     /// Transfer to the waiters (up to id `horizon`) that found their fd
     /// ready when they began waiting and still wait; the number resumed.
     fn resume_ready_waiters(&self, horizon: u64) -> Result<usize, Error> {
-        let ready = {
+        // Entries are in id order, so those up to the horizon are a prefix:
+        // taken one at a time (no borrow across the transfers below).
+        let next = || {
             let mut inner = self.inner.borrow_mut();
-            let (now, later) = std::mem::take(&mut inner.ready_waiters)
-                .into_iter()
-                .partition(|&(_, id, _)| id <= horizon);
-            inner.ready_waiters = later;
-            now
+            match inner.ready_waiters.front() {
+                Some(&(_, id, _)) if id <= horizon => inner.ready_waiters.pop_front(),
+                _ => None,
+            }
         };
         let mut count = 0;
-        for (fd, id, events) in ready {
+        while let Some((fd, id, events)) = next() {
             // A waiter that left by another way (a raise, a timeout) is
             // gone from the list already.
             let Some(fiber) = self.inner.borrow_mut().take_waiter(fd, id) else {

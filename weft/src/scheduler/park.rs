@@ -10,7 +10,10 @@
 //! the driver (the poller, with the next timer as its timeout) and `unpark`
 //! interrupts it through the driver's own waker. Otherwise it sleeps on its
 //! condvar. So one idle worker waits for I/O and timers while the others
-//! sleep, and no thread ever waits for the driver lock.
+//! sleep, and no thread ever waits for the driver lock. Whoever parks in
+//! the driver sets `has_parker` while it holds it; the flag is a hint for
+//! the long-poll monitor (nobody in the driver: wake a sleeper into it),
+//! never a synchronisation.
 //!
 //! Why a wake cannot be lost on the driver path (loom-modelled in
 //! `loom_park.rs` with the condvar driver, the one used without I/O; mio's
