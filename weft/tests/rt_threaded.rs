@@ -16,6 +16,22 @@ fn mt(workers: usize) -> Runtime {
         .unwrap()
 }
 
+/// Waits until every worker is parked, after which its published counters
+/// are exact. `block_on` returns as soon as its future is done, while the
+/// workers that ran the tasks may not have parked (and published) yet; on
+/// a loaded machine that gap is long enough to read stale counters.
+fn wait_until_every_worker_parks(rt: &Runtime) {
+    let m = rt.metrics();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (0..m.num_workers()).any(|w| m.worker_park_unpark_count(w) % 2 == 0) {
+        assert!(
+            Instant::now() < deadline,
+            "workers still running after 10 s"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     payload
         .downcast_ref::<String>()
@@ -63,6 +79,7 @@ fn idle_workers_steal_from_a_busy_one() {
         .await
         .unwrap();
     });
+    wait_until_every_worker_parks(&rt);
     let m = rt.metrics();
     let steals: u64 = (0..4).map(|w| m.worker_steal_count(w)).sum();
     let ops: u64 = (0..4).map(|w| m.worker_steal_operations(w)).sum();
@@ -229,6 +246,7 @@ fn local_queue_overflows_into_the_global_queue() {
         .await
         .unwrap();
     });
+    wait_until_every_worker_parks(&rt);
     assert!(rt.metrics().worker_overflow_count(0) >= 1);
 }
 

@@ -6,8 +6,11 @@
 //! atomic operation for bookkeeping. A reader therefore sees values at most
 //! one maintenance interval old, and exact values once the runtime is idle.
 //! The one exception is `park_unpark_count`, stored at every park and
-//! unpark (one relaxed store each, next to a park's own cost), so its
-//! parity says whether the worker is parked right now.
+//! unpark (one store each, next to a park's own cost), so its parity says
+//! whether the worker is parked right now. A worker publishes its counters
+//! *before* the store that makes the parity odd, and that store is a
+//! release matched by the reader's acquire: a reader that sees a worker
+//! parked sees every counter of that worker exact.
 
 use crate::loom::{AtomicU64, AtomicUsize, Ordering};
 use crate::scheduler;
@@ -50,7 +53,7 @@ impl WorkerStats {
     pub(crate) fn park_transition(&mut self, to: &WorkerMetrics) {
         self.park_unpark_count += 1;
         to.park_unpark_count
-            .store(self.park_unpark_count, Ordering::Relaxed);
+            .store(self.park_unpark_count, Ordering::Release);
     }
 
     pub(crate) fn publish(&self, to: &WorkerMetrics, queue_depth: usize) {
@@ -240,11 +243,13 @@ impl RuntimeMetrics {
     }
 
     /// Times `worker` parked plus times it unparked: an odd count means
-    /// it is parked now, an even one that it is running.
+    /// it is parked now, an even one that it is running. Once a read of
+    /// this count is odd, the worker's other counters read after it are
+    /// exact (it published them before parking).
     pub fn worker_park_unpark_count(&self, worker: usize) -> u64 {
         self.worker(worker)
             .park_unpark_count
-            .load(Ordering::Relaxed)
+            .load(Ordering::Acquire)
     }
 
     /// Tasks scheduled onto `worker`'s own queue from the worker itself.

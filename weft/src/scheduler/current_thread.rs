@@ -305,9 +305,11 @@ impl Context {
         let handle = &self.handle;
         self.with_core(|core| {
             core.stats.park_count += 1;
-            core.stats.park_transition(&handle.worker_metrics);
             core.stats.busy_duration_ns += busy_since.elapsed().as_nanos() as u64;
+            // Publish first: an odd parity then says every counter is
+            // exact (see runtime/metrics.rs).
             core.stats.publish(&handle.worker_metrics, core.tasks.len());
+            core.stats.park_transition(&handle.worker_metrics);
         });
         if let Some(f) = &handle.config.before_park {
             f();

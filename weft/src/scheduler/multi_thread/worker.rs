@@ -629,9 +629,11 @@ impl Context {
             core.end_busy_period(now);
             while !core.is_shutdown {
                 core.stats.park_count += 1;
+                // Publish first: an odd parity then says every counter
+                // is exact (see runtime/metrics.rs).
+                core.publish_stats(handle);
                 core.stats
                     .park_transition(&handle.worker_metrics[core.index]);
-                core.publish_stats(handle);
                 // Park with the core in the context: tasks the drivers wake
                 // on this thread go to our own queue.
                 let park = core.park.clone();
