@@ -23,7 +23,7 @@ fn mt(workers: usize) -> Runtime {
 fn wait_until_every_worker_parks(rt: &Runtime) {
     let m = rt.metrics();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while (0..m.num_workers()).any(|w| m.worker_park_unpark_count(w) % 2 == 0) {
+    while (0..m.num_workers()).any(|w| m.worker_park_unpark_count(w).is_multiple_of(2)) {
         assert!(
             Instant::now() < deadline,
             "workers still running after 10 s"
