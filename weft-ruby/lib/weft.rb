@@ -15,8 +15,9 @@ end
 require "socket"
 
 module Weft
-  # A Fiber::Scheduler. The hot hooks (io_wait, block, kernel_sleep,
-  # unblock) and the event loop (run) are in Rust; these are the rest.
+  # A Fiber::Scheduler built on Weft::Selector. The hot hooks (io_wait,
+  # block, kernel_sleep, unblock) and the event loop (run) are in Rust;
+  # these are the rest.
   class Scheduler
     def block(_blocker, timeout = nil)
       _block(timeout)

@@ -1,11 +1,12 @@
 //! weft for Ruby: a `Fiber::Scheduler` whose event loop runs on weft's
 //! reactor (a Ruby native extension, loaded by `lib/weft.rb`).
 //!
-//! Modules: [`state`] (waiters, fds, timers; plain Rust), [`poller`]
+//! Modules: [`state`] (blocked and sleeping fibers, timers; plain Rust), [`poller`]
 //! (weft's I/O driver and timer wheel in a current_thread runtime, driven
 //! without the GVL when it blocks; cross-thread wake), [`scheduler`]
-//! (`Weft::Scheduler` and its loop), [`selector`] (`Weft::Selector`,
-//! io-event's interface), [`io_hooks`] (byte moves into `IO::Buffer`) and
+//! (`Weft::Scheduler` and its loop, built on the selector), [`selector`]
+//! (`Weft::Selector`, io-event's interface, and its bookkeeping in
+//! `waiters`), [`io_hooks`] (byte moves into `IO::Buffer`) and
 //! [`process`] (pidfd and a non-blocking reap). Each states its own
 //! invariants; the ones every `unsafe` block here relies on are:
 //! - the GVL is held whenever a Ruby object or API is touched, except in
@@ -21,6 +22,7 @@ pub mod process;
 pub mod scheduler;
 pub mod selector;
 pub mod state;
+mod waiters;
 
 /// The extension's entry point (`Init_weft`, run by `require "weft/weft"`).
 #[magnus::init(name = "weft")]

@@ -361,7 +361,15 @@ impl Poller {
             self.inner.rt.block_on(weft::task::yield_now());
         } else {
             shared.blocked.store(true, Ordering::SeqCst);
-            let result = self.wait_without_gvl(shared, timeout);
+            // An `unblock` that looked at `blocked` before the store above
+            // did not poke: look at its queue after the store (both sides
+            // SeqCst, so one of the two sees the other).
+            let result = if shared.has_unblocked() {
+                self.inner.rt.block_on(weft::task::yield_now());
+                Ok(())
+            } else {
+                self.wait_without_gvl(shared, timeout)
+            };
             shared.blocked.store(false, Ordering::SeqCst);
             result?;
         }
@@ -555,8 +563,14 @@ impl Shared {
     /// `unblock` from any thread: queue `fiber` and wake the loop if it is
     /// blocked in the driver.
     pub fn unblock(&self, fiber: crate::state::Obj) {
-        self.unblocked().push(fiber);
-        if self.blocked.load(Ordering::SeqCst) {
+        // `blocked` is read under the queue's lock: the loop stores it and
+        // then takes this lock to look at the queue ([`Poller::wait`]), so
+        // either it sees this fiber or this sees it blocked.
+        let mut queue = self.unblocked();
+        queue.push(fiber);
+        let blocked = self.blocked.load(Ordering::SeqCst);
+        drop(queue);
+        if blocked {
             self.woken.poke();
         }
     }

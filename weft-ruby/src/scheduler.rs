@@ -1,64 +1,66 @@
-//! `Weft::Scheduler`: the Ruby object, its hooks and its event loop.
+//! `Weft::Scheduler`: the Ruby object, its hooks and its event loop, built
+//! on a [`Selector`] (the io-event selector `Weft::Selector` is, held here
+//! as a plain Rust value).
 //!
-//! Owns: one [`State`] (waiters, fds, timers), one [`Poller`] and the
-//! [`Shared`] side for other threads. The hooks written here are the hot
-//! ones (`io_wait`, `block`, `kernel_sleep`, `unblock`) and the loop
-//! (`run`); `lib/weft.rb` adds the rest in Ruby (`fiber`, `close`,
-//! `timeout_after`, `process_wait`, `address_resolve`).
+//! Owns: the selector (the loop fiber, the fibers waiting on fds, the ready
+//! queue, the poller and the cross-thread side) and one [`State`] (fibers
+//! in `block` and `kernel_sleep`, the timers of timed waits, the
+//! `timeout_after` raises). The hooks written here are the hot ones
+//! (`io_wait`, `block`, `kernel_sleep`, `unblock`) and the loop (`run`);
+//! `lib/weft.rb` adds the rest in Ruby (`fiber`, `close`, `timeout_after`,
+//! `process_wait`, `address_resolve`).
 //!
-//! Model: a hook running on fiber F records a waiter for F and calls
-//! `Fiber.yield`, which returns to whoever resumed F — the loop, or the
-//! caller of `Fiber.schedule` the first time. The loop resumes each woken
-//! waiter with `Fiber#resume`; the waiter then removes itself (on a normal
-//! return and on an exception alike) and reads why it was woken.
+//! Model: the selector in scheduler mode (see [`crate::selector`]). A hook
+//! that waits records the fiber (on its fd in the selector, or as a waiter
+//! in `state`) and `Fiber.yield`s, which returns to whoever resumed the
+//! fiber: the loop, or the caller of `Fiber.schedule` the first time. The
+//! loop resumes it when the fd is ready, the timer fires or `unblock` is
+//! called. The fiber then removes its own records, on a normal return and
+//! on an exception alike, so whichever of fd, timer and `unblock` comes
+//! first resumes it and the others find it gone.
 //!
 //! Invariants:
 //! - `state` is borrowed only between Ruby calls, never across one: a
 //!   Ruby call may run the GC, whose mark function borrows `state`, or
-//!   re-enter the scheduler from another fiber.
-//! - `poller` is borrowed by the loop, including while it is blocked
-//!   without the GVL; nothing else borrows it then (only the owner thread
-//!   runs hooks and the loop; other threads use `shared`).
-//! - Every Ruby object the Rust side holds is in `state` or `shared` and is
-//!   marked by [`DataTypeFunctions::mark`] (non-moving marks, so the raw
-//!   `VALUE`s stay valid under compaction).
-//! - An exception (a `StandardError`) escaping a fiber resumed by the loop
-//!   does not stop the loop: the other fibers run to completion, then
-//!   `run` raises the first such exception (Ruby's test/fiber expects it to
-//!   come out of `run`, as with Ruby's reference scheduler); later ones are
-//!   reported on `$stderr`. Anything else (`exit`, `Interrupt`, thread
-//!   kill) stops the loop at once and propagates.
+//!   transfer to a fiber that calls back into this scheduler.
+//! - Every Ruby object the Rust side holds is in `state` or the selector
+//!   and is marked by [`DataTypeFunctions::mark`] (non-moving marks, so the
+//!   raw `VALUE`s stay valid under compaction).
+//! - An exception (a `StandardError`) ending a fiber the loop transfers to
+//!   does not stop the loop (the selector runs in scheduler mode): the other
+//!   fibers run to completion, then `run` raises the first such exception
+//!   (Ruby's test/fiber expects it to come out of `run`, as with Ruby's
+//!   reference scheduler); later ones are reported on `$stderr`. Anything
+//!   else (`exit`, `Interrupt`, thread kill) stops the loop at once and
+//!   propagates.
 
 use crate::held::{mark, value, OwnerPid};
-use crate::poller::{poll_one, ready_for, ready_now, ready_or_watch, Poller, Shared};
-use crate::state::{IoCtl, Obj, Raise, State, Wake};
+use crate::poller::{poll_one, ready_now};
+use crate::selector::Selector;
+use crate::state::{Key, Obj, Raise, State, Wake};
 use magnus::prelude::*;
 use magnus::rb_sys::AsRawValue;
 use magnus::typed_data::DataTypeFunctions;
 use magnus::{gc, Error, Fiber, RArray, Ruby, TypedData, Value};
-use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
 
 /// The Ruby class `Weft::Scheduler`.
 #[derive(TypedData, Default)]
 #[magnus(class = "Weft::Scheduler", free_immediately, mark, size)]
 pub struct Scheduler {
+    selector: Selector,
     state: RefCell<State>,
-    poller: RefCell<Option<Poller>>,
-    shared: OnceLock<Shared>,
-    closed: RefCell<bool>,
+    closed: Cell<bool>,
     owner: OwnerPid,
 }
 
 impl DataTypeFunctions for Scheduler {
-    fn mark(&self, _marker: &gc::Marker) {
+    fn mark(&self, marker: &gc::Marker) {
         // `state` is never borrowed across a Ruby call (module invariant),
         // so it is free whenever the GC can run.
         self.state.borrow().each_object(mark);
-        if let Some(shared) = self.shared.get() {
-            shared.each_object(mark);
-        }
+        self.selector.mark(marker);
     }
 }
 
@@ -136,30 +138,19 @@ impl Scheduler {
         self.owner.check(ruby, "Weft::Scheduler")
     }
 
-    fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {
-        self.shared
-            .get()
-            .ok_or_else(|| Error::new(ruby.exception_runtime_error(), "scheduler not initialized"))
-    }
-
     fn initialize(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
-        let (poller, shared) =
-            Poller::new().map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
-        if rb_self.shared.set(shared).is_err() {
-            return Err(Error::new(
-                ruby.exception_runtime_error(),
-                "scheduler already initialized",
-            ));
-        }
-        *rb_self.poller.borrow_mut() = Some(poller);
+        let here = ruby.fiber_current().as_value();
+        rb_self.selector.start(ruby, here, "Weft::Scheduler")?;
+        rb_self.selector.scheduler_mode();
         rb_self.owner.claim();
         Ok(())
     }
 
-    /// Suspend the current fiber until the loop resumes it; then remove
-    /// its waiter and return why it was woken.
-    fn suspend(&self, ruby: &Ruby, key: crate::state::Key) -> Result<Option<Wake>, Error> {
-        let result = ruby.fiber_yield::<_, Value>(());
+    /// Suspend until this fiber's waiter `key` is woken (or the fiber is
+    /// resumed some other way); then remove the waiter and say why it was
+    /// woken.
+    fn suspend(&self, ruby: &Ruby, key: Key) -> Result<Option<Wake>, Error> {
+        let result = self.selector.suspend(ruby);
         let wake = self.state.borrow_mut().remove(key);
         result?;
         Ok(wake)
@@ -200,53 +191,31 @@ impl Scheduler {
             // its inherited fibers get a blocking wait instead.
             return Ok(wait_blocking(fd, events, timeout));
         }
-        let fiber = ruby.fiber_current();
-        let (key, ctl) = self
-            .state
-            .borrow_mut()
-            .add_io(obj(fiber), obj(io), fd, events);
-        let shared = self.shared(ruby)?;
-        let known = ctl == IoCtl::Known;
-        let watched = ready_or_watch(
-            self.poller.borrow_mut().as_mut(),
-            shared,
-            fd,
-            events,
-            known,
-            just_failed,
-        );
-        let now = match watched {
-            Ok(now) => now,
-            Err(e) => {
-                self.state.borrow_mut().remove(key);
-                return Err(Error::new(ruby.exception_io_error(), e.to_string()));
-            }
-        };
-        if now != 0 {
-            self.state.borrow_mut().remove(key);
-            return Ok(Some(now));
-        }
         if timeout == Some(Duration::ZERO) {
             // A zero timeout is a readiness check: ask the kernel.
             let now = ready_now(fd, events);
-            self.state.borrow_mut().remove(key);
             return Ok((now != 0).then_some(now));
         }
-        if let Some(t) = timeout {
-            self.state.borrow_mut().add_timer(key, deadline(t));
+        let fiber = ruby.fiber_current().as_value();
+        let key = timeout.map(|t| {
+            let mut state = self.state.borrow_mut();
+            let key = state.add_io_timeout(obj(fiber));
+            state.add_timer(key, deadline(t));
+            key
+        });
+        let result = self
+            .selector
+            .wait_fd(ruby, fiber, io, fd, events, just_failed);
+        if let Some(key) = key {
+            self.state.borrow_mut().remove(key);
         }
-        match self.suspend(ruby, key)? {
-            Some(Wake::Events(e)) => Ok(Some(e)),
-            _ => Ok(None),
-        }
+        result
     }
 
     /// A hook's read/write on `fd` gave up on `EAGAIN` (see
-    /// [`Poller::note_eagain`]).
+    /// [`crate::poller::Poller::note_eagain`]).
     pub(crate) fn note_eagain(&self, fd: i32, events: u8) {
-        if let Some(p) = self.poller.borrow_mut().as_mut() {
-            p.note_eagain(fd, events);
-        }
+        self.selector.note_eagain(fd, events);
     }
 
     /// `block(blocker, timeout)` core: true if unblocked, false on timeout.
@@ -284,8 +253,16 @@ impl Scheduler {
 
     /// `unblock(blocker, fiber)`: from any thread.
     fn unblock(ruby: &Ruby, rb_self: &Self, _blocker: Value, fiber: Value) -> Result<(), Error> {
-        rb_self.shared(ruby)?.unblock(obj(fiber));
-        Ok(())
+        match rb_self.selector.shared_side() {
+            Some(shared) => {
+                shared.unblock(obj(fiber));
+                Ok(())
+            }
+            None => Err(Error::new(
+                ruby.exception_runtime_error(),
+                "scheduler not initialized",
+            )),
+        }
     }
 
     /// Schedule `klass.new(message)` to be raised in `fiber` after
@@ -324,7 +301,7 @@ impl Scheduler {
 
     /// Closed, or inherited through `fork` (unusable in the child).
     fn is_closed(rb_self: &Self) -> bool {
-        *rb_self.closed.borrow() || rb_self.forked()
+        rb_self.closed.get() || rb_self.forked()
     }
 
     fn is_forked(rb_self: &Self) -> bool {
@@ -333,56 +310,38 @@ impl Scheduler {
 
     /// Free the poller's fds (after `run` drained the fibers). Idempotent.
     fn close_poller(rb_self: &Self) {
-        *rb_self.closed.borrow_mut() = true;
-        rb_self.poller.borrow_mut().take();
+        rb_self.closed.set(true);
+        Selector::close(&rb_self.selector);
     }
 
-    /// Resume `fiber`. A `StandardError` escaping it is kept in `failed`
-    /// (the first) or reported (the rest) instead of raised.
-    fn resume(
-        ruby: &Ruby,
-        fiber: Obj,
-        raise: Option<&Raise>,
-        failed: &mut Option<Error>,
-    ) -> Result<(), Error> {
+    /// Resume `fiber` for the loop: plainly, or raising `raise` in it.
+    fn resume(&self, ruby: &Ruby, fiber: Obj, raise: Option<&Raise>) -> Result<(), Error> {
         let Some(fiber) = Fiber::from_value(value(fiber)) else {
             return Ok(());
         };
         if !fiber.is_alive() {
             return Ok(());
         }
-        let result = match raise {
-            None => fiber.resume::<_, Value>(()).map(drop),
-            Some(r) => fiber
-                .funcall::<_, _, Value>("raise", (value(r.class), value(r.message)))
-                .map(drop),
-        };
-        match result {
-            Err(e) if e.is_kind_of(ruby.exception_standard_error()) && failed.is_none() => {
-                *failed = Some(e);
-                Ok(())
+        let fiber = fiber.as_value();
+        match raise {
+            None => self.selector.switch(ruby, fiber, false, ()),
+            Some(r) => {
+                let args = (value(r.class), value(r.message));
+                self.selector.switch(ruby, fiber, true, args)
             }
-            Err(e) if e.is_kind_of(ruby.exception_standard_error()) => {
-                let text = match e.value() {
-                    Some(exc) => exc
-                        .funcall::<_, _, String>("full_message", ())
-                        .unwrap_or_else(|_| e.to_string()),
-                    None => e.to_string(),
-                };
-                let msg = format!("weft: a fiber terminated with an exception:\n{text}");
-                let _: Value = ruby.module_kernel().funcall("warn", (msg,))?;
-                Ok(())
-            }
-            r => r,
         }
     }
 
     /// Run until no fiber is waiting on this scheduler.
     fn run(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
         rb_self.check_owner(ruby)?;
-        let shared = rb_self.shared(ruby)?;
+        let Some(shared) = rb_self.selector.shared_side() else {
+            return Err(Error::new(
+                ruby.exception_runtime_error(),
+                "scheduler not initialized",
+            ));
+        };
         let mut unblocked = Vec::new();
-        let mut failed = None;
         loop {
             shared.take_unblocked(&mut unblocked);
             {
@@ -391,42 +350,44 @@ impl Scheduler {
                     state.unblock(fiber);
                 }
             }
-            // Resume only the fibers ready now: one that re-queues itself
-            // runs on the next turn, after I/O has been looked at.
+            let raises = rb_self.state.borrow_mut().expire(Instant::now());
+            // Resume only the fibers woken now: one that waits again runs
+            // on a later turn, after I/O has been looked at.
             let n = rb_self.state.borrow().ready_len();
             for _ in 0..n {
                 let next = rb_self.state.borrow_mut().pop_ready();
                 let Some(fiber) = next else { break };
-                Self::resume(ruby, fiber, None, &mut failed)?;
+                rb_self.resume(ruby, fiber, None)?;
+            }
+            for r in raises {
+                rb_self.resume(ruby, r.fiber, Some(&r))?;
             }
             let (live, ready, next) = {
                 let mut state = rb_self.state.borrow_mut();
                 (state.live(), state.ready_len(), state.next_deadline())
             };
-            if live == 0 && ready == 0 && !shared.has_unblocked() {
-                return failed.map_or(Ok(()), Err);
+            let waiting = rb_self.selector.suspended();
+            if live == 0 && ready == 0 && waiting == 0 && !shared.has_unblocked() {
+                return rb_self.selector.take_failed().map_or(Ok(()), Err);
             }
             let timeout = if ready > 0 || shared.has_unblocked() {
                 Some(Duration::ZERO)
             } else {
                 next.map(|at| at.saturating_duration_since(Instant::now()))
             };
-            rb_self.poll(ruby, shared, Some(Duration::ZERO))?;
-            if timeout != Some(Duration::ZERO) && rb_self.state.borrow().ready_len() == 0 {
-                // Ruby 3.1 does not tell a scheduler that an IO was closed,
-                // and closing removes the fd from epoll: a fiber waiting on
-                // an IO another fiber closed would wait forever. So an idle
-                // loop looks at its waited IOs every CLOSED_CHECK.
-                let ios = rb_self.state.borrow().waited_ios();
-                let timeout = match timeout {
-                    _ if ios.is_empty() => timeout,
-                    None => Some(CLOSED_CHECK),
-                    Some(t) => Some(t.min(CLOSED_CHECK)),
-                };
-                rb_self.poll(ruby, shared, timeout)?;
-                if !ios.is_empty() && rb_self.state.borrow().ready_len() == 0 {
-                    rb_self.wake_closed(&ios);
-                }
+            // Ruby 3.1 does not tell a scheduler that an IO was closed,
+            // and closing removes the fd from epoll: a fiber waiting on an
+            // IO another fiber closed would wait forever. So a loop that
+            // blocks looks at its waited IOs every CLOSED_CHECK.
+            let checks = rb_self.selector.has_fd_waiters() && timeout != Some(Duration::ZERO);
+            let timeout = match timeout {
+                _ if !checks => timeout,
+                None => Some(CLOSED_CHECK),
+                Some(t) => Some(t.min(CLOSED_CHECK)),
+            };
+            let woke = rb_self.selector.select_for(ruby, timeout)?;
+            if checks && woke == 0 {
+                rb_self.wake_closed(ruby)?;
             }
             // Let Thread#raise, Thread#kill and signals in (the unblock
             // function ended the poll for them).
@@ -436,41 +397,18 @@ impl Scheduler {
                 unsafe { rb_sys::rb_thread_check_ints() };
                 ruby.qnil().as_raw()
             })?;
-            let raises = rb_self.state.borrow_mut().expire(Instant::now());
-            for r in raises {
-                Self::resume(ruby, r.fiber, Some(&r), &mut failed)?;
-            }
         }
     }
 
     /// Wake every waiter of an IO that was closed under it (its retry
     /// then raises `IOError`, as Ruby does for a closed stream).
-    fn wake_closed(&self, ios: &[(i32, Obj)]) {
-        let closed: Vec<i32> = ios
-            .iter()
-            .filter(|(_, io)| matches!(io_fd(value(*io)), Ok(None)))
-            .map(|(fd, _)| *fd)
-            .collect();
-        let mut state = self.state.borrow_mut();
-        for fd in closed {
-            state.dispatch(fd, 0, true);
+    fn wake_closed(&self, ruby: &Ruby) -> Result<(), Error> {
+        for (fd, io) in self.selector.waited_ios() {
+            if matches!(io_fd(value(io)), Ok(None)) {
+                self.selector.wake_all(ruby, fd)?;
+            }
         }
-    }
-
-    fn poll(&self, ruby: &Ruby, shared: &Shared, timeout: Option<Duration>) -> Result<(), Error> {
-        // Dispatching touches `state` only (no Ruby call), so it happens as
-        // the driver reports each fd.
-        let result = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.wait(shared, timeout, |fd, ready| {
-                let mut state = self.state.borrow_mut();
-                let wanted = state.wanted(fd);
-                if wanted != 0 {
-                    state.dispatch(fd, ready_for(fd, ready, wanted), false);
-                }
-            })?,
-            None => Err(std::io::Error::other("the scheduler is closed")),
-        };
-        result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))
+        Ok(())
     }
 }
 

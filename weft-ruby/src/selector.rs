@@ -40,18 +40,38 @@
 //!   its horizon): a fiber it resumes that waits again, maybe on an fd
 //!   number it just reused, is not resumed by an event of the old fd
 //!   polled before.
+//! - An fd's waiters trust its registration (skip the poller's check that
+//!   the fd number still names the registered file) only while one of them
+//!   waits on the same IO object: when the last leaves, the IO is
+//!   forgotten, because the number may then be closed and reused.
+//!
+//! `Weft::Scheduler` is built on this type (it holds one, not as a Ruby
+//! object): its hooks wait through [`Selector::wait_fd`] and its loop is
+//! [`Selector::select_for`] plus its own timers. For it the selector runs
+//! in *scheduler mode* ([`Selector::scheduler_mode`]), which changes two
+//! things:
+//! - fibers move as in Ruby's own reference scheduler: a waiting fiber
+//!   `Fiber.yield`s to whoever resumed it (the loop, or the caller of
+//!   `Fiber.schedule`), and the loop `resume`s it. Ruby programs may call
+//!   `Fiber.yield` in a scheduled fiber (Ruby's test/fiber does), which a
+//!   transferred-to fiber cannot; and a fiber started from another one
+//!   returns to it when it first waits.
+//! - a `StandardError` that a fiber ends with is *caught*: kept (the first)
+//!   or reported on `$stderr` instead of raised out of `select`, so one
+//!   failed fiber neither stops the loop nor strands the fibers the same
+//!   `select` was about to resume.
 
 use crate::held::{mark, value, OwnerPid};
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
 use crate::poller::{ready_for, ready_or_watch, Poller, Shared};
 use crate::scheduler::fd_of;
 use crate::state::Obj;
+use crate::waiters::{Inner, Queued};
 use magnus::prelude::*;
 use magnus::rb_sys::AsRawValue;
 use magnus::typed_data::DataTypeFunctions;
 use magnus::{gc, Error, Ruby, TypedData, Value};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
 use std::os::fd::RawFd;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -65,39 +85,7 @@ pub struct Selector {
     shared: OnceLock<Shared>,
     idle: Cell<f64>,
     owner: OwnerPid,
-}
-
-#[derive(Default)]
-struct Inner {
-    loop_fiber: Option<Obj>,
-    /// Fibers to resume, each with an id; a suspension's own entry is
-    /// nulled (`fiber: None`) when it comes back another way.
-    ready: VecDeque<Queued>,
-    next_id: u64,
-    fds: HashMap<RawFd, FdWaiters>,
-    /// Waiters whose fd was ready when they started waiting (fd, waiter
-    /// id, events): the next `select` resumes them, as io-event's
-    /// selectors do (module doc). In id order, as ids are handed out.
-    ready_waiters: VecDeque<(RawFd, u64, u8)>,
-}
-
-struct Queued {
-    id: u64,
-    fiber: Option<Obj>,
-}
-
-#[derive(Default)]
-struct FdWaiters {
-    /// The IO the waiters wait on (the registration's trust, as in
-    /// [`crate::state::IoCtl`]).
-    io: Option<Obj>,
-    waiters: Vec<IoWaiter>,
-}
-
-struct IoWaiter {
-    id: u64,
-    fiber: Obj,
-    events: u8,
+    scheduler_mode: Cell<bool>,
 }
 
 impl DataTypeFunctions for Selector {
@@ -106,6 +94,7 @@ impl DataTypeFunctions for Selector {
         // whenever the GC runs.
         let inner = self.inner.borrow();
         inner.loop_fiber.into_iter().for_each(mark);
+        inner.failed.into_iter().for_each(mark);
         inner.ready.iter().filter_map(|q| q.fiber).for_each(mark);
         for entry in inner.fds.values() {
             entry.io.into_iter().for_each(mark);
@@ -125,73 +114,6 @@ fn alive(fiber: Value) -> Result<bool, Error> {
     }
 }
 
-impl Inner {
-    fn queue(&mut self, fiber: Option<Obj>) -> u64 {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.ready.push_back(Queued { id, fiber });
-        id
-    }
-
-    fn null(&mut self, id: u64) {
-        if let Some(q) = self.ready.iter_mut().find(|q| q.id == id) {
-            q.fiber = None;
-        }
-    }
-
-    /// Record a waiter; `true` if the fd's other waiters wait on this IO.
-    fn add_waiter(&mut self, fd: RawFd, io: Obj, fiber: Obj, events: u8) -> (u64, bool) {
-        self.next_id += 1;
-        let id = self.next_id;
-        let entry = self.fds.entry(fd).or_default();
-        let known = entry.io == Some(io) && !entry.waiters.is_empty();
-        entry.io = Some(io);
-        entry.waiters.push(IoWaiter { id, fiber, events });
-        (id, known)
-    }
-
-    fn remove_waiter(&mut self, fd: RawFd, id: u64) {
-        self.take_waiter(fd, id);
-    }
-
-    /// Take the waiter `id` off `fd`'s list, if it still waits.
-    fn take_waiter(&mut self, fd: RawFd, id: u64) -> Option<Obj> {
-        let entry = self.fds.get_mut(&fd)?;
-        let at = entry.waiters.iter().position(|w| w.id == id)?;
-        let waiter = entry.waiters.remove(at);
-        if entry.waiters.is_empty() {
-            self.fds.remove(&fd);
-        }
-        Some(waiter.fiber)
-    }
-
-    fn wanted(&self, fd: RawFd) -> u8 {
-        self.fds
-            .get(&fd)
-            .map_or(0, |e| e.waiters.iter().fold(0, |a, w| a | w.events))
-    }
-
-    /// Take off `fd`'s list the waiters (up to id `horizon`) that `ready`
-    /// satisfies.
-    fn take_ready(&mut self, fd: RawFd, ready: u8, horizon: u64) -> Vec<(Obj, u8)> {
-        let Some(entry) = self.fds.get_mut(&fd) else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        entry.waiters.retain(|w| {
-            let got = if w.id <= horizon { w.events & ready } else { 0 };
-            if got != 0 {
-                out.push((w.fiber, got));
-            }
-            got == 0
-        });
-        if entry.waiters.is_empty() {
-            self.fds.remove(&fd);
-        }
-        out
-    }
-}
-
 struct SelectorWait<'a> {
     ruby: &'a Ruby,
     selector: &'a Selector,
@@ -207,9 +129,7 @@ impl WaitFd for SelectorWait<'_> {
     }
 
     fn gave_up(&mut self, fd: i32, events: u8) {
-        if let Some(p) = self.selector.poller.borrow_mut().as_mut() {
-            p.note_eagain(fd, events);
-        }
+        self.selector.note_eagain(fd, events);
     }
 }
 
@@ -224,6 +144,138 @@ fn nulling<T>(selector: &Selector, id: u64, f: impl FnOnce() -> T) -> T {
 impl Selector {
     fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
         self.owner.check(ruby, "Weft::Selector")
+    }
+
+    /// The cross-thread side (`unblock`, `wakeup`).
+    pub(crate) fn shared_side(&self) -> Option<&Shared> {
+        self.shared.get()
+    }
+
+    /// Switch to scheduler mode (module doc): fibers wait with
+    /// `Fiber.yield` and are woken with `resume`; a `StandardError` a fiber
+    /// ends with is kept for [`Selector::take_failed`] (the first) or
+    /// reported on `$stderr` (the rest).
+    pub(crate) fn scheduler_mode(&self) {
+        self.scheduler_mode.set(true);
+    }
+
+    /// Suspend the current fiber until the loop wakes it: the value it was
+    /// woken with.
+    pub(crate) fn suspend(&self, ruby: &Ruby) -> Result<Value, Error> {
+        if self.scheduler_mode.get() {
+            ruby.fiber_yield(())
+        } else {
+            self.loop_fiber(ruby)?.funcall("transfer", ())
+        }
+    }
+
+    /// The first exception caught since the last call (scheduler mode).
+    pub(crate) fn take_failed(&self) -> Option<Error> {
+        let exc = self.inner.borrow_mut().failed.take()?;
+        magnus::Exception::from_value(value(exc)).map(Error::from)
+    }
+
+    /// Fibers suspended in this selector (on an fd, or queued).
+    pub(crate) fn suspended(&self) -> usize {
+        self.inner.borrow().suspended()
+    }
+
+    /// Wake `fiber` with `args` (`transfer`, or `resume` in scheduler
+    /// mode), or raise in it (`raise: true`, args as `Fiber#raise`'s). In
+    /// scheduler mode, a `StandardError` it (or a fiber it started) ended
+    /// with is kept or reported instead of returned.
+    pub(crate) fn switch<A: magnus::ArgList>(
+        &self,
+        ruby: &Ruby,
+        fiber: Value,
+        raise: bool,
+        args: A,
+    ) -> Result<(), Error> {
+        let mode = self.scheduler_mode.get();
+        let method = match (raise, mode) {
+            (true, _) => "raise",
+            (false, true) => "resume",
+            (false, false) => "transfer",
+        };
+        // A Fiber is switched to directly; io-event allows any object that
+        // answers the method.
+        let result = match magnus::Fiber::from_value(fiber) {
+            Some(f) if method == "resume" => f.resume::<_, Value>(args).map(drop),
+            Some(f) if method == "transfer" => f.transfer::<_, Value>(args).map(drop),
+            _ => fiber.funcall::<_, _, Value>(method, args).map(drop),
+        };
+        let error = match result {
+            Err(e) if mode && e.is_kind_of(ruby.exception_standard_error()) => e,
+            other => return other,
+        };
+        if self.inner.borrow().failed.is_none() {
+            if let Some(exc) = error.value() {
+                self.inner.borrow_mut().failed = Some(exc.as_raw());
+                return Ok(());
+            }
+        }
+        let text = match error.value() {
+            Some(exc) => exc
+                .funcall::<_, _, String>("full_message", ())
+                .unwrap_or_else(|_| error.to_string()),
+            None => error.to_string(),
+        };
+        let msg = format!("weft: a fiber terminated with an exception:\n{text}");
+        ruby.module_kernel()
+            .funcall::<_, _, Value>("warn", (msg,))?;
+        Ok(())
+    }
+
+    /// Whether any fiber waits on an fd.
+    pub(crate) fn has_fd_waiters(&self) -> bool {
+        !self.inner.borrow().fds.is_empty()
+    }
+
+    /// The fds fibers wait on, with the IO each waits on.
+    pub(crate) fn waited_ios(&self) -> Vec<(RawFd, Obj)> {
+        self.inner
+            .borrow()
+            .fds
+            .iter()
+            .filter_map(|(fd, e)| Some((*fd, e.io?)))
+            .collect()
+    }
+
+    /// Transfer to every waiter of `fd` with the events it asked for (its
+    /// IO was closed under it: its retry raises `IOError`).
+    pub(crate) fn wake_all(&self, ruby: &Ruby, fd: RawFd) -> Result<(), Error> {
+        let taken = self.inner.borrow_mut().take_ready(fd, u8::MAX, u64::MAX);
+        for (fiber, events) in taken {
+            let fiber = value(fiber);
+            if alive(fiber)? {
+                self.switch(ruby, fiber, false, (events,))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Set up the poller, with `loop_fiber` as the fiber waits return to.
+    pub(crate) fn start(&self, ruby: &Ruby, loop_fiber: Value, what: &str) -> Result<(), Error> {
+        let (poller, shared) =
+            Poller::new().map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
+        if self.shared.set(shared).is_err() {
+            return Err(Error::new(
+                ruby.exception_runtime_error(),
+                format!("{what} already initialized"),
+            ));
+        }
+        *self.poller.borrow_mut() = Some(poller);
+        self.inner.borrow_mut().loop_fiber = Some(loop_fiber.as_raw());
+        self.owner.claim();
+        Ok(())
+    }
+
+    /// A read or write on `fd` gave up on `EAGAIN` without waiting (see
+    /// [`Poller::note_eagain`]).
+    pub(crate) fn note_eagain(&self, fd: RawFd, events: u8) {
+        if let Some(p) = self.poller.borrow_mut().as_mut() {
+            p.note_eagain(fd, events);
+        }
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {
@@ -247,18 +299,7 @@ impl Selector {
 
     /// `initialize(loop)`.
     fn initialize(ruby: &Ruby, rb_self: &Self, loop_fiber: Value) -> Result<(), Error> {
-        let (poller, shared) =
-            Poller::new().map_err(|e| Error::new(ruby.exception_runtime_error(), e.to_string()))?;
-        if rb_self.shared.set(shared).is_err() {
-            return Err(Error::new(
-                ruby.exception_runtime_error(),
-                "Weft::Selector already initialized",
-            ));
-        }
-        *rb_self.poller.borrow_mut() = Some(poller);
-        rb_self.inner.borrow_mut().loop_fiber = Some(loop_fiber.as_raw());
-        rb_self.owner.claim();
-        Ok(())
+        rb_self.start(ruby, loop_fiber, "Weft::Selector")
     }
 
     fn get_loop(ruby: &Ruby, rb_self: &Self) -> Value {
@@ -345,7 +386,7 @@ impl Selector {
     }
 
     /// `close`: free the reactor (idempotent).
-    fn close(rb_self: &Self) {
+    pub(crate) fn close(rb_self: &Self) {
         rb_self.poller.borrow_mut().take();
         rb_self.inner.borrow_mut().loop_fiber = None;
     }
@@ -370,7 +411,11 @@ impl Selector {
         })
     }
 
-    fn wait_fd(
+    /// Suspend `fiber` (the current one) until `fd` is ready for one of
+    /// `events`: the ready events, or `None` if it was transferred to
+    /// without them (a timeout). `just_failed`: the caller's own move on
+    /// the fd just got `EAGAIN`.
+    pub(crate) fn wait_fd(
         &self,
         ruby: &Ruby,
         fiber: Value,
@@ -381,11 +426,14 @@ impl Selector {
     ) -> Result<Option<u8>, Error> {
         self.check_owner(ruby)?;
         let shared = self.shared(ruby)?;
-        let target = self.loop_fiber(ruby)?;
+        // A closed selector has no loop to come back from.
+        self.loop_fiber(ruby)?;
         let (id, known) =
             self.inner
                 .borrow_mut()
                 .add_waiter(fd, io.as_raw(), fiber.as_raw(), events);
+        // The entry this fd had without waiters was dropped, so `known`
+        // is true only while a waiter on this same IO is here (module doc).
         let watched = ready_or_watch(
             self.poller.borrow_mut().as_mut(),
             shared,
@@ -409,7 +457,7 @@ impl Selector {
                 .ready_waiters
                 .push_back((fd, id, now));
         }
-        let result: Result<Value, Error> = target.funcall("transfer", ());
+        let result = self.suspend(ruby);
         self.inner.borrow_mut().remove_waiter(fd, id);
         let result = result?;
         if !result.to_bool() {
@@ -481,7 +529,7 @@ impl Selector {
 
     /// Transfer to each fiber queued when this started (skipping nulled
     /// entries and dead fibers); `true` if any entry was taken.
-    fn flush_ready(&self) -> Result<bool, Error> {
+    fn flush_ready(&self, ruby: &Ruby) -> Result<bool, Error> {
         let n = self.inner.borrow().ready.len();
         for _ in 0..n {
             let next = self.inner.borrow_mut().ready.pop_front();
@@ -490,7 +538,7 @@ impl Selector {
             };
             let fiber = value(f);
             if alive(fiber)? {
-                let _: Value = fiber.funcall("transfer", ())?;
+                self.switch(ruby, fiber, false, ())?;
             }
         }
         Ok(n > 0)
@@ -500,9 +548,7 @@ impl Selector {
     /// `duration`, nil: forever, only if nothing is ready), transfer to the
     /// fibers whose fds are ready; the number of fds that were.
     fn select(ruby: &Ruby, rb_self: &Self, duration: Value) -> Result<usize, Error> {
-        rb_self.check_owner(ruby)?;
-        let shared = rb_self.shared(ruby)?;
-        let mut timeout = if duration.is_nil() {
+        let timeout = if duration.is_nil() {
             None
         } else {
             let secs = f64::try_convert(duration)?;
@@ -512,33 +558,44 @@ impl Selector {
                 secs.clamp(0.0, 3.0e9)
             }))
         };
-        if rb_self.flush_ready()? {
+        rb_self.select_for(ruby, timeout)
+    }
+
+    /// [`Selector::select`] with the duration converted.
+    pub(crate) fn select_for(
+        &self,
+        ruby: &Ruby,
+        mut timeout: Option<Duration>,
+    ) -> Result<usize, Error> {
+        self.check_owner(ruby)?;
+        let shared = self.shared(ruby)?;
+        if self.flush_ready(ruby)? {
             // What the fibers did may change the caller's timers.
             timeout = Some(Duration::ZERO);
         }
-        if Self::is_ready(rb_self) || !rb_self.inner.borrow().ready_waiters.is_empty() {
+        if Self::is_ready(self) || !self.inner.borrow().ready_waiters.is_empty() {
             timeout = Some(Duration::ZERO);
         }
         let mut woken = Vec::new();
-        rb_self.turn(ruby, shared, Some(Duration::ZERO), &mut woken)?;
-        rb_self.idle.set(0.0);
-        if woken.is_empty() && timeout != Some(Duration::ZERO) && !Self::is_ready(rb_self) {
+        self.turn(ruby, shared, Some(Duration::ZERO), &mut woken)?;
+        self.idle.set(0.0);
+        if woken.is_empty() && timeout != Some(Duration::ZERO) && !Self::is_ready(self) {
             let start = Instant::now();
-            let turned = rb_self.turn(ruby, shared, timeout, &mut woken);
-            rb_self.idle.set(start.elapsed().as_secs_f64());
+            let turned = self.turn(ruby, shared, timeout, &mut woken);
+            self.idle.set(start.elapsed().as_secs_f64());
             turned?;
         }
         // Only waiters that waited when the poll ran are resumed by this
         // turn; a fiber resumed below that waits again (perhaps on an fd
         // number just reused) waits for the next `select`.
-        let horizon = rb_self.inner.borrow().next_id;
-        let already = rb_self.resume_ready_waiters(horizon)?;
-        Ok(already + rb_self.dispatch(woken, horizon)?)
+        let horizon = self.inner.borrow().next_id;
+        let already = self.resume_ready_waiters(ruby, horizon)?;
+        Ok(already + self.dispatch(ruby, woken, horizon)?)
     }
 
     /// Transfer to the waiters (up to id `horizon`) that found their fd
     /// ready when they began waiting and still wait; the number resumed.
-    fn resume_ready_waiters(&self, horizon: u64) -> Result<usize, Error> {
+    fn resume_ready_waiters(&self, ruby: &Ruby, horizon: u64) -> Result<usize, Error> {
         // Entries are in id order, so those up to the horizon are a prefix:
         // taken one at a time (no borrow across the transfers below).
         let next = || {
@@ -558,7 +615,7 @@ impl Selector {
             let fiber = value(fiber);
             if alive(fiber)? {
                 count += 1;
-                let _: Value = fiber.funcall("transfer", (events,))?;
+                self.switch(ruby, fiber, false, (events,))?;
             }
         }
         Ok(count)
@@ -580,7 +637,7 @@ impl Selector {
 
     /// Transfer to the waiters (up to id `horizon`) of each woken fd that
     /// it satisfies.
-    fn dispatch(&self, woken: Vec<(RawFd, u8)>, horizon: u64) -> Result<usize, Error> {
+    fn dispatch(&self, ruby: &Ruby, woken: Vec<(RawFd, u8)>, horizon: u64) -> Result<usize, Error> {
         let mut count = 0;
         for (fd, ready) in woken {
             // Fibers resumed for earlier fds may have changed this one's
@@ -598,7 +655,7 @@ impl Selector {
             for (fiber, events) in taken {
                 let fiber = value(fiber);
                 if alive(fiber)? {
-                    let _: Value = fiber.funcall("transfer", (events,))?;
+                    self.switch(ruby, fiber, false, (events,))?;
                 }
             }
         }

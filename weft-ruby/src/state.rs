@@ -1,9 +1,11 @@
-//! The scheduler's bookkeeping, in plain Rust (no Ruby calls, no syscalls).
+//! `Weft::Scheduler`'s bookkeeping beside its selector, in plain Rust (no
+//! Ruby calls, no syscalls).
 //!
-//! Owns: the waiters (one per fiber suspended in a hook, in a generation-
-//! checked slab), the fd table (each fd's waiters and the IO they wait
-//! on), the timer heap, the
-//! `timeout_after` raises and the ready queue.
+//! Owns: the waiters the selector does not know (one per fiber suspended
+//! in `block` or `kernel_sleep`, or in an `io_wait` with a timeout, in a
+//! generation-checked slab), the timer heap, the `timeout_after` raises
+//! and the queue of waiters woken here (unblocked or timed out). The
+//! fibers waiting on fds are the selector's ([`crate::selector`]).
 //!
 //! Ruby objects are held as raw `VALUE`s ([`Obj`]); everything stored here
 //! is reported by [`State::each_object`], which the GC mark function walks.
@@ -11,18 +13,15 @@
 //!
 //! Invariants:
 //! - A waiter is woken at most once: [`State::wake`] ignores a waiter that
-//!   is already woken or gone, so an fd event, a timer and an `unblock`
-//!   racing for one fiber resume it once.
+//!   is already woken or gone, so a timer and an `unblock` racing for one
+//!   fiber resume it once; a waiter is removed by its own fiber when that
+//!   fiber comes back (by this queue or by the selector), so a wake queued
+//!   here for a fiber the selector resumed first finds it gone.
 //! - A timer or raise entry refers to its target by key/id; cancelling only
 //!   removes the target, and a stale heap entry is skipped when it expires.
-//! - An fd entry keeps its IO (and so the right to trust its registration)
-//!   only while it has waiters; when the last one leaves, the IO is
-//!   forgotten and the next waiter has the poller verify the fd's
-//!   registration (see [`IoCtl`]), because the fd number may meanwhile belong to a new file.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::os::fd::RawFd;
 use std::time::Instant;
 
 /// A raw Ruby `VALUE` (a fiber, an IO, an exception class, a message).
@@ -45,8 +44,6 @@ pub struct Key {
 /// Why a waiter was resumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake {
-    /// The fd is ready for these events.
-    Events(u8),
     /// Its timeout passed.
     TimedOut,
     /// `unblock` was called for its fiber.
@@ -55,7 +52,8 @@ pub enum Wake {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    Io(RawFd),
+    /// An `io_wait` with a timeout (the selector holds its fd wait).
+    IoTimeout,
     Block,
     Sleep,
 }
@@ -64,7 +62,6 @@ enum Kind {
 struct Waiter {
     fiber: Obj,
     kind: Kind,
-    events: u8,
     timed: bool,
     woken: Option<Wake>,
 }
@@ -72,24 +69,6 @@ struct Waiter {
 struct Slot {
     generation: u32,
     waiter: Option<Waiter>,
-}
-
-/// Whether an I/O waiter's IO is the one its fd's registration was made
-/// for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IoCtl {
-    /// The fd had no waiters, or they wait on another IO: the fd number may
-    /// belong to a new file since, so the poller must check its
-    /// registration.
-    Verify,
-    /// Other fibers wait on this same IO: the registration is good.
-    Known,
-}
-
-#[derive(Debug, Default)]
-struct FdEntry {
-    io: Option<Obj>,
-    waiters: Vec<Key>,
 }
 
 /// A pending `timeout_after`: raise `class`, `message` in `fiber`.
@@ -112,7 +91,6 @@ pub struct State {
     slots: Vec<Slot>,
     free: Vec<u32>,
     live: usize,
-    fds: HashMap<RawFd, FdEntry>,
     timers: BinaryHeap<Reverse<(Instant, u64, Target)>>,
     seq: u64,
     raises: HashMap<u64, Raise>,
@@ -148,14 +126,6 @@ impl State {
         }
     }
 
-    fn get(&self, key: Key) -> Option<&Waiter> {
-        let slot = self.slots.get(key.index as usize)?;
-        if slot.generation != key.generation {
-            return None;
-        }
-        slot.waiter.as_ref()
-    }
-
     fn get_mut(&mut self, key: Key) -> Option<&mut Waiter> {
         let slot = self.slots.get_mut(key.index as usize)?;
         if slot.generation != key.generation {
@@ -164,33 +134,15 @@ impl State {
         slot.waiter.as_mut()
     }
 
-    /// A fiber starts waiting on `fd` (of `io`) for `events`.
-    pub fn add_io(&mut self, fiber: Obj, io: Obj, fd: RawFd, events: u8) -> (Key, IoCtl) {
-        let key = self.insert(Waiter {
+    /// A fiber starts an `io_wait` with a timeout (the timer is added
+    /// with [`State::add_timer`]).
+    pub fn add_io_timeout(&mut self, fiber: Obj) -> Key {
+        self.insert(Waiter {
             fiber,
-            kind: Kind::Io(fd),
-            events,
-            timed: false,
+            kind: Kind::IoTimeout,
+            timed: true,
             woken: None,
-        });
-        let entry = self.fds.entry(fd).or_default();
-        let known = entry.io == Some(io);
-        entry.io = Some(io);
-        entry.waiters.push(key);
-        let ctl = if known { IoCtl::Known } else { IoCtl::Verify };
-        (key, ctl)
-    }
-
-    /// The union of the events `fd`'s waiters wait for.
-    pub fn wanted(&self, fd: RawFd) -> u8 {
-        let Some(entry) = self.fds.get(&fd) else {
-            return 0;
-        };
-        entry
-            .waiters
-            .iter()
-            .filter_map(|k| self.get(*k))
-            .fold(0, |acc, w| acc | w.events)
+        })
     }
 
     /// A fiber starts waiting in `block` (`timed`: with a timeout).
@@ -198,7 +150,6 @@ impl State {
         let key = self.insert(Waiter {
             fiber,
             kind: Kind::Block,
-            events: 0,
             timed,
             woken: None,
         });
@@ -214,7 +165,6 @@ impl State {
         let key = self.insert(Waiter {
             fiber,
             kind: Kind::Sleep,
-            events: 0,
             timed,
             woken: None,
         });
@@ -256,20 +206,8 @@ impl State {
         slot.generation = slot.generation.wrapping_add(1);
         self.free.push(key.index);
         self.live -= 1;
-        match waiter.kind {
-            Kind::Io(fd) => {
-                if let Some(entry) = self.fds.get_mut(&fd) {
-                    entry.waiters.retain(|k| *k != key);
-                    if entry.waiters.is_empty() {
-                        entry.io = None;
-                    }
-                }
-            }
-            Kind::Block | Kind::Sleep => {
-                if self.blocked.get(&waiter.fiber) == Some(&key) {
-                    self.blocked.remove(&waiter.fiber);
-                }
-            }
+        if waiter.kind != Kind::IoTimeout && self.blocked.get(&waiter.fiber) == Some(&key) {
+            self.blocked.remove(&waiter.fiber);
         }
         waiter.woken
     }
@@ -283,23 +221,6 @@ impl State {
                 true
             }
             _ => false,
-        }
-    }
-
-    /// The poller reports `ready` events on `fd`: wake each waiter that
-    /// asked for one of them. `all` (an error or hang-up) wakes every
-    /// waiter with what it asked for, so its next call sees the error.
-    pub fn dispatch(&mut self, fd: RawFd, ready: u8, all: bool) {
-        let Some(entry) = self.fds.get(&fd) else {
-            return;
-        };
-        let waiters = entry.waiters.clone();
-        for key in waiters {
-            let Some(w) = self.get_mut(key) else { continue };
-            let got = if all { w.events } else { w.events & ready };
-            if got != 0 {
-                self.wake(key, Wake::Events(got));
-            }
         }
     }
 
@@ -374,22 +295,10 @@ impl State {
             .collect()
     }
 
-    /// The fds that have waiters, with the IO they wait on.
-    pub fn waited_ios(&self) -> Vec<(RawFd, Obj)> {
-        self.fds
-            .iter()
-            .filter(|(_, e)| !e.waiters.is_empty())
-            .filter_map(|(fd, e)| Some((*fd, e.io?)))
-            .collect()
-    }
-
     /// Every Ruby object held, for the GC mark function.
     pub fn each_object(&self, mut f: impl FnMut(Obj)) {
         for w in self.slots.iter().filter_map(|s| s.waiter.as_ref()) {
             f(w.fiber);
-        }
-        for io in self.fds.values().filter_map(|e| e.io) {
-            f(io);
         }
         for r in self.raises.values() {
             f(r.fiber);
@@ -405,35 +314,30 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn several_waiters_on_one_fd_share_one_registration() {
+    fn a_timed_io_wait_is_woken_once_by_its_timer() {
         let mut s = State::default();
-        let (a, ctl) = s.add_io(100, 7, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Verify);
-        let (b, ctl) = s.add_io(101, 7, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Known, "same IO: the registration is good");
-        let (c, ctl) = s.add_io(102, 7, 3, WRITABLE);
-        assert_eq!(ctl, IoCtl::Known);
-        assert_eq!(s.wanted(3), READABLE | WRITABLE);
-        s.dispatch(3, READABLE, false);
+        let now = Instant::now();
+        let k = s.add_io_timeout(100);
+        s.add_timer(k, now);
+        assert_eq!(s.timed_fibers(), vec![100]);
+        assert!(!s.unblock(100), "unblock does not wake an I/O wait");
+        assert!(s.expire(now).is_empty());
         assert_eq!(s.pop_ready(), Some(100));
-        assert_eq!(s.pop_ready(), Some(101));
-        assert_eq!(s.pop_ready(), None, "the writer is not woken");
-        assert_eq!(s.remove(a), Some(Wake::Events(READABLE)));
-        assert_eq!(s.remove(b), Some(Wake::Events(READABLE)));
-        assert_eq!(s.remove(c), None);
+        assert_eq!(s.remove(k), Some(Wake::TimedOut));
         assert_eq!(s.live(), 0);
-        assert_eq!(s.wanted(3), 0);
-        // With no waiters the IO is forgotten, so the next wait verifies.
-        let (_, ctl) = s.add_io(103, 7, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Verify);
     }
 
     #[test]
-    fn a_new_io_on_a_reused_fd_rearms() {
+    fn a_wake_for_a_fiber_that_came_back_first_is_skipped() {
+        // The selector resumed the fiber (its fd became ready) before the
+        // loop got to the timer's wake: the fiber removed its waiter.
         let mut s = State::default();
-        let (_, _) = s.add_io(100, 7, 3, READABLE);
-        let (_, ctl) = s.add_io(101, 8, 3, READABLE);
-        assert_eq!(ctl, IoCtl::Verify);
+        let now = Instant::now();
+        let k = s.add_io_timeout(100);
+        s.add_timer(k, now);
+        s.expire(now);
+        assert_eq!(s.remove(k), Some(Wake::TimedOut));
+        assert_eq!(s.pop_ready(), None);
     }
 
     #[test]

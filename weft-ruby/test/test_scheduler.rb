@@ -235,6 +235,52 @@ class TestWeftScheduler < Minitest::Test
     assert_equal [1, 2], done
   end
 
+  # The loop catches a fiber's exception per fiber: the other fibers the
+  # same poll woke still run (a select that stopped at the first would leave
+  # them waiting for an edge that was already consumed).
+  def test_an_exception_does_not_strand_fibers_woken_by_the_same_poll
+    pipes = Array.new(3) { IO.pipe }
+    done = []
+    error = assert_raises(RuntimeError) do
+      Thread.new do
+        Thread.current.report_on_exception = false
+        Fiber.set_scheduler(Weft::Scheduler.new)
+        pipes.each_with_index do |(r, _), i|
+          Fiber.schedule do
+            r.wait_readable
+            raise "boom #{i}" if i.zero?
+
+            done << i
+          end
+        end
+        # All three become readable before the loop polls once.
+        Fiber.schedule { pipes.each { |_, w| w.write("x") } }
+        Fiber.set_scheduler(nil)
+      end.join
+    end
+    assert_equal "boom 0", error.message
+    assert_equal [1, 2], done.sort
+  ensure
+    pipes&.flatten&.each(&:close)
+  end
+
+  # As with Ruby's reference scheduler, a scheduled fiber may Fiber.yield to
+  # whoever resumed it (io-event's transfer model would raise FiberError).
+  def test_fiber_yield_in_a_scheduled_fiber_returns_to_its_resumer
+    log = []
+    with_scheduler do
+      fiber = Fiber.schedule do
+        log << :a
+        Fiber.yield
+        sleep 0.001
+        log << :c
+      end
+      log << :b
+      fiber.resume
+    end
+    assert_equal %i[a b c], log
+  end
+
   def test_timeout_raises_in_the_waiting_fiber
     r, w = IO.pipe
     result = nil
