@@ -25,9 +25,15 @@
 //!   the blocked future. Other Ruby threads reach the scheduler through
 //!   [`Shared`] alone (a `Mutex`), and the GC's mark function never touches
 //!   the poller.
-//! - The unblock function passed to Ruby only calls [`Shared::wake`], which
-//!   is safe from any thread, so `Thread#raise`, `Thread#kill` and signals
-//!   reach a thread parked in the driver.
+//! - The unblock function passed to Ruby only writes to the poller's own
+//!   eventfd (`interrupt`, registered in the driver like any fd), which is
+//!   async-signal-safe: a `write(2)` and nothing else. So Ruby may call it
+//!   from its signal handler (`RB_NOGVL_UBF_ASYNC_SAFE`), and `Thread#raise`,
+//!   `Thread#kill` and signals reach a thread parked in the driver. (Without
+//!   that flag, Ruby 3.1 starts and kills a helper Ruby thread around every
+//!   blocking wait of the main thread, to call a possibly unsafe unblock
+//!   function outside the handler; that cost 25% of the CPU per request of
+//!   a connection-per-request server.)
 //! - `blocked` is set (with the GVL held) before the GVL is released and
 //!   cleared after it is re-acquired; `unblock` writes the poke only when
 //!   it is set, so a wake is never lost and never paid for while the loop
@@ -50,7 +56,7 @@ use std::ffi::c_void;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::mem::ManuallyDrop;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -169,6 +175,8 @@ struct PollerInner {
     // Field order: the registrations deregister from the runtime's driver
     // before the runtime goes.
     fds: HashMap<RawFd, Registration>,
+    /// An eventfd the unblock function writes to (module invariants).
+    interrupt: AsyncFd<OwnedFd>,
     rt: weft::runtime::Runtime,
 }
 
@@ -208,10 +216,23 @@ impl Poller {
             .enable_all()
             .io_driver(weft::runtime::IoDriver::Epoll)
             .build()?;
+        // SAFETY: eventfd(2) takes no pointers; a result >= 0 is a new fd
+        // that nothing else owns.
+        let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above, `raw` is ours alone.
+        let interrupt = unsafe { OwnedFd::from_raw_fd(raw) };
+        let interrupt = {
+            let _guard = rt.enter();
+            AsyncFd::with_interest(interrupt, Interest::READABLE)?
+        };
         let woken = Arc::new(Woken::default());
         let poller = Poller {
             inner: ManuallyDrop::new(PollerInner {
                 fds: HashMap::new(),
+                interrupt,
                 rt,
             }),
             owner: std::process::id(),
@@ -393,6 +414,7 @@ impl Poller {
         struct Call<'a> {
             rt: &'a weft::runtime::Runtime,
             woken: &'a Woken,
+            interrupt: &'a AsyncFd<OwnedFd>,
             timeout: Option<Duration>,
         }
         extern "C" fn run(data: *mut c_void) -> *mut c_void {
@@ -405,6 +427,22 @@ impl Poller {
                     if call.woken.poll_any(cx).is_ready() {
                         return Poll::Ready(());
                     }
+                    if let Poll::Ready(ready) = call.interrupt.poll_read_ready(cx) {
+                        if let Ok(mut guard) = ready {
+                            let mut count = [0u8; 8];
+                            // SAFETY: reads at most 8 bytes into `count`;
+                            // the eventfd is non-blocking.
+                            unsafe {
+                                libc::read(
+                                    guard.get_ref().as_raw_fd(),
+                                    count.as_mut_ptr().cast(),
+                                    8,
+                                )
+                            };
+                            guard.clear_ready();
+                        }
+                        return Poll::Ready(());
+                    }
                     match sleep.as_mut() {
                         Some(s) => Pin::new(s).poll(cx),
                         None => Poll::Pending,
@@ -415,32 +453,38 @@ impl Poller {
             std::ptr::null_mut()
         }
         extern "C" fn interrupt(data: *mut c_void) {
-            // SAFETY: `data` is the `Shared` borrowed by `wait_without_gvl`
-            // for the whole blocking call; `Shared::wake` is thread-safe.
-            let shared = unsafe { &*(data as *const Shared) };
-            shared.wake();
+            // The eventfd's number travels as the pointer (no memory is
+            // touched: this may run in a signal handler).
+            let fd = data as usize as RawFd;
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: write(2) is async-signal-safe; `fd` is the poller's
+            // eventfd, open for the whole blocking call; 8 bytes from `one`.
+            unsafe { libc::write(fd, one.as_ptr().cast(), 8) };
         }
         let call = Call {
             rt: &self.inner.rt,
             woken: &shared.woken,
+            interrupt: &self.inner.interrupt,
             timeout,
         };
         let call_ptr = &call as *const Call<'_> as *mut c_void;
-        let shared_ptr = shared as *const Shared as *mut c_void;
-        // `rb_thread_call_without_gvl` handles pending interrupts before and
-        // after the wait, and an interrupt may raise (Thread#raise) or throw
-        // (Thread#kill): `protect` turns that into an `Err` instead of a
-        // longjmp over these Rust frames.
+        let fd_ptr = self.inner.interrupt.as_raw_fd() as usize as *mut c_void;
+        // `rb_nogvl` handles pending interrupts before and after the wait,
+        // and an interrupt may raise (Thread#raise) or throw (Thread#kill):
+        // `protect` turns that into an `Err` instead of a longjmp over
+        // these Rust frames.
         let protected = magnus::rb_sys::protect(|| {
             // SAFETY: `run` touches only `call` (Rust values, no Ruby object
-            // or API), as required without the GVL; `interrupt` only pokes
-            // `Woken`. Both pointers outlive the call (module invariants).
+            // or API), as required without the GVL; `interrupt` only writes
+            // to the eventfd, which is async-signal-safe as the flag
+            // promises (module invariants). `call` outlives the call.
             unsafe {
-                rb_sys::rb_thread_call_without_gvl(
+                rb_sys::rb_nogvl(
                     Some(run),
                     call_ptr,
                     Some(interrupt),
-                    shared_ptr,
+                    fd_ptr,
+                    rb_sys::RB_NOGVL_UBF_ASYNC_SAFE as i32,
                 );
             }
             rb_sys::Qnil as rb_sys::VALUE

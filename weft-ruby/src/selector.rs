@@ -34,8 +34,8 @@
 //!   fibers queued before it and without asking the kernel again. (Before,
 //!   it returned at once, which let two fibers waiting on one ready IO
 //!   run in the wrong order, and one raise into the other before that one
-//!   had started.) `Weft::Scheduler`'s `io_wait` keeps the shortcut: Ruby's
-//!   `Fiber::Scheduler` interface does not order it.
+//!   had started.) In scheduler mode `io_wait` keeps the shortcut (returns
+//!   at once): Ruby's `Fiber::Scheduler` interface does not order it.
 //! - A `select` resumes only waiters that waited when it polled (ids up to
 //!   its horizon): a fiber it resumes that waits again, maybe on an fd
 //!   number it just reused, is not resumed by an event of the old fd
@@ -449,6 +449,12 @@ impl Selector {
                 return Err(Error::new(ruby.exception_io_error(), e.to_string()));
             }
         };
+        if now != 0 && self.scheduler_mode.get() {
+            // Ready already, and a scheduler's io_wait is not ordered
+            // against other fibers (module doc): return at once.
+            self.inner.borrow_mut().remove_waiter(fd, id);
+            return Ok(Some(now));
+        }
         if now != 0 {
             // Ready already: still a trip through the loop, which resumes
             // it at its next `select` (module doc).

@@ -24,6 +24,9 @@ pub(crate) struct Inner {
     pub(crate) ready: VecDeque<Queued>,
     pub(crate) next_id: u64,
     pub(crate) fds: HashMap<RawFd, FdWaiters>,
+    /// The waiters on all fds (kept so the loop's "anything left?" costs
+    /// no walk of `fds`).
+    fd_waiters: usize,
     /// Waiters whose fd was ready when they started waiting (fd, waiter
     /// id, events): the next `select` resumes them, as io-event's
     /// selectors do (module doc). In id order, as ids are handed out.
@@ -73,6 +76,7 @@ impl Inner {
         let known = entry.io == Some(io) && !entry.waiters.is_empty();
         entry.io = Some(io);
         entry.waiters.push(IoWaiter { id, fiber, events });
+        self.fd_waiters += 1;
         (id, known)
     }
 
@@ -82,8 +86,8 @@ impl Inner {
 
     /// Fibers suspended here: waiting on an fd, or queued to resume.
     pub(crate) fn suspended(&self) -> usize {
-        let waiting: usize = self.fds.values().map(|e| e.waiters.len()).sum();
-        waiting + self.ready.iter().filter(|q| q.fiber.is_some()).count()
+        // The ready queue is short (the scheduler does not use it at all).
+        self.fd_waiters + self.ready.iter().filter(|q| q.fiber.is_some()).count()
     }
 
     /// Take the waiter `id` off `fd`'s list, if it still waits.
@@ -91,6 +95,7 @@ impl Inner {
         let entry = self.fds.get_mut(&fd)?;
         let at = entry.waiters.iter().position(|w| w.id == id)?;
         let waiter = entry.waiters.remove(at);
+        self.fd_waiters -= 1;
         if entry.waiters.is_empty() {
             self.fds.remove(&fd);
         }
@@ -117,6 +122,7 @@ impl Inner {
             }
             got == 0
         });
+        self.fd_waiters -= out.len();
         if entry.waiters.is_empty() {
             self.fds.remove(&fd);
         }

@@ -463,6 +463,22 @@ class TestWeftScheduler < Minitest::Test
     end
   end
 
+  # A loop on the main thread blocks in the poller with an unblock function
+  # that is safe in a signal handler; otherwise Ruby starts (and kills) a
+  # helper thread around every blocking wait, which cost a quarter of the
+  # CPU of a connection-per-request server.
+  def test_a_blocking_wait_on_the_main_thread_starts_no_thread
+    code = <<~RUBY
+      Fiber.set_scheduler(Weft::Scheduler.new)
+      Fiber.schedule do
+        3.times { sleep 0.01 }
+        $stdout.puts Dir["/proc/self/task/*"].size
+      end
+    RUBY
+    out = IO.popen([RbConfig.ruby, *$LOAD_PATH.flat_map { |d| ["-I", d] }, "-rweft", "-e", code], &:read)
+    assert_equal "1\n", out
+  end
+
   def test_fork_child_gets_a_clear_error
     r, w = IO.pipe
     with_scheduler do |s|
