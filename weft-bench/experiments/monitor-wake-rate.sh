@@ -13,8 +13,10 @@ wt=$(mktemp -d)
 git worktree add -f "$wt" HEAD >/dev/null
 trap 'git worktree remove --force "$wt"' EXIT
 (cd "$wt" && git apply "$OLDPWD/weft-bench/experiments/monitor-wake-rate.patch")
-(cd "$wt" && CARGO_TARGET_DIR="$PWD/../target-wake-rate" cargo build --release -p weft-bench --bin weft-bench)
-bin="$wt/../target-wake-rate/release/weft-bench"
+# A target directory of its own (gitignored), kept between runs.
+target=${WAKE_RATE_TARGET:-$PWD/target-wake-rate}
+(cd "$wt" && CARGO_TARGET_DIR="$target" cargo build --release -p weft-bench --bin weft-bench)
+bin="$target/release/weft-bench"
 rows=sync_mpsc_contended_unbounded,sync_notify_ping
 out=$(mktemp)
 for _ in $(seq 1 "$ROUNDS"); do
