@@ -11,7 +11,7 @@
 //! How a wait maps onto weft's driver: an fd is registered once, for
 //! reading and writing, edge-triggered (as every weft socket is), so its
 //! interest never changes whatever its waiters want; each registration's
-//! waker queues the fd number on [`Woken`]. The driver keeps a readiness
+//! waker queues the fd number on `Woken`. The driver keeps a readiness
 //! bit per direction that an edge sets and only a wait clears: a fiber that
 //! starts waiting on a direction whose bit is set clears it and asks the
 //! kernel with a zero-timeout `poll(2)` whether the fd is still ready (the
@@ -21,7 +21,7 @@
 //! Invariants:
 //! - [`Poller::wait`] with a non-zero timeout turns the driver **without
 //!   the GVL** (`rb_thread_call_without_gvl`). Only Rust runs then: the
-//!   driver, the registrations' wakers (which touch [`Woken`] alone) and
+//!   driver, the registrations' wakers (which touch `Woken` alone) and
 //!   the blocked future. Other Ruby threads reach the scheduler through
 //!   [`Shared`] alone (a `Mutex`), and the GC's mark function never touches
 //!   the poller.

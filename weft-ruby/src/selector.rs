@@ -46,9 +46,9 @@
 //!   forgotten, because the number may then be closed and reused.
 //!
 //! `Weft::Scheduler` is built on this type (it holds one, not as a Ruby
-//! object): its hooks wait through [`Selector::wait_fd`] and its loop is
-//! [`Selector::select_for`] plus its own timers. For it the selector runs
-//! in *scheduler mode* ([`Selector::scheduler_mode`]), which changes two
+//! object): its hooks wait through `Selector::wait_fd` and its loop is
+//! `Selector::select_for` plus its own timers. For it the selector runs
+//! in *scheduler mode* (`Selector::scheduler_mode`), which changes two
 //! things:
 //! - fibers move as in Ruby's own reference scheduler: a waiting fiber
 //!   `Fiber.yield`s to whoever resumed it (the loop, or the caller of
