@@ -137,9 +137,10 @@ impl<T> LifoSlot<T> {
 }
 
 /// The owner's half of the handshake: orders its `owner_busy` store
-/// before its `steal_request` load against the thief's heavy fence.
+/// before its `steal_request` load against the thief's heavy fence. (The
+/// monitor's spawn handshake uses the same pair: monitor.rs.)
 #[inline(always)]
-fn light_fence() {
+pub(super) fn light_fence() {
     #[cfg(not(loom))]
     std::sync::atomic::compiler_fence(Ordering::SeqCst);
     #[cfg(loom)]
@@ -157,17 +158,17 @@ pub(crate) fn prepare_steals() {
 }
 
 #[cfg(loom)]
-fn heavy_fence_available() -> bool {
+pub(super) fn heavy_fence_available() -> bool {
     true
 }
 
 #[cfg(loom)]
-fn heavy_fence() {
+pub(super) fn heavy_fence() {
     crate::loom::fence(Ordering::SeqCst);
 }
 
 #[cfg(not(loom))]
-use membarrier::{available as heavy_fence_available, fence as heavy_fence};
+pub(super) use membarrier::{available as heavy_fence_available, fence as heavy_fence};
 
 #[cfg(not(loom))]
 mod membarrier {
@@ -218,12 +219,12 @@ mod membarrier {
     }
 
     /// Whether the registration is done (and succeeded).
-    pub(super) fn available() -> bool {
+    pub(in crate::scheduler::multi_thread) fn available() -> bool {
         STATE.load(Ordering::Acquire) == 2
     }
 
     /// Only called after [`available`] returned true.
-    pub(super) fn fence() {
+    pub(in crate::scheduler::multi_thread) fn fence() {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
             // SAFETY: as in `register`; the process is registered.

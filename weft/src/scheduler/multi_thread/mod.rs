@@ -148,7 +148,7 @@ impl Handle {
     {
         let (join, notified) = me.owned.spawn(future, me.clone(), id, spawned_at);
         if let Some(notified) = notified {
-            me.schedule_task(notified, worker::Push::Wake);
+            me.schedule_task(notified, worker::Push::Spawn);
         }
         join
     }

@@ -18,28 +18,46 @@
 //!   cost nothing on x86 and ARM's `dmb ishst`/`ishld` elsewhere. Modelled
 //!   in `loom_stamp` below.
 //! - **Stuck means the same odd `seq` twice.** The monitor samples every
-//!   `period`: [`LIFO_RECHECK`] after a sample that found a worker in a
-//!   poll with a task in its LIFO slot (so a task stranded there is stolen
-//!   a quarter of a millisecond later), unless such a re-check found
-//!   nothing in the last [`LIFO_RECHECK_COOLDOWN`] samples (message
-//!   passing fills the slot during most polls, and each wake-up of the
-//!   monitor costs its CPU ~10 µs on this machine's VM); 500 µs (at most
-//!   a quarter of the threshold) after one that found a worker in the same
-//!   poll twice, or in a poll with queued work behind it; otherwise
-//!   doubling each sample up to [`MAX_PERIOD`] (1 ms), as Go's `sysmon`
-//!   backs off. A worker whose
-//!   `seq` is odd and unchanged since the last sample has been in one poll
-//!   for at least a period; the duration reported is measured from the
-//!   first sample that saw it (so it is low by less than one period).
+//!   `period`: [`LIFO_RECHECK`] after a sample that found, since a LIFO
+//!   spawn, a worker in a poll with a task in its LIFO slot (so a child
+//!   stranded there is stolen a quarter of a millisecond later), unless
+//!   such a re-check found nothing in the last [`LIFO_RECHECK_COOLDOWN`]
+//!   samples; 500 µs (at most a quarter of the threshold) after one that
+//!   found a worker in the same poll twice, or in a poll with queued work
+//!   behind it; otherwise doubling each sample, as Go's `sysmon` backs
+//!   off, up to [`MAX_PERIOD`] (1 ms) while spawns go on and up to the
+//!   slow period (three quarters of the threshold) when none do. A worker
+//!   whose `seq` is odd and unchanged since the last sample has been in
+//!   one poll for at least a period; the duration reported is measured
+//!   from the first sample that saw it (so it is low by less than one
+//!   period).
+//! - **Slow unless a task was spawned.** Each wake-up of the monitor costs
+//!   the workers, not only the monitor: on 2 vCPUs any thread of the
+//!   process waking every 2 ms, even one that does nothing, slowed a
+//!   5-producer mpsc benchmark by ~20% and a `Notify` ping-pong by 2–3%
+//!   (BENCHMARKS.md, rounds 8 and 9). So the monitor samples quickly only
+//!   where the 1 ms promise needs it: a task *spawned* into a LIFO slot by
+//!   a parent that may now block. Message passing fills the slot with
+//!   *woken* tasks during most polls; those are rescued, like any stuck
+//!   poll's work, once the poll is seen twice, within two slow periods.
+//!   While slow, the monitor is kicked by the next LIFO spawn: the spawner
+//!   bumps its worker's spawn count (a plain store on the stamp's line),
+//!   runs the light fence and reads `slow`; the monitor, turning slow,
+//!   stores `slow`, runs the heavy fence (`membarrier`, lifo.rs) and reads
+//!   the counts. Either it sees the spawn and stays quick, or the spawner
+//!   sees `slow` and kicks it (Dekker's handshake with an asymmetric
+//!   fence, as the LIFO steal; loom model `loom_spawn_kick`). A spawn
+//!   costs two plain stores and a load; the monitor pays the fence only
+//!   when it turns slow. Without `membarrier` it never turns slow.
 //! - **Nobody to help.** The quick periods above exist to hand stranded
 //!   work to an idle worker. While no worker is parked or searching (every
 //!   worker runs a task, as always on a one-worker runtime whose worker is
 //!   polling) there is none, so the monitor samples only for the
-//!   threshold: the period doubles up to a quarter of it (2.5 ms by
-//!   default) and no LIFO re-check is made. On a busy one-worker hyper server this cut the monitor's
-//!   wake-ups from about 1,650 to about 400 a second (BENCHMARKS.md, round
-//!   7). A task stranded in a slot while every other worker is busy is
-//!   still stolen once seen twice, a sampling period or two later.
+//!   threshold, at the slow period, and makes no LIFO re-check. (Round 7
+//!   cut a busy one-worker hyper server's monitor wake-ups from about
+//!   1,650 to about 400 a second this way; the slow period makes it ~130.)
+//!   A task stranded in a slot while every other worker is busy is still
+//!   stolen once seen twice, a sampling period or two later.
 //! - **What the monitor moves.** For a worker in the same poll across a
 //!   period, it steals the task in its LIFO slot onto the inject queue
 //!   (lifo.rs: the owner pays no atomic read-modify-write for this) and
@@ -76,6 +94,7 @@
 //!   `loom_dormant`). (Before, a lost kick left a task stranded in a LIFO
 //!   slot for up to 100 ms.)
 
+use super::lifo;
 use super::queue;
 use super::Handle;
 use crate::coop;
@@ -93,6 +112,9 @@ pub(crate) struct PollStamp {
     seq: AtomicU64,
     task_id: AtomicU64,
     spawned_at: AtomicPtr<Location<'static>>,
+    /// Spawns this worker put in its LIFO slot (module doc, "Slow unless
+    /// a task was spawned").
+    lifo_spawns: AtomicU64,
 }
 
 impl PollStamp {
@@ -101,6 +123,7 @@ impl PollStamp {
             seq: AtomicU64::new(0),
             task_id: AtomicU64::new(0),
             spawned_at: AtomicPtr::new(std::ptr::null_mut()),
+            lifo_spawns: AtomicU64::new(0),
         }
     }
 
@@ -157,11 +180,15 @@ pub(crate) struct Monitor {
     /// The sampling period after a stuck sighting, and its ceiling.
     min_period: Duration,
     max_period: Duration,
-    /// The period while no worker is idle (module doc, "Nobody to help").
-    unhelped_period: Duration,
+    /// The period while no spawn asks for quick looks (module doc, "Slow
+    /// unless a task was spawned").
+    slow_period: Duration,
     sleep: Mutex<MonitorSleep>,
     wakeup: Condvar,
     dormant: AtomicBool,
+    /// The monitor sleeps longer than [`MAX_PERIOD`]: a spawn into a LIFO
+    /// slot kicks it.
+    slow: AtomicBool,
     /// Workers the monitor currently sees past the threshold.
     stuck: AtomicU64,
     rescuing: AtomicBool,
@@ -198,18 +225,21 @@ impl Monitor {
     pub(crate) fn new(config: MonitorConfig) -> Monitor {
         let max_period = (config.threshold / 4).clamp(Duration::from_micros(50), MAX_PERIOD);
         let min_period = max_period.min(Duration::from_micros(500));
-        let unhelped_period = (config.threshold / 4).max(max_period);
+        // Three quarters of the threshold: a poll is seen twice, and acted
+        // on, within 1.5 thresholds of its start.
+        let slow_period = (config.threshold * 3 / 4).max(max_period);
         Monitor {
             config,
             min_period,
             max_period,
-            unhelped_period,
+            slow_period,
             sleep: Mutex::new(MonitorSleep {
                 shutdown: false,
                 kicked: false,
             }),
             wakeup: Condvar::new(),
             dormant: AtomicBool::new(false),
+            slow: AtomicBool::new(false),
             stuck: AtomicU64::new(0),
             rescuing: AtomicBool::new(false),
         }
@@ -239,6 +269,69 @@ impl Monitor {
     pub(crate) fn shutdown(&self) {
         self.lock().shutdown = true;
         self.wakeup.notify_all();
+    }
+
+    /// A worker put a task it spawned into its LIFO slot (`stamp` is its
+    /// stamp): if the monitor sleeps slow, kick it, so that a parent that
+    /// now blocks does not strand the child for a slow period.
+    #[inline]
+    pub(crate) fn note_lifo_spawn(&self, stamp: &PollStamp) {
+        if self.spawn_sees_slow(stamp) {
+            self.kick_fast();
+        }
+    }
+
+    /// The spawner's half of the handshake in the module doc: count the
+    /// spawn (a plain store: only this worker writes its count), then,
+    /// after the light fence, read `slow`.
+    #[inline]
+    fn spawn_sees_slow(&self, stamp: &PollStamp) -> bool {
+        let spawns = stamp.lifo_spawns.load(Ordering::Relaxed);
+        stamp.lifo_spawns.store(spawns + 1, Ordering::Relaxed);
+        lifo::light_fence();
+        self.slow.load(Ordering::Relaxed)
+    }
+
+    #[cold]
+    fn kick_fast(&self) {
+        if self.slow.swap(false, Ordering::AcqRel) {
+            let mut sleep = self.lock();
+            sleep.kicked = true;
+            drop(sleep);
+            self.wakeup.notify_one();
+        }
+    }
+
+    /// The monitor's half: announce `slow`, run the heavy fence, then read
+    /// every worker's spawn count; `false` if one moved past `seen`, or if
+    /// the heavy fence is unavailable (then the monitor must not sleep
+    /// slow, and `slow` is cleared again).
+    fn announce_slow<'a>(&self, stamps: impl Iterator<Item = &'a PollStamp>, seen: &[u64]) -> bool {
+        if !lifo::heavy_fence_available() {
+            return false;
+        }
+        self.slow.store(true, Ordering::Relaxed);
+        lifo::heavy_fence();
+        let spawned = stamps
+            .zip(seen)
+            .any(|(stamp, &seen)| stamp.lifo_spawns.load(Ordering::Relaxed) != seen);
+        if spawned {
+            self.slow.store(false, Ordering::Relaxed);
+        }
+        !spawned
+    }
+
+    /// Whether the monitor has announced `slow` (and no spawn kicked it
+    /// since).
+    fn is_slow(&self) -> bool {
+        self.slow.load(Ordering::Relaxed)
+    }
+
+    /// Sampling fast again: spawns need not kick.
+    fn leave_slow(&self) {
+        if self.is_slow() {
+            self.slow.store(false, Ordering::Relaxed);
+        }
     }
 
     /// The worker's half of the handshake in the module doc (the worker was
@@ -284,7 +377,9 @@ impl Monitor {
             return !sleep.shutdown;
         }
         let mut sleep = self.lock();
-        if !sleep.shutdown {
+        // A kick (a spawn while `slow`) that came before this lock must
+        // not be slept through.
+        if !sleep.kicked && !sleep.shutdown {
             sleep = self
                 .wakeup
                 .wait_timeout(sleep, period)
@@ -309,10 +404,12 @@ struct Sighting {
     same_poll: bool,
     /// This sample stole a task from a LIFO slot.
     stole: bool,
+    /// A worker spawned a task into its LIFO slot since the last sample.
+    spawned: bool,
 }
 
-/// How often the monitor samples (module doc, "Stuck means..." and
-/// "Nobody to help").
+/// How often the monitor samples (module doc, "Stuck means...", "Slow
+/// unless a task was spawned" and "Nobody to help").
 struct Pace {
     period: Duration,
     /// The next sample is the quick re-check of a LIFO sighting.
@@ -337,16 +434,21 @@ impl Pace {
             self.lifo_cooldown = self.lifo_cooldown.saturating_sub(1);
         }
         // Nobody idle: a stolen task or a woken sleeper would find no
-        // idle worker, so sample only for the threshold.
-        self.lifo_recheck = seen.can_help && seen.lifo_waiting && self.lifo_cooldown == 0;
+        // idle worker, so sample only for the threshold. A filled slot is
+        // re-checked only after a spawn: message passing fills it with
+        // woken tasks all the time.
+        self.lifo_recheck =
+            seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0;
         self.period = if !seen.can_help {
-            (self.period * 2).clamp(monitor.min_period, monitor.unhelped_period)
+            (self.period * 2).clamp(monitor.min_period, monitor.slow_period)
         } else if self.lifo_recheck {
             LIFO_RECHECK.min(monitor.min_period)
         } else if seen.same_poll {
             monitor.min_period
-        } else {
+        } else if seen.spawned {
             (self.period * 2).min(monitor.max_period)
+        } else {
+            (self.period * 2).clamp(monitor.min_period, monitor.slow_period)
         };
     }
 }
@@ -361,6 +463,7 @@ fn run(handle: Weak<Handle>) {
     };
     let mut seen: Vec<Option<Seen>> = vec![None; workers];
     let mut last_seq = vec![0u64; workers];
+    let mut last_spawns = vec![0u64; workers];
     let mut quiet = 0;
     let mut pace = Pace::new(&monitor);
     let any_unparked = || handle.upgrade().is_some_and(|h| h.idle.any_unparked());
@@ -381,7 +484,11 @@ fn run(handle: Weak<Handle>) {
         let mut same_poll = false;
         let mut lifo_waiting = false;
         let mut stole = false;
+        let mut spawned = false;
         for (index, remote) in handle.remotes.iter().enumerate() {
+            let spawns = remote.stamp.lifo_spawns.load(Ordering::Relaxed);
+            spawned |= spawns != last_spawns[index];
+            last_spawns[index] = spawns;
             let seq = remote.stamp.seq.load(Ordering::Acquire);
             // Any poll since the last sample, or one running now: busy.
             busy |= seq != last_seq[index] || seq & 1 == 1;
@@ -424,8 +531,19 @@ fn run(handle: Weak<Handle>) {
                 lifo_waiting,
                 same_poll,
                 stole,
+                spawned,
             },
         );
+        // Sleeping longer than a stranded child may wait: let spawns kick
+        // (module doc, "Slow unless a task was spawned"). The heavy fence
+        // is paid when the monitor turns slow, not at every slow sample.
+        if pace.period <= monitor.max_period {
+            monitor.leave_slow();
+        } else if !monitor.is_slow()
+            && !monitor.announce_slow(handle.remotes.iter().map(|r| &r.stamp), &last_spawns)
+        {
+            pace.period = monitor.max_period;
+        }
         monitor.stuck.store(stuck, Ordering::Relaxed);
         if stuck > 0
             && stuck as usize >= handle.remotes.len()
@@ -545,6 +663,14 @@ mod pace_tests {
             lifo_waiting,
             same_poll,
             stole: false,
+            spawned: true,
+        }
+    }
+
+    fn without_spawns(seen: Sighting) -> Sighting {
+        Sighting {
+            spawned: false,
+            ..seen
         }
     }
 
@@ -560,7 +686,7 @@ mod pace_tests {
     }
 
     #[test]
-    fn with_nobody_parked_the_period_backs_off_to_a_quarter_threshold() {
+    fn with_nobody_parked_the_period_backs_off_to_the_slow_period() {
         let monitor = monitor();
         // Every worker busy, queued work and a filled slot at every sample:
         // nothing can be handed to anyone, so no quick re-checks.
@@ -568,8 +694,18 @@ mod pace_tests {
         let ms = |n| Duration::from_micros(n);
         assert_eq!(
             got,
-            [ms(1000), ms(2000), ms(2500), ms(2500), ms(2500), ms(2500)]
+            [ms(1000), ms(2000), ms(4000), ms(7500), ms(7500), ms(7500)]
         );
+    }
+
+    #[test]
+    fn without_spawns_a_filled_slot_is_not_rechecked_and_the_period_backs_off() {
+        let monitor = monitor();
+        // Message passing: woken tasks fill the slot at most samples.
+        let got = periods(&monitor, without_spawns(sighting(true, true, false)), 6);
+        assert!(got.iter().all(|p| *p > LIFO_RECHECK));
+        assert_eq!(*got.last().unwrap(), monitor.slow_period);
+        assert_eq!(monitor.slow_period, Duration::from_micros(7500));
     }
 
     #[test]
@@ -591,7 +727,8 @@ mod pace_tests {
         let monitor = monitor();
         let got = periods(&monitor, sighting(true, false, true), 4);
         assert!(got.iter().all(|p| *p == Duration::from_micros(500)));
-        // And with nothing suspicious it backs off only to 1 ms.
+        // While spawns go on, with nothing else suspicious it backs off
+        // only to 1 ms.
         let got = periods(&monitor, sighting(true, false, false), 6);
         assert_eq!(*got.last().unwrap(), MAX_PERIOD);
     }
@@ -651,6 +788,47 @@ mod loom_stamp {
             reader.join().unwrap();
             worker.join().unwrap();
             assert_eq!(stamp.task_of(3), Some((2, second)));
+        });
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_spawn_kick {
+    //! The slow handshake (module doc, "Slow unless a task was spawned"):
+    //! a spawn into a LIFO slot while the monitor goes slow is either seen
+    //! by the monitor (which then does not sleep slow) or sees `slow` and
+    //! kicks it. Both halves are the real code (`spawn_sees_slow` and
+    //! `announce_slow`); under loom the light and heavy fences are both
+    //! `SeqCst` fences (lifo.rs), the symmetric form of the handshake.
+    //! Without the monitor's fence, loom finds the run where neither side
+    //! sees the other.
+
+    use super::{Monitor, MonitorConfig, PollStamp};
+    use crate::loom::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn loom_spawn_kick_is_never_lost() {
+        loom::model(|| {
+            let stamp = Arc::new(PollStamp::new());
+            let monitor = Arc::new(Monitor::new(MonitorConfig {
+                threshold: Duration::from_millis(10),
+                hook: None,
+            }));
+            let spawner = {
+                let (stamp, monitor) = (stamp.clone(), monitor.clone());
+                loom::thread::spawn(move || monitor.spawn_sees_slow(&stamp))
+            };
+            let stays_fast = {
+                let (stamp, monitor) = (stamp.clone(), monitor.clone());
+                loom::thread::spawn(move || !monitor.announce_slow(std::iter::once(&*stamp), &[0]))
+            };
+            let kicks = spawner.join().unwrap();
+            let stays_fast = stays_fast.join().unwrap();
+            assert!(
+                kicks || stays_fast,
+                "the spawn missed `slow` and the monitor missed the spawn"
+            );
         });
     }
 }

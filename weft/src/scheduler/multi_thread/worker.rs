@@ -28,9 +28,12 @@
 //!   message-passing pair stays on one core and pays no atomic
 //!   read-modify-write. The long-poll monitor takes the task from the slot
 //!   of a worker it saw in one poll across a sampling period (a quarter of
-//!   a millisecond after seeing the slot filled) and puts it on the inject
-//!   queue for an idle worker: a child spawned by a task that then blocks
-//!   runs within about a millisecond, not when the parent's poll ends.
+//!   a millisecond after seeing the slot filled by a spawn, which kicks a
+//!   slow monitor) and puts it on the inject queue for an idle worker: a
+//!   child spawned by a task that then blocks runs within about a
+//!   millisecond, not when the parent's poll ends; a task it *woke* before
+//!   blocking, within two slow periods (monitor.rs, "Slow unless a task
+//!   was spawned").
 //!   Earlier attempts, measured (BENCHMARKS.md, round 5): an atomic take
 //!   per message cost 6–8% on `oneshot_request_reply` and `ping_pong`;
 //!   searchers stealing after Go's 3 µs back-off 9–19%; spawns to the
@@ -677,11 +680,14 @@ impl Context {
 /// How a task reaches a worker's queues.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Push {
-    /// Woken or spawned by the running task: the LIFO slot, so it runs
-    /// next. (Spawns too: sending them to the back of the queue instead,
-    /// which would make them stealable behind a blocking parent, cost 25%
-    /// on `ping_pong` and 10% on `chained_spawn`, measured.)
+    /// Woken by the running task: the LIFO slot, so it runs next.
     Wake,
+    /// Spawned by the running task: the LIFO slot too (sending spawns to
+    /// the back of the queue instead, which would make them stealable
+    /// behind a blocking parent, cost 25% on `ping_pong` and 10% on
+    /// `chained_spawn`, measured), and the monitor is told, so that it
+    /// looks quickly in case the parent now blocks (monitor.rs).
+    Spawn,
     /// Woke itself during its poll: the back of the queue.
     Yield,
 }
@@ -711,7 +717,7 @@ impl Handle {
         // A yield, or a wake while the running task is out of budget (its
         // forced yield): let remote work go first on the next tick.
         core.task_yielded |= push == Push::Yield || !coop::has_remaining();
-        let pushed_to_queue = if push != Push::Wake || !core.lifo_enabled {
+        let pushed_to_queue = if push == Push::Yield || !core.lifo_enabled {
             let overflowed = core.run_queue.push_back_or_overflow(task, &self.inject);
             core.stats.overflow_count += u64::from(overflowed);
             true
@@ -728,6 +734,11 @@ impl Handle {
                 None => false,
             }
         };
+        if push == Push::Spawn && core.lifo_enabled {
+            if let Some(monitor) = &self.monitor {
+                monitor.note_lifo_spawn(&self.remotes[core.index].stamp);
+            }
+        }
         // Wakes from the drivers come in batches while this worker is in
         // them (and still counted as parked, so a notification could pick
         // this very worker and cost a poller wake-up): notify once after
