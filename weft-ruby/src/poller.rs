@@ -6,7 +6,7 @@
 //! Owns: [`Poller`] (the runtime, one [`AsyncFd`] registration per fd that
 //! fibers waited on, and the list of fds whose readiness changed; only the
 //! scheduler's thread touches it) and [`Shared`] (the fibers `unblock`ed
-//! from any thread, and the poke that ends a blocked wait).
+//! from any thread, and the eventfd that ends a blocked wait).
 //!
 //! How a wait maps onto weft's driver: an fd is registered once, for
 //! reading and writing, edge-triggered (as every weft socket is), so its
@@ -25,20 +25,24 @@
 //!   the blocked future. Other Ruby threads reach the scheduler through
 //!   [`Shared`] alone (a `Mutex`), and the GC's mark function never touches
 //!   the poller.
-//! - The unblock function passed to Ruby only writes to the poller's own
-//!   eventfd (`interrupt`, registered in the driver like any fd), which is
-//!   async-signal-safe: a `write(2)` and nothing else. So Ruby may call it
-//!   from its signal handler (`RB_NOGVL_UBF_ASYNC_SAFE`), and `Thread#raise`,
-//!   `Thread#kill` and signals reach a thread parked in the driver. (Without
-//!   that flag, Ruby 3.1 starts and kills a helper Ruby thread around every
-//!   blocking wait of the main thread, to call a possibly unsafe unblock
-//!   function outside the handler; that cost 25% of the CPU per request of
-//!   a connection-per-request server.)
+//! - Every wake of the loop from outside it is one `write(2)` to the
+//!   poller's eventfd, registered in the driver like any fd; a write with
+//!   nobody blocked stays in the eventfd and ends the next wait at once.
+//!   Other threads (`unblock`, `wakeup`) write it through
+//!   [`Shared::wake`], under the lock [`Shared::close`] takes to release
+//!   it. The unblock function passed to Ruby writes it by number, no lock
+//!   and no memory touched (the poller holds it open for the whole
+//!   blocking call), which is async-signal-safe: so Ruby may call it from
+//!   its signal handler (`RB_NOGVL_UBF_ASYNC_SAFE`), and `Thread#raise`,
+//!   `Thread#kill` and signals reach a thread parked in the driver.
+//!   (Without that flag, Ruby 3.1 starts and kills a helper Ruby thread
+//!   around every blocking wait of the main thread, to call a possibly
+//!   unsafe unblock function outside the handler; that cost 25% of the CPU
+//!   per request of a connection-per-request server.)
 //! - `blocked` is set (with the GVL held) before the GVL is released and
-//!   cleared after it is re-acquired; `unblock` writes the poke only when
+//!   cleared after it is re-acquired; `unblock` wakes the loop only when
 //!   it is set, so a wake is never lost and never paid for while the loop
-//!   runs Ruby code. A poke with nobody blocked is kept and ends the next
-//!   wait at once.
+//!   runs Ruby code.
 //! - Wakers carry fd numbers, never a fiber: a stale wake (an fd closed and
 //!   its number reused) can only wake that fd's current waiters, who
 //!   re-check.
@@ -50,6 +54,7 @@
 //!   parent's epoll instance: dropping them would deregister the parent's
 //!   fds, so a forked child's `Poller` is leaked, never dropped.
 
+use crate::held::OwnerPid;
 use crate::state::{PRIORITY, READABLE, WRITABLE};
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -85,8 +90,7 @@ struct Registration {
 }
 
 /// The fds whose registrations were woken, and the loop's waker while it is
-/// blocked. Touched by the driver's wakers (the loop's thread) and by
-/// [`Shared::wake`] (any thread).
+/// blocked. Touched by the driver's wakers, on the loop's thread.
 #[derive(Default)]
 struct Woken {
     inner: Mutex<WokenInner>,
@@ -95,9 +99,6 @@ struct Woken {
 #[derive(Default)]
 struct WokenInner {
     fds: Vec<RawFd>,
-    /// Set by a wake that found nobody blocked: the next wait returns at
-    /// once.
-    poked: bool,
     blocked_on: Option<Waker>,
 }
 
@@ -115,20 +116,10 @@ impl Woken {
         }
     }
 
-    fn poke(&self) {
-        let mut inner = self.lock();
-        inner.poked = true;
-        if let Some(w) = inner.blocked_on.take() {
-            drop(inner);
-            w.wake();
-        }
-    }
-
-    /// Ready when an fd was woken or the loop was poked; else remembers
-    /// `cx`'s waker.
+    /// Ready when an fd was woken; else remembers `cx`'s waker.
     fn poll_any(&self, cx: &mut Context<'_>) -> Poll<()> {
         let mut inner = self.lock();
-        if !inner.fds.is_empty() || std::mem::take(&mut inner.poked) {
+        if !inner.fds.is_empty() {
             inner.blocked_on = None;
             return Poll::Ready(());
         }
@@ -161,7 +152,7 @@ impl Wake for FdWaker {
 pub struct Poller {
     /// `ManuallyDrop` so a forked child can leak it (module invariant).
     inner: ManuallyDrop<PollerInner>,
-    owner: u32,
+    owner: OwnerPid,
     /// Driver turns so far ([`Poller::wait`] calls).
     turns: u64,
     /// The last read/write that gave up on `EAGAIN` without waiting: fd,
@@ -169,22 +160,29 @@ pub struct Poller {
     eagain: Option<(RawFd, u8, u64)>,
     /// The fds a turn woke, reused from turn to turn.
     woken: Vec<RawFd>,
+    /// Where the registrations' wakers queue their fds.
+    wakes: Arc<Woken>,
 }
 
 struct PollerInner {
     // Field order: the registrations deregister from the runtime's driver
     // before the runtime goes.
     fds: HashMap<RawFd, Registration>,
-    /// An eventfd the unblock function writes to (module invariants).
-    interrupt: AsyncFd<OwnedFd>,
+    /// The registration of [`Shared`]'s eventfd (module invariants).
+    interrupt: AsyncFd<Fd>,
+    /// That eventfd, kept open while registered (whichever of this and
+    /// [`Shared::close`] comes last closes it).
+    _interrupt_fd: Arc<OwnedFd>,
     rt: weft::runtime::Runtime,
 }
 
 /// The side other threads may touch.
 pub struct Shared {
-    woken: Arc<Woken>,
     unblocked: Mutex<Vec<crate::state::Obj>>,
     blocked: AtomicBool,
+    /// The eventfd [`Shared::wake`] writes (module invariants), until
+    /// [`Shared::close`].
+    wake_fd: Mutex<Option<Arc<OwnedFd>>>,
 }
 
 /// What watching an fd found.
@@ -223,27 +221,32 @@ impl Poller {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: as above, `raw` is ours alone.
-        let interrupt = unsafe { OwnedFd::from_raw_fd(raw) };
+        let interrupt_fd = Arc::new(unsafe { OwnedFd::from_raw_fd(raw) });
         let interrupt = {
             let _guard = rt.enter();
-            AsyncFd::with_interest(interrupt, Interest::READABLE)?
+            AsyncFd::with_interest(Fd(raw), Interest::READABLE)?
         };
-        let woken = Arc::new(Woken::default());
         let poller = Poller {
             inner: ManuallyDrop::new(PollerInner {
                 fds: HashMap::new(),
                 interrupt,
+                _interrupt_fd: interrupt_fd.clone(),
                 rt,
             }),
-            owner: std::process::id(),
+            owner: {
+                let owner = OwnerPid::default();
+                owner.claim();
+                owner
+            },
             turns: 0,
             eagain: None,
             woken: Vec::new(),
+            wakes: Arc::new(Woken::default()),
         };
         let shared = Shared {
-            woken,
             unblocked: Mutex::new(Vec::new()),
             blocked: AtomicBool::new(false),
+            wake_fd: Mutex::new(Some(interrupt_fd)),
         };
         Ok((poller, shared))
     }
@@ -266,7 +269,6 @@ impl Poller {
     /// regular file), so it is always ready.
     pub fn watch(
         &mut self,
-        shared: &Shared,
         fd: RawFd,
         events: u8,
         known: bool,
@@ -300,7 +302,7 @@ impl Poller {
             };
             let waker = Waker::from(Arc::new(FdWaker {
                 fd,
-                woken: shared.woken.clone(),
+                woken: self.wakes.clone(),
             }));
             inner.fds.insert(
                 fd,
@@ -382,20 +384,21 @@ impl Poller {
             self.inner.rt.block_on(weft::task::yield_now());
         } else {
             shared.blocked.store(true, Ordering::SeqCst);
-            // An `unblock` that looked at `blocked` before the store above
-            // did not poke: look at its queue after the store (both sides
-            // SeqCst, so one of the two sees the other).
+            // An `unblock` that read `blocked` before the store above did
+            // not wake us: it read it under the queue's lock, which this
+            // takes after the store, so it sees this store or this sees
+            // its fiber.
             let result = if shared.has_unblocked() {
                 self.inner.rt.block_on(weft::task::yield_now());
                 Ok(())
             } else {
-                self.wait_without_gvl(shared, timeout)
+                self.wait_without_gvl(timeout)
             };
             shared.blocked.store(false, Ordering::SeqCst);
             result?;
         }
         let mut fds = std::mem::take(&mut self.woken);
-        shared.woken.take(&mut fds);
+        self.wakes.take(&mut fds);
         fds.sort_unstable();
         fds.dedup();
         for &fd in &fds {
@@ -406,41 +409,40 @@ impl Poller {
         Ok(Ok(()))
     }
 
-    fn wait_without_gvl(
-        &mut self,
-        shared: &Shared,
-        timeout: Option<Duration>,
-    ) -> Result<(), magnus::Error> {
+    /// Ready when a registration was woken or [`Shared::wake`] was
+    /// called (whose eventfd this drains); else `cx` is remembered by both.
+    fn poll_wake(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.wakes.poll_any(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        match self.inner.interrupt.poll_read_ready(cx) {
+            Poll::Ready(Ok(mut guard)) => {
+                let mut count = [0u8; 8];
+                // SAFETY: reads at most 8 bytes into `count`; the eventfd is
+                // non-blocking.
+                unsafe { libc::read(guard.get_ref().as_raw_fd(), count.as_mut_ptr().cast(), 8) };
+                guard.clear_ready();
+                Poll::Ready(())
+            }
+            // A failed registration ends the wait rather than hang it.
+            Poll::Ready(Err(_)) => Poll::Ready(()),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn wait_without_gvl(&mut self, timeout: Option<Duration>) -> Result<(), magnus::Error> {
         struct Call<'a> {
-            rt: &'a weft::runtime::Runtime,
-            woken: &'a Woken,
-            interrupt: &'a AsyncFd<OwnedFd>,
+            poller: &'a Poller,
             timeout: Option<Duration>,
         }
         extern "C" fn run(data: *mut c_void) -> *mut c_void {
             // SAFETY: `data` is the `Call` on `wait_without_gvl`'s stack,
             // which outlives this call; only this thread touches it now.
             let call = unsafe { &*(data as *const Call<'_>) };
-            call.rt.block_on(async {
+            call.poller.inner.rt.block_on(async {
                 let mut sleep = call.timeout.map(|t| Box::pin(weft::time::sleep(t)));
                 poll_fn(|cx| {
-                    if call.woken.poll_any(cx).is_ready() {
-                        return Poll::Ready(());
-                    }
-                    if let Poll::Ready(ready) = call.interrupt.poll_read_ready(cx) {
-                        if let Ok(mut guard) = ready {
-                            let mut count = [0u8; 8];
-                            // SAFETY: reads at most 8 bytes into `count`;
-                            // the eventfd is non-blocking.
-                            unsafe {
-                                libc::read(
-                                    guard.get_ref().as_raw_fd(),
-                                    count.as_mut_ptr().cast(),
-                                    8,
-                                )
-                            };
-                            guard.clear_ready();
-                        }
+                    if call.poller.poll_wake(cx).is_ready() {
                         return Poll::Ready(());
                     }
                     match sleep.as_mut() {
@@ -453,21 +455,16 @@ impl Poller {
             std::ptr::null_mut()
         }
         extern "C" fn interrupt(data: *mut c_void) {
-            // The eventfd's number travels as the pointer (no memory is
-            // touched: this may run in a signal handler).
-            let fd = data as usize as RawFd;
-            let one = 1u64.to_ne_bytes();
-            // SAFETY: write(2) is async-signal-safe; `fd` is the poller's
-            // eventfd, open for the whole blocking call; 8 bytes from `one`.
-            unsafe { libc::write(fd, one.as_ptr().cast(), 8) };
+            // The eventfd's number travels as the pointer: no lock, no
+            // memory touched (this may run in a signal handler).
+            write_eventfd(data as usize as RawFd);
         }
         let call = Call {
-            rt: &self.inner.rt,
-            woken: &shared.woken,
-            interrupt: &self.inner.interrupt,
+            poller: self,
             timeout,
         };
         let call_ptr = &call as *const Call<'_> as *mut c_void;
+        // The poller holds the eventfd open for the whole blocking call.
         let fd_ptr = self.inner.interrupt.as_raw_fd() as usize as *mut c_void;
         // `rb_nogvl` handles pending interrupts before and after the wait,
         // and an interrupt may raise (Thread#raise) or throw (Thread#kill):
@@ -476,8 +473,8 @@ impl Poller {
         let protected = magnus::rb_sys::protect(|| {
             // SAFETY: `run` touches only `call` (Rust values, no Ruby object
             // or API), as required without the GVL; `interrupt` only writes
-            // to the eventfd, which is async-signal-safe as the flag
-            // promises (module invariants). `call` outlives the call.
+            // the eventfd, which is async-signal-safe as the flag promises
+            // (module invariants). `call` outlives the call.
             unsafe {
                 rb_sys::rb_nogvl(
                     Some(run),
@@ -500,12 +497,20 @@ impl Poller {
 
 impl Drop for Poller {
     fn drop(&mut self) {
-        if self.owner == std::process::id() {
+        if !self.owner.forked() {
             // SAFETY: `inner` is dropped once, here, and never used after.
             unsafe { ManuallyDrop::drop(&mut self.inner) };
         }
         // A forked child leaks it (module invariant).
     }
+}
+
+/// Make the eventfd `fd` readable: one `write(2)`, async-signal-safe. It
+/// fails only if the counter would overflow, when a wake is pending anyway.
+fn write_eventfd(fd: RawFd) {
+    let one = 1u64.to_ne_bytes();
+    // SAFETY: 8 bytes from `one`; callers pass an open eventfd.
+    unsafe { libc::write(fd, one.as_ptr().cast(), 8) };
 }
 
 /// Start a waiter's wait on `fd` ([`Poller::watch`]) and say what is
@@ -514,7 +519,6 @@ impl Drop for Poller {
 /// waits on nothing.
 pub fn ready_or_watch(
     poller: Option<&mut Poller>,
-    shared: &Shared,
     fd: RawFd,
     events: u8,
     known: bool,
@@ -523,13 +527,11 @@ pub fn ready_or_watch(
     let Some(poller) = poller else {
         return Ok(events);
     };
-    Ok(
-        match poller.watch(shared, fd, events, known, just_failed)? {
-            Some(Watch::Pending) => 0,
-            Some(Watch::Ready(ready)) => ready,
-            None => events,
-        },
-    )
+    Ok(match poller.watch(fd, events, known, just_failed)? {
+        Some(Watch::Pending) => 0,
+        Some(Watch::Ready(ready)) => ready,
+        None => events,
+    })
 }
 
 /// What of `wanted` a woken fd is ready for, given its driver `ready`ness.
@@ -599,9 +601,22 @@ impl Shared {
         self.blocked.load(Ordering::SeqCst)
     }
 
-    /// End a blocked wait (from any thread), or the next one if none is.
+    /// End a blocked wait (from any thread), or the next one if none is:
+    /// one write to the eventfd (nothing, once closed).
     pub fn wake(&self) {
-        self.woken.poke();
+        let fd = self.wake_fd.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(fd) = fd.as_ref() {
+            write_eventfd(fd.as_raw_fd());
+        }
+    }
+
+    /// The selector was closed: release the eventfd (the poller, dropped
+    /// first, has deregistered it).
+    pub fn close(&self) {
+        self.wake_fd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 
     /// `unblock` from any thread: queue `fiber` and wake the loop if it is
@@ -615,7 +630,7 @@ impl Shared {
         let blocked = self.blocked.load(Ordering::SeqCst);
         drop(queue);
         if blocked {
-            self.woken.poke();
+            self.wake();
         }
     }
 
@@ -670,7 +685,7 @@ mod tests {
         let (mut poller, shared) = Poller::new().unwrap();
         let fds = pipe();
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, false, false),
+            poller.watch(fds[0], READABLE, false, false),
             Ok(Some(Watch::Pending))
         ));
         write_byte(fds[1]);
@@ -704,12 +719,12 @@ mod tests {
 
     #[test]
     fn an_edge_after_the_watch_wakes_the_fd_through_weft_driver() {
-        let (mut poller, shared, fds) = fired_pipe();
+        let (mut poller, _shared, fds) = fired_pipe();
         assert_eq!(poller.readiness(fds[0]) & READABLE, READABLE);
         // The next wait finds the bit set, asks the kernel, and the byte is
         // still there: ready at once.
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, true, false),
+            poller.watch(fds[0], READABLE, true, false),
             Ok(Some(Watch::Ready(READABLE)))
         ));
         assert_eq!(poller.registrations(), 1, "registered once");
@@ -718,10 +733,10 @@ mod tests {
 
     #[test]
     fn a_left_over_bit_is_cleared_when_the_data_is_gone() {
-        let (mut poller, shared, fds) = fired_pipe();
+        let (mut poller, _shared, fds) = fired_pipe();
         assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, true, false),
+            poller.watch(fds[0], READABLE, true, false),
             Ok(Some(Watch::Pending))
         ));
         assert_eq!(poller.readiness(fds[0]) & READABLE, 0, "bit cleared");
@@ -733,7 +748,7 @@ mod tests {
         let (mut poller, shared, fds) = fired_pipe();
         assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, true, true),
+            poller.watch(fds[0], READABLE, true, true),
             Ok(Some(Watch::Pending))
         ));
         assert_eq!(
@@ -753,7 +768,7 @@ mod tests {
         // leaves the wait pending, which shows the kernel was not asked...
         poller.note_eagain(fds[0], READABLE);
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, true, false),
+            poller.watch(fds[0], READABLE, true, false),
             Ok(Some(Watch::Pending))
         ));
         // ...while a note from before a turn is ignored: the kernel is
@@ -763,7 +778,7 @@ mod tests {
         write_byte(fds[1]);
         turn(&mut poller, &shared);
         assert!(matches!(
-            poller.watch(&shared, fds[0], READABLE, true, false),
+            poller.watch(fds[0], READABLE, true, false),
             Ok(Some(Watch::Ready(READABLE)))
         ));
         close(fds);
@@ -772,7 +787,7 @@ mod tests {
     #[test]
     fn a_wake_from_another_thread_ends_a_blocked_wait_without_ruby() {
         // Without a Ruby VM the blocking path can't release a GVL, so drive
-        // the same future directly: a poke from another thread ends it.
+        // the same future directly: a wake from another thread ends it.
         let (poller, shared) = Poller::new().unwrap();
         let shared = Arc::new(shared);
         let other = shared.clone();
@@ -781,24 +796,25 @@ mod tests {
             other.wake();
         });
         let start = std::time::Instant::now();
-        poller
-            .inner
-            .rt
-            .block_on(poll_fn(|cx| shared.woken.poll_any(cx)));
+        poller.inner.rt.block_on(poll_fn(|cx| poller.poll_wake(cx)));
         assert!(start.elapsed() < Duration::from_secs(5));
         t.join().unwrap();
-        // A poke with nobody blocked is kept for the next wait.
+        // A wake with nobody blocked is kept for the next wait, once.
         shared.wake();
-        assert!(noop_cx(|cx| shared.woken.poll_any(cx)).is_ready());
-        assert!(noop_cx(|cx| shared.woken.poll_any(cx)).is_pending());
+        let turn = |poller: &Poller| {
+            poller.inner.rt.block_on(weft::task::yield_now());
+            noop_cx(|cx| poller.poll_wake(cx))
+        };
+        assert!(turn(&poller).is_ready());
+        assert!(turn(&poller).is_pending());
     }
 
     #[test]
     fn a_regular_file_is_always_ready() {
-        let (mut poller, shared) = Poller::new().unwrap();
+        let (mut poller, _shared) = Poller::new().unwrap();
         let file = std::fs::File::open("/proc/self/status").unwrap();
         assert!(matches!(
-            poller.watch(&shared, file.as_raw_fd(), READABLE, false, false),
+            poller.watch(file.as_raw_fd(), READABLE, false, false),
             Ok(None)
         ));
     }

@@ -34,15 +34,15 @@
 //!   else (`exit`, `Interrupt`, thread kill) stops the loop at once and
 //!   propagates.
 
-use crate::held::{mark, value, OwnerPid};
+use crate::held::{mark, value};
 use crate::poller::{poll_one, ready_now};
 use crate::selector::Selector;
 use crate::state::{Key, Obj, Raise, State, Wake};
 use magnus::prelude::*;
 use magnus::rb_sys::AsRawValue;
 use magnus::typed_data::DataTypeFunctions;
-use magnus::{gc, Error, Fiber, RArray, Ruby, TypedData, Value};
-use std::cell::{Cell, RefCell};
+use magnus::{gc, Error, RArray, Ruby, TypedData, Value};
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 /// The Ruby class `Weft::Scheduler`.
@@ -51,8 +51,6 @@ use std::time::{Duration, Instant};
 pub struct Scheduler {
     selector: Selector,
     state: RefCell<State>,
-    closed: Cell<bool>,
-    owner: OwnerPid,
 }
 
 impl DataTypeFunctions for Scheduler {
@@ -129,20 +127,19 @@ fn deadline(d: Duration) -> Instant {
 
 impl Scheduler {
     fn forked(&self) -> bool {
-        self.owner.forked()
+        self.selector.owner().forked()
     }
 
     /// Refuse to wait in a forked child, whose poller would be the
     /// parent's epoll instance.
     pub(crate) fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
-        self.owner.check(ruby, "Weft::Scheduler")
+        self.selector.owner().check(ruby, "Weft::Scheduler")
     }
 
     fn initialize(ruby: &Ruby, rb_self: &Self) -> Result<(), Error> {
         let here = ruby.fiber_current().as_value();
         rb_self.selector.start(ruby, here, "Weft::Scheduler")?;
         rb_self.selector.scheduler_mode();
-        rb_self.owner.claim();
         Ok(())
     }
 
@@ -299,9 +296,10 @@ impl Scheduler {
         array
     }
 
-    /// Closed, or inherited through `fork` (unusable in the child).
+    /// Closed (its poller freed), or inherited through `fork` (unusable in
+    /// the child).
     fn is_closed(rb_self: &Self) -> bool {
-        rb_self.closed.get() || rb_self.forked()
+        Selector::is_closed(&rb_self.selector)
     }
 
     fn is_forked(rb_self: &Self) -> bool {
@@ -310,26 +308,21 @@ impl Scheduler {
 
     /// Free the poller's fds (after `run` drained the fibers). Idempotent.
     fn close_poller(rb_self: &Self) {
-        rb_self.closed.set(true);
         Selector::close(&rb_self.selector);
     }
 
-    /// Resume `fiber` for the loop: plainly, or raising `raise` in it.
+    /// Resume `fiber` for the loop (unless it is dead): plainly, or
+    /// raising `raise` in it.
     fn resume(&self, ruby: &Ruby, fiber: Obj, raise: Option<&Raise>) -> Result<(), Error> {
-        let Some(fiber) = Fiber::from_value(value(fiber)) else {
-            return Ok(());
-        };
-        if !fiber.is_alive() {
-            return Ok(());
-        }
-        let fiber = fiber.as_value();
-        match raise {
+        let fiber = value(fiber);
+        let switched = match raise {
             None => self.selector.switch(ruby, fiber, false, ()),
             Some(r) => {
                 let args = (value(r.class), value(r.message));
                 self.selector.switch(ruby, fiber, true, args)
             }
-        }
+        };
+        switched.map(drop)
     }
 
     /// Run until no fiber is waiting on this scheduler.
@@ -367,10 +360,11 @@ impl Scheduler {
                 (state.live(), state.ready_len(), state.next_deadline())
             };
             let waiting = rb_self.selector.suspended();
-            if live == 0 && ready == 0 && waiting == 0 && !shared.has_unblocked() {
+            let unblocked_pending = shared.has_unblocked();
+            if live == 0 && ready == 0 && waiting == 0 && !unblocked_pending {
                 return rb_self.selector.take_failed().map_or(Ok(()), Err);
             }
-            let timeout = if ready > 0 || shared.has_unblocked() {
+            let timeout = if ready > 0 || unblocked_pending {
                 Some(Duration::ZERO)
             } else {
                 next.map(|at| at.saturating_duration_since(Instant::now()))

@@ -106,14 +106,6 @@ impl DataTypeFunctions for Selector {
     }
 }
 
-fn alive(fiber: Value) -> Result<bool, Error> {
-    match magnus::Fiber::from_value(fiber) {
-        Some(f) => Ok(f.is_alive()),
-        // io-event allows any object that answers `transfer`/`alive?`.
-        None => fiber.funcall("alive?", ()),
-    }
-}
-
 struct SelectorWait<'a> {
     ruby: &'a Ruby,
     selector: &'a Selector,
@@ -144,6 +136,12 @@ fn nulling<T>(selector: &Selector, id: u64, f: impl FnOnce() -> T) -> T {
 impl Selector {
     fn check_owner(&self, ruby: &Ruby) -> Result<(), Error> {
         self.owner.check(ruby, "Weft::Selector")
+    }
+
+    /// The process that set this selector up (`Weft::Scheduler` checks it
+    /// under its own name).
+    pub(crate) fn owner(&self) -> &OwnerPid {
+        &self.owner
     }
 
     /// The cross-thread side (`unblock`, `wakeup`).
@@ -181,37 +179,43 @@ impl Selector {
     }
 
     /// Wake `fiber` with `args` (`transfer`, or `resume` in scheduler
-    /// mode), or raise in it (`raise: true`, args as `Fiber#raise`'s). In
-    /// scheduler mode, a `StandardError` it (or a fiber it started) ended
-    /// with is kept or reported instead of returned.
+    /// mode), or raise in it (`raise: true`, args as `Fiber#raise`'s),
+    /// unless it is dead: `false` then. In scheduler mode, a
+    /// `StandardError` it (or a fiber it started) ended with is kept or
+    /// reported instead of returned.
     pub(crate) fn switch<A: magnus::ArgList>(
         &self,
         ruby: &Ruby,
         fiber: Value,
         raise: bool,
         args: A,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let mode = self.scheduler_mode.get();
-        let method = match (raise, mode) {
-            (true, _) => "raise",
-            (false, true) => "resume",
-            (false, false) => "transfer",
-        };
         // A Fiber is switched to directly; io-event allows any object that
-        // answers the method.
+        // answers `alive?` and the method.
         let result = match magnus::Fiber::from_value(fiber) {
-            Some(f) if method == "resume" => f.resume::<_, Value>(args).map(drop),
-            Some(f) if method == "transfer" => f.transfer::<_, Value>(args).map(drop),
-            _ => fiber.funcall::<_, _, Value>(method, args).map(drop),
+            Some(f) if !f.is_alive() => return Ok(false),
+            None if !fiber.funcall::<_, _, bool>("alive?", ())? => return Ok(false),
+            Some(f) if !raise && mode => f.resume::<_, Value>(args),
+            Some(f) if !raise => f.transfer::<_, Value>(args),
+            _ => {
+                let method = match (raise, mode) {
+                    (true, _) => "raise",
+                    (false, true) => "resume",
+                    (false, false) => "transfer",
+                };
+                fiber.funcall::<_, _, Value>(method, args)
+            }
         };
         let error = match result {
+            Ok(_) => return Ok(true),
             Err(e) if mode && e.is_kind_of(ruby.exception_standard_error()) => e,
-            other => return other,
+            Err(e) => return Err(e),
         };
         if self.inner.borrow().failed.is_none() {
             if let Some(exc) = error.value() {
                 self.inner.borrow_mut().failed = Some(exc.as_raw());
-                return Ok(());
+                return Ok(true);
             }
         }
         let text = match error.value() {
@@ -223,7 +227,7 @@ impl Selector {
         let msg = format!("weft: a fiber terminated with an exception:\n{text}");
         ruby.module_kernel()
             .funcall::<_, _, Value>("warn", (msg,))?;
-        Ok(())
+        Ok(true)
     }
 
     /// Whether any fiber waits on an fd.
@@ -246,10 +250,7 @@ impl Selector {
     pub(crate) fn wake_all(&self, ruby: &Ruby, fd: RawFd) -> Result<(), Error> {
         let taken = self.inner.borrow_mut().take_ready(fd, u8::MAX, u64::MAX);
         for (fiber, events) in taken {
-            let fiber = value(fiber);
-            if alive(fiber)? {
-                self.switch(ruby, fiber, false, (events,))?;
-            }
+            self.switch(ruby, value(fiber), false, (events,))?;
         }
         Ok(())
     }
@@ -388,10 +389,13 @@ impl Selector {
     /// `close`: free the reactor (idempotent).
     pub(crate) fn close(rb_self: &Self) {
         rb_self.poller.borrow_mut().take();
+        if let Some(shared) = rb_self.shared.get() {
+            shared.close();
+        }
         rb_self.inner.borrow_mut().loop_fiber = None;
     }
 
-    fn is_closed(rb_self: &Self) -> bool {
+    pub(crate) fn is_closed(rb_self: &Self) -> bool {
         rb_self.poller.borrow().is_none() || rb_self.owner.forked()
     }
 
@@ -425,8 +429,8 @@ impl Selector {
         just_failed: bool,
     ) -> Result<Option<u8>, Error> {
         self.check_owner(ruby)?;
-        let shared = self.shared(ruby)?;
-        // A closed selector has no loop to come back from.
+        // An uninitialized or closed selector has no loop to come back
+        // from.
         self.loop_fiber(ruby)?;
         let (id, known) =
             self.inner
@@ -436,7 +440,6 @@ impl Selector {
         // is true only while a waiter on this same IO is here (module doc).
         let watched = ready_or_watch(
             self.poller.borrow_mut().as_mut(),
-            shared,
             fd,
             events,
             known,
@@ -542,10 +545,7 @@ impl Selector {
             let Some(Queued { fiber: Some(f), .. }) = next else {
                 continue;
             };
-            let fiber = value(f);
-            if alive(fiber)? {
-                self.switch(ruby, fiber, false, ())?;
-            }
+            self.switch(ruby, value(f), false, ())?;
         }
         Ok(n > 0)
     }
@@ -618,11 +618,7 @@ impl Selector {
             let Some(fiber) = self.inner.borrow_mut().take_waiter(fd, id) else {
                 continue;
             };
-            let fiber = value(fiber);
-            if alive(fiber)? {
-                count += 1;
-                self.switch(ruby, fiber, false, (events,))?;
-            }
+            count += usize::from(self.switch(ruby, value(fiber), false, (events,))?);
         }
         Ok(count)
     }
@@ -659,10 +655,7 @@ impl Selector {
             }
             count += 1;
             for (fiber, events) in taken {
-                let fiber = value(fiber);
-                if alive(fiber)? {
-                    self.switch(ruby, fiber, false, (events,))?;
-                }
+                self.switch(ruby, value(fiber), false, (events,))?;
             }
         }
         Ok(count)
