@@ -439,16 +439,15 @@ impl Pace {
         // woken tasks all the time.
         self.lifo_recheck =
             seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0;
-        self.period = if !seen.can_help {
+        let quick = seen.can_help && (self.lifo_recheck || seen.same_poll || seen.spawned);
+        self.period = if !quick {
             (self.period * 2).clamp(monitor.min_period, monitor.slow_period)
         } else if self.lifo_recheck {
             LIFO_RECHECK.min(monitor.min_period)
         } else if seen.same_poll {
             monitor.min_period
-        } else if seen.spawned {
-            (self.period * 2).min(monitor.max_period)
         } else {
-            (self.period * 2).clamp(monitor.min_period, monitor.slow_period)
+            (self.period * 2).min(monitor.max_period)
         };
     }
 }

@@ -722,7 +722,15 @@ impl Handle {
             core.stats.overflow_count += u64::from(overflowed);
             true
         } else {
-            match core.lifo_slot.with_owner(|slot| slot.replace(task)) {
+            let displaced = core.lifo_slot.with_owner(|slot| slot.replace(task));
+            // After the task is in the slot, so a monitor this kicks finds
+            // it there.
+            if push == Push::Spawn {
+                if let Some(monitor) = &self.monitor {
+                    monitor.note_lifo_spawn(&self.remotes[core.index].stamp);
+                }
+            }
+            match displaced {
                 Some(prev) => {
                     let overflowed = core.run_queue.push_back_or_overflow(prev, &self.inject);
                     core.stats.overflow_count += u64::from(overflowed);
@@ -734,11 +742,6 @@ impl Handle {
                 None => false,
             }
         };
-        if push == Push::Spawn && core.lifo_enabled {
-            if let Some(monitor) = &self.monitor {
-                monitor.note_lifo_spawn(&self.remotes[core.index].stamp);
-            }
-        }
         // Wakes from the drivers come in batches while this worker is in
         // them (and still counted as parked, so a notification could pick
         // this very worker and cost a poller wake-up): notify once after
