@@ -285,3 +285,80 @@ fn monitor_can_be_turned_off() {
         .unwrap();
     assert_eq!(metrics.long_poll_count(), 0);
 }
+
+/// A task that wakes itself after every poll keeps its worker busy for
+/// good: the worker's own queue never runs dry, so it never steals.
+struct Spinner {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl std::future::Future for Spinner {
+    type Output = std::thread::ThreadId;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::thread::ThreadId> {
+        if self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return std::task::Poll::Ready(std::thread::current().id());
+        }
+        let until = Instant::now() + Duration::from_micros(50);
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// Every other worker is busy with a task that never lets its queue run
+/// dry, and one worker blocks with a task queued behind it: nobody is idle
+/// to steal that task, so the monitor hands the stuck worker's queue to a
+/// rescue thread, and the task runs long before the blocking poll ends
+/// (it waited for the whole poll before).
+fn queued_work_runs_while_every_other_worker_is_busy(workers: usize) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let threshold = Duration::from_millis(50);
+    let rt = runtime(workers, threshold);
+    let waited = rt.block_on(async move {
+        let stop = Arc::new(AtomicBool::new(false));
+        let spinners: Vec<_> = (1..workers)
+            .map(|_| weft::spawn(Spinner { stop: stop.clone() }))
+            .collect();
+        // Let the spinners settle on their workers.
+        weft::time::sleep(Duration::from_millis(20)).await;
+        let waited = weft::spawn(async move {
+            let spawned = Instant::now();
+            // Spawned from the worker that will block: `queued` goes to
+            // its LIFO slot, and `slot_holder` pushes it to the queue.
+            let queued = weft::spawn(async move { spawned.elapsed() });
+            let slot_holder = weft::spawn(async {});
+            std::thread::sleep(Duration::from_secs(1));
+            slot_holder.await.unwrap();
+            queued.await.unwrap()
+        })
+        .await
+        .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for spinner in spinners {
+            spinner.await.unwrap();
+        }
+        waited
+    });
+    eprintln!("{workers} workers: the queued task waited {waited:?}");
+    assert!(
+        waited <= threshold * 4,
+        "{workers} workers: a task queued behind a blocked worker waited {waited:?} \
+         while every other worker was busy"
+    );
+}
+
+#[test]
+fn queued_work_runs_while_every_other_worker_is_busy_2_workers() {
+    queued_work_runs_while_every_other_worker_is_busy(2);
+}
+
+#[test]
+fn queued_work_runs_while_every_other_worker_is_busy_4_workers() {
+    queued_work_runs_while_every_other_worker_is_busy(4);
+}

@@ -26,7 +26,7 @@
 //!   found a worker in the same poll twice, or in a poll with queued work
 //!   behind it; otherwise doubling each sample, as Go's `sysmon` backs
 //!   off, up to [`MAX_PERIOD`] (1 ms) while spawns go on and up to the
-//!   slow period (three quarters of the threshold) when none do. A worker
+//!   slow period (nine tenths of the threshold) when none do. A worker
 //!   whose `seq` is odd and unchanged since the last sample has been in
 //!   one poll for at least a period; the duration reported is measured
 //!   from the first sample that saw it (so it is low by less than one
@@ -76,10 +76,16 @@
 //!   whole poll (500 ms, tests `read_started_just_before_its_worker_blocks_*`).
 //!   Past the threshold it counts a long poll, calls
 //!   the user's hook once per poll, and, if no other worker is free to help
-//!   (a one-worker runtime, or every worker stuck), starts one rescue
-//!   thread. The rescue thread runs tasks from the inject queue and from
-//!   stuck workers' queues, with no core of its own (wakes go to the inject
-//!   queue), and polls the drivers, until no worker is stuck.
+//!   (a one-worker runtime, every worker stuck, or a stuck worker with
+//!   work queued behind it while every other worker is busy; a busy
+//!   worker steals only when its own queue runs dry, which a server's
+//!   worker may never do), starts one rescue thread: the stuck worker's
+//!   place is taken by a fresh thread, as `block_in_place` does, without
+//!   the task's cooperation. The rescue thread runs tasks from stuck
+//!   workers' queues, the inject queue and the others' queues, with no
+//!   core of its own (wakes go to the inject queue), and polls the
+//!   drivers, until no worker is stuck. A stuck thread whose poll returns
+//!   goes on with its own core, which holds whatever was not taken.
 //! - **Sleeping.** After ten samples in a row in which no worker polled
 //!   anything, the monitor sleeps until a worker leaves its park or a
 //!   searching worker finds work (`wake_if_dormant`: one load on those two
@@ -189,8 +195,10 @@ pub(crate) struct Monitor {
     /// The monitor sleeps longer than [`MAX_PERIOD`]: a spawn into a LIFO
     /// slot kicks it.
     slow: AtomicBool,
-    /// Workers the monitor currently sees past the threshold.
-    stuck: AtomicU64,
+    /// The workers the monitor saw past the threshold at its last sample
+    /// (the rescue thread steals from these first, and stops when none is
+    /// left).
+    stuck: Mutex<Vec<usize>>,
     rescuing: AtomicBool,
 }
 
@@ -225,9 +233,12 @@ impl Monitor {
     pub(crate) fn new(config: MonitorConfig) -> Monitor {
         let max_period = (config.threshold / 4).clamp(Duration::from_micros(50), MAX_PERIOD);
         let min_period = max_period.min(Duration::from_micros(500));
-        // Three quarters of the threshold: a poll is seen twice, and acted
-        // on, within 1.5 thresholds of its start.
-        let slow_period = (config.threshold * 3 / 4).max(max_period);
+        // Nine tenths of the threshold: a poll is seen twice, and acted on,
+        // within 1.8 thresholds of its start. As long as that allows: each
+        // wake-up costs the workers (module doc), and a 5-producer mpsc
+        // benchmark on 2 vCPUs still runs several percent slower with the
+        // monitor sampling at this rate (BENCHMARKS.md, round 10).
+        let slow_period = (config.threshold * 9 / 10).max(max_period);
         Monitor {
             config,
             min_period,
@@ -240,7 +251,7 @@ impl Monitor {
             wakeup: Condvar::new(),
             dormant: AtomicBool::new(false),
             slow: AtomicBool::new(false),
-            stuck: AtomicU64::new(0),
+            stuck: Mutex::new(Vec::new()),
             rescuing: AtomicBool::new(false),
         }
     }
@@ -353,6 +364,10 @@ impl Monitor {
         self.sleep.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn stuck_workers(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
+        self.stuck.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Sleep `period` (or until woken, when `dormant` and no worker is
     /// unparked: `any_unparked`). Returns false on shutdown.
     fn wait(&self, dormant: bool, period: Duration, any_unparked: impl Fn() -> bool) -> bool {
@@ -463,6 +478,7 @@ fn run(handle: Weak<Handle>) {
     let mut seen: Vec<Option<Seen>> = vec![None; workers];
     let mut last_seq = vec![0u64; workers];
     let mut last_spawns = vec![0u64; workers];
+    let (mut stuck_now, mut stuck_before) = (Vec::new(), Vec::new());
     let mut quiet = 0;
     let mut pace = Pace::new(&monitor);
     let any_unparked = || handle.upgrade().is_some_and(|h| h.idle.any_unparked());
@@ -479,7 +495,8 @@ fn run(handle: Weak<Handle>) {
         }
         let now = Instant::now();
         let mut busy = false;
-        let mut stuck = 0;
+        let mut stuck_with_queue = false;
+        stuck_now.clear();
         let mut same_poll = false;
         let mut lifo_waiting = false;
         let mut stole = false;
@@ -502,7 +519,8 @@ fn run(handle: Weak<Handle>) {
                     stole |= rescue_queued(&handle, index);
                     let stuck_for = now - s.since;
                     if stuck_for >= monitor.config.threshold {
-                        stuck += 1;
+                        stuck_now.push(index);
+                        stuck_with_queue |= !remote.steal.is_empty();
                         if !s.reported {
                             s.reported = true;
                             report(&handle, &monitor, index, seq, stuck_for);
@@ -543,10 +561,16 @@ fn run(handle: Weak<Handle>) {
         {
             pace.period = monitor.max_period;
         }
-        monitor.stuck.store(stuck, Ordering::Relaxed);
-        if stuck > 0
-            && stuck as usize >= handle.remotes.len()
-            && !monitor.rescuing.swap(true, Ordering::AcqRel)
+        if stuck_now != stuck_before {
+            monitor.stuck_workers().clone_from(&stuck_now);
+            stuck_before.clone_from(&stuck_now);
+        }
+        if rescue_wanted(
+            stuck_now.len(),
+            handle.remotes.len(),
+            stuck_with_queue,
+            || handle.idle.any_idle(),
+        ) && !monitor.rescuing.swap(true, Ordering::AcqRel)
         {
             start_rescue(&handle);
         }
@@ -593,8 +617,25 @@ fn report(handle: &Handle, monitor: &Monitor, index: usize, seq: u64, stuck_for:
     }
 }
 
-/// Every worker is stuck: run their queued work on a thread of its own
-/// until one of them comes back.
+/// Whether a sample that found `stuck` of `workers` workers past the
+/// threshold calls for the rescue thread: every worker is stuck, or a
+/// stuck one has work queued behind it and no worker is parked or
+/// searching to steal it (the others are busy, and a busy worker steals
+/// only when its own queue runs dry, which may be never). The rescue
+/// thread then runs in the stuck worker's place, as the thread
+/// `block_in_place` starts does, without the task's cooperation.
+fn rescue_wanted(
+    stuck: usize,
+    workers: usize,
+    stuck_with_queue: bool,
+    any_idle: impl FnOnce() -> bool,
+) -> bool {
+    stuck > 0 && (stuck >= workers || (stuck_with_queue && !any_idle()))
+}
+
+/// Stuck workers' queued work has nobody to run it: run it (and the
+/// inject queue, and the drivers) on a thread of its own until no worker
+/// is stuck.
 fn start_rescue(handle: &Arc<Handle>) {
     let weak = Arc::downgrade(handle);
     let spawned = crate::blocking::spawn_blocking_on(&handle.blocking, move || rescue(weak), None);
@@ -613,13 +654,26 @@ fn rescue(handle: Weak<Handle>) {
     let _current = crate::runtime::context::set_current(&scheduler_handle);
     // A queue of its own to steal into; nobody steals from it.
     let (_unused, mut local) = queue::local::<Notified<Arc<Handle>>>();
-    while !handle.inject.is_closed() && monitor.stuck.load(Ordering::Relaxed) > 0 {
-        let next = local.pop().or_else(|| handle.inject.pop()).or_else(|| {
-            handle.remotes.iter().find_map(|r| {
-                let mut stolen = 0;
-                r.steal.steal_into(&mut local, &mut stolen)
+    let mut stuck = Vec::new();
+    loop {
+        stuck.clone_from(&monitor.stuck_workers());
+        if stuck.is_empty() || handle.inject.is_closed() {
+            break;
+        }
+        let steal = |r: &super::Remote, local: &mut queue::Local<_>| {
+            let mut stolen = 0;
+            r.steal.steal_into(local, &mut stolen)
+        };
+        // The stuck workers' queues first: nobody else may take them.
+        let next = local
+            .pop()
+            .or_else(|| {
+                stuck
+                    .iter()
+                    .find_map(|&i| steal(&handle.remotes[i], &mut local))
             })
-        });
+            .or_else(|| handle.inject.pop())
+            .or_else(|| handle.remotes.iter().find_map(|r| steal(r, &mut local)));
         match next {
             Some(task) => coop::budget(|| task.run()),
             None => {
@@ -646,240 +700,9 @@ fn rescue(handle: Weak<Handle>) {
 }
 
 #[cfg(all(test, not(loom)))]
-mod pace_tests {
-    use super::*;
-
-    fn monitor() -> Monitor {
-        Monitor::new(MonitorConfig {
-            threshold: Duration::from_millis(10),
-            hook: None,
-        })
-    }
-
-    fn sighting(can_help: bool, lifo_waiting: bool, same_poll: bool) -> Sighting {
-        Sighting {
-            can_help,
-            lifo_waiting,
-            same_poll,
-            stole: false,
-            spawned: true,
-        }
-    }
-
-    fn without_spawns(seen: Sighting) -> Sighting {
-        Sighting {
-            spawned: false,
-            ..seen
-        }
-    }
-
-    /// Runs `samples` samples that all see `seen`; returns the periods.
-    fn periods(monitor: &Monitor, seen: Sighting, samples: usize) -> Vec<Duration> {
-        let mut pace = Pace::new(monitor);
-        (0..samples)
-            .map(|_| {
-                pace.after_sample(monitor, seen);
-                pace.period
-            })
-            .collect()
-    }
-
-    #[test]
-    fn with_nobody_parked_the_period_backs_off_to_the_slow_period() {
-        let monitor = monitor();
-        // Every worker busy, queued work and a filled slot at every sample:
-        // nothing can be handed to anyone, so no quick re-checks.
-        let got = periods(&monitor, sighting(false, true, true), 6);
-        let ms = |n| Duration::from_micros(n);
-        assert_eq!(
-            got,
-            [ms(1000), ms(2000), ms(4000), ms(7500), ms(7500), ms(7500)]
-        );
-    }
-
-    #[test]
-    fn without_spawns_a_filled_slot_is_not_rechecked_and_the_period_backs_off() {
-        let monitor = monitor();
-        // Message passing: woken tasks fill the slot at most samples.
-        let got = periods(&monitor, without_spawns(sighting(true, true, false)), 6);
-        assert!(got.iter().all(|p| *p > LIFO_RECHECK));
-        assert_eq!(*got.last().unwrap(), monitor.slow_period);
-        assert_eq!(monitor.slow_period, Duration::from_micros(7500));
-    }
-
-    #[test]
-    fn with_a_parked_worker_a_filled_slot_is_rechecked_quickly_then_cools_down() {
-        let monitor = monitor();
-        let got = periods(&monitor, sighting(true, true, false), 12);
-        let recheck = LIFO_RECHECK;
-        // Re-check, find nothing stolen, then wait out the cool-down at the
-        // ordinary (doubling) periods before the next re-check.
-        assert_eq!(got[0], recheck);
-        assert!(got[1..=LIFO_RECHECK_COOLDOWN as usize]
-            .iter()
-            .all(|p| *p > recheck && *p <= MAX_PERIOD));
-        assert_eq!(got[LIFO_RECHECK_COOLDOWN as usize + 1], recheck);
-    }
-
-    #[test]
-    fn with_a_parked_worker_queued_work_keeps_the_short_period() {
-        let monitor = monitor();
-        let got = periods(&monitor, sighting(true, false, true), 4);
-        assert!(got.iter().all(|p| *p == Duration::from_micros(500)));
-        // While spawns go on, with nothing else suspicious it backs off
-        // only to 1 ms.
-        let got = periods(&monitor, sighting(true, false, false), 6);
-        assert_eq!(*got.last().unwrap(), MAX_PERIOD);
-    }
-}
+#[path = "monitor_tests.rs"]
+mod pace_tests;
 
 #[cfg(all(test, loom))]
-mod loom_stamp {
-    //! The stamp's seqlock: a monitor that sampled an odd `seq` and then
-    //! asks `task_of(seq)` gets that poll's task or `None`, never the task
-    //! of the poll before or after it, whatever the worker does meanwhile.
-    //! Removing either fence, or the re-read of `seq`, makes loom find a
-    //! reader that pairs poll 1's `seq` with poll 2's task. The reader is a
-    //! spawned thread: run on the model's main thread, its first load was
-    //! never scheduled after the worker's stores, and the model passed
-    //! without checking anything.
-
-    use super::PollStamp;
-    use crate::loom::Arc;
-    use std::panic::Location;
-    use std::sync::atomic::Ordering;
-
-    #[track_caller]
-    fn here() -> &'static Location<'static> {
-        Location::caller()
-    }
-
-    #[test]
-    fn loom_poll_stamp_reader_never_mixes_two_polls() {
-        loom::model(|| {
-            let first = here();
-            let second = here();
-            let stamp = Arc::new(PollStamp::new());
-            let worker = {
-                let stamp = stamp.clone();
-                loom::thread::spawn(move || {
-                    stamp.begin_raw(1, first);
-                    stamp.end();
-                    stamp.begin_raw(2, second);
-                })
-            };
-            let reader = loom::thread::spawn({
-                let stamp = stamp.clone();
-                move || {
-                    let seq = stamp.seq.load(Ordering::Acquire);
-                    if seq & 1 == 1 {
-                        let expected = if seq == 1 { (1, first) } else { (2, second) };
-                        if let Some((id, at)) = stamp.task_of(seq) {
-                            assert_eq!(
-                                (id, at),
-                                expected,
-                                "seq {seq} read with another poll's task"
-                            );
-                        }
-                    }
-                }
-            });
-            reader.join().unwrap();
-            worker.join().unwrap();
-            assert_eq!(stamp.task_of(3), Some((2, second)));
-        });
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_spawn_kick {
-    //! The slow handshake (module doc, "Slow unless a task was spawned"):
-    //! a spawn into a LIFO slot while the monitor goes slow is either seen
-    //! by the monitor (which then does not sleep slow) or sees `slow` and
-    //! kicks it. Both halves are the real code (`spawn_sees_slow` and
-    //! `announce_slow`); under loom the light and heavy fences are both
-    //! `SeqCst` fences (lifo.rs), the symmetric form of the handshake.
-    //! Without the monitor's fence, loom finds the run where neither side
-    //! sees the other.
-
-    use super::{Monitor, MonitorConfig, PollStamp};
-    use crate::loom::Arc;
-    use std::time::Duration;
-
-    #[test]
-    fn loom_spawn_kick_is_never_lost() {
-        loom::model(|| {
-            let stamp = Arc::new(PollStamp::new());
-            let monitor = Arc::new(Monitor::new(MonitorConfig {
-                threshold: Duration::from_millis(10),
-                hook: None,
-            }));
-            let spawner = {
-                let (stamp, monitor) = (stamp.clone(), monitor.clone());
-                loom::thread::spawn(move || monitor.spawn_sees_slow(&stamp))
-            };
-            let stays_fast = {
-                let (stamp, monitor) = (stamp.clone(), monitor.clone());
-                loom::thread::spawn(move || !monitor.announce_slow(std::iter::once(&*stamp), &[0]))
-            };
-            let kicks = spawner.join().unwrap();
-            let stays_fast = stays_fast.join().unwrap();
-            assert!(
-                kicks || stays_fast,
-                "the spawn missed `slow` and the monitor missed the spawn"
-            );
-        });
-    }
-}
-
-#[cfg(all(test, loom))]
-mod loom_dormant {
-    //! The dormant handshake (module doc, "Sleeping"): a worker that leaves
-    //! its park while the monitor falls asleep is either seen unparked by
-    //! the monitor (which then stays awake) or sees `dormant` and kicks it.
-    //! Both halves are the real code: `Idle::unpark_worker_by_id` counts
-    //! the worker unparked and `Monitor::kick_wanted` is what
-    //! `wake_if_dormant` reads; `Monitor::announce_dormant` over
-    //! `Idle::any_unparked` is the monitor's side. What makes it hold is
-    //! that both sides update or read the idle counts with a
-    //! read-modify-write: the two RMWs are ordered, and whichever comes
-    //! second sees the first (and, being `SeqCst`, what preceded it). With
-    //! `any_unparked` reading the counts with a plain load, loom finds the
-    //! run where neither side sees the other (a lost kick); weakening the
-    //! `dormant` store or load alone does not break it, for that reason.
-
-    use super::{Monitor, MonitorConfig};
-    use crate::loom::Arc;
-    use crate::scheduler::multi_thread::idle::Idle;
-    use std::time::Duration;
-
-    #[test]
-    fn loom_monitor_kick_is_never_lost() {
-        loom::model(|| {
-            let idle = Arc::new(Idle::new(1));
-            // The only worker parks.
-            let _ = idle.transition_worker_to_parked(0, false);
-            let monitor = Arc::new(Monitor::new(MonitorConfig {
-                threshold: Duration::from_millis(10),
-                hook: None,
-            }));
-            let worker = {
-                let (idle, monitor) = (idle.clone(), monitor.clone());
-                loom::thread::spawn(move || {
-                    assert!(idle.unpark_worker_by_id(0));
-                    monitor.kick_wanted()
-                })
-            };
-            let stay_awake = {
-                let (idle, monitor) = (idle.clone(), monitor.clone());
-                loom::thread::spawn(move || monitor.announce_dormant(|| idle.any_unparked()))
-            };
-            let kicked = worker.join().unwrap();
-            let stay_awake = stay_awake.join().unwrap();
-            assert!(
-                kicked || stay_awake,
-                "the worker missed `dormant` and the monitor missed the unparked worker"
-            );
-        });
-    }
-}
+#[path = "loom_monitor.rs"]
+mod loom_models;

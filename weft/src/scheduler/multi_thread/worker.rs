@@ -47,9 +47,13 @@
 //! - **A stuck poll does not hold its queue** (monitor.rs). Every poll is
 //!   stamped (plain stores to the worker's own cache line); the monitor
 //!   wakes a sleeper to steal a stuck worker's queue, counts polls past
-//!   `long_poll_threshold`, calls the `on_long_poll` hook, and, when every
-//!   worker is stuck, runs their queued work (and the drivers) on a rescue
-//!   thread until one returns.
+//!   `long_poll_threshold`, calls the `on_long_poll` hook, and, when no
+//!   other worker can take a stuck worker's queued work (every worker is
+//!   stuck, or the others are all busy), hands it to a rescue thread that
+//!   runs it (and the drivers) in the stuck worker's place until no worker
+//!   is stuck: `block_in_place` without the task's cooperation, except
+//!   that the core stays with the stuck thread (its queue is drained
+//!   through the stealing end, so the owner needs no handshake to go on).
 //! - **A stuck poll does not hold the drivers or its ring** (monitor.rs).
 //!   If nobody is parked in the drivers (the stuck worker had left them to
 //!   run what an I/O event woke), the monitor wakes a sleeper, which parks

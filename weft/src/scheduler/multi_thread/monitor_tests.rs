@@ -1,0 +1,104 @@
+//! The monitor's decisions: its sampling pace (`Pace`: which period
+//! follows which sighting) and when it starts a rescue thread.
+
+use super::*;
+
+fn monitor() -> Monitor {
+    Monitor::new(MonitorConfig {
+        threshold: Duration::from_millis(10),
+        hook: None,
+    })
+}
+
+fn sighting(can_help: bool, lifo_waiting: bool, same_poll: bool) -> Sighting {
+    Sighting {
+        can_help,
+        lifo_waiting,
+        same_poll,
+        stole: false,
+        spawned: true,
+    }
+}
+
+fn without_spawns(seen: Sighting) -> Sighting {
+    Sighting {
+        spawned: false,
+        ..seen
+    }
+}
+
+/// Runs `samples` samples that all see `seen`; returns the periods.
+fn periods(monitor: &Monitor, seen: Sighting, samples: usize) -> Vec<Duration> {
+    let mut pace = Pace::new(monitor);
+    (0..samples)
+        .map(|_| {
+            pace.after_sample(monitor, seen);
+            pace.period
+        })
+        .collect()
+}
+
+#[test]
+fn with_nobody_parked_the_period_backs_off_to_the_slow_period() {
+    let monitor = monitor();
+    // Every worker busy, queued work and a filled slot at every sample:
+    // nothing can be handed to anyone, so no quick re-checks.
+    let got = periods(&monitor, sighting(false, true, true), 6);
+    let ms = |n| Duration::from_micros(n);
+    assert_eq!(
+        got,
+        [ms(1000), ms(2000), ms(4000), ms(8000), ms(9000), ms(9000)]
+    );
+}
+
+#[test]
+fn without_spawns_a_filled_slot_is_not_rechecked_and_the_period_backs_off() {
+    let monitor = monitor();
+    // Message passing: woken tasks fill the slot at most samples.
+    let got = periods(&monitor, without_spawns(sighting(true, true, false)), 6);
+    assert!(got.iter().all(|p| *p > LIFO_RECHECK));
+    assert_eq!(*got.last().unwrap(), monitor.slow_period);
+    assert_eq!(monitor.slow_period, Duration::from_micros(9000));
+}
+
+#[test]
+fn with_a_parked_worker_a_filled_slot_is_rechecked_quickly_then_cools_down() {
+    let monitor = monitor();
+    let got = periods(&monitor, sighting(true, true, false), 12);
+    let recheck = LIFO_RECHECK;
+    // Re-check, find nothing stolen, then wait out the cool-down at the
+    // ordinary (doubling) periods before the next re-check.
+    assert_eq!(got[0], recheck);
+    assert!(got[1..=LIFO_RECHECK_COOLDOWN as usize]
+        .iter()
+        .all(|p| *p > recheck && *p <= MAX_PERIOD));
+    assert_eq!(got[LIFO_RECHECK_COOLDOWN as usize + 1], recheck);
+}
+
+#[test]
+fn with_a_parked_worker_queued_work_keeps_the_short_period() {
+    let monitor = monitor();
+    let got = periods(&monitor, sighting(true, false, true), 4);
+    assert!(got.iter().all(|p| *p == Duration::from_micros(500)));
+    // While spawns go on, with nothing else suspicious it backs off
+    // only to 1 ms.
+    let got = periods(&monitor, sighting(true, false, false), 6);
+    assert_eq!(*got.last().unwrap(), MAX_PERIOD);
+}
+
+#[test]
+fn a_rescue_thread_replaces_a_stuck_worker_only_when_nobody_can_take_its_work() {
+    let idle = || true;
+    let busy = || false;
+    // Nobody stuck: never.
+    assert!(!rescue_wanted(0, 4, false, busy));
+    // Every worker stuck: always, queued work or not.
+    assert!(rescue_wanted(1, 1, false, idle));
+    assert!(rescue_wanted(4, 4, false, busy));
+    // One of four stuck with work queued behind it: only if no other
+    // worker is parked or searching to steal it.
+    assert!(rescue_wanted(1, 4, true, busy));
+    assert!(!rescue_wanted(1, 4, true, idle));
+    // ... and only if there is work to take.
+    assert!(!rescue_wanted(1, 4, false, busy));
+}
