@@ -41,6 +41,11 @@ struct ReadState {
     /// Received bytes not yet read: `leftover[pos..]`.
     leftover: Vec<u8>,
     pos: usize,
+    /// What the receive in flight asked for.
+    asked: usize,
+    /// The last receive brought less than it asked for: the socket was
+    /// drained, so the next receive will probably wait.
+    drained: bool,
 }
 
 /// What to do with a receive's completion.
@@ -80,6 +85,7 @@ impl ReadState {
             // buffer's spare capacity (`Ring::start_recv` cleared it and
             // asked for at most its capacity).
             unsafe { buf.set_len(result as usize) };
+            self.drained = (result as usize) < self.asked;
             let old = std::mem::replace(&mut self.leftover, buf);
             self.pos = 0;
             self.spare = old;
@@ -135,10 +141,12 @@ impl UringRead {
             }
             let buf = std::mem::take(&mut state.spare);
             let len = dst.len().clamp(1, MAX_RECV);
-            let key = rings
-                .get(ring)
-                .start_recv(fd, buf, len, cx.waker(), !owned)?;
+            let key =
+                rings
+                    .get(ring)
+                    .start_recv(fd, buf, len, cx.waker(), !owned, state.drained)?;
             state.op = Some((ring, key));
+            state.asked = len;
             return Poll::Pending;
         }
     }

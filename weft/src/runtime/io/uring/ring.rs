@@ -44,6 +44,9 @@ const CQ_ENTRIES: u32 = 4096;
 
 pub(crate) struct Ring {
     state: Mutex<RingState>,
+    /// The kernel takes `IORING_RECVSEND_POLL_FIRST` (Linux 5.19, as
+    /// `COOP_TASKRUN`, which this ring was built with).
+    poll_first: bool,
     /// The same ring, for [`Ring::park`]'s wait, which must not hold the
     /// lock (it only enters the kernel; no queue is touched).
     waiter: Arc<IoUring>,
@@ -69,6 +72,10 @@ struct RingState {
 /// `INTERNAL_USER_DATA`, its high half is all ones: no slot's name).
 const EPOLL_USER_DATA: u64 = u64::MAX - 1;
 
+/// `IORING_RECVSEND_POLL_FIRST` (`io_uring.h`, Linux 5.19), which the
+/// `io-uring` crate does not export.
+const RECVSEND_POLL_FIRST: u16 = 1;
+
 impl Ring {
     pub(crate) fn new() -> io::Result<Ring> {
         let build = |coop: bool| {
@@ -90,12 +97,13 @@ impl Ring {
             builder.build(SQ_ENTRIES)
         };
         // COOP_TASKRUN is Linux 5.19; older kernels refuse the flag.
-        let uring = match build(true) {
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(false)?,
-            other => other?,
+        let (uring, poll_first) = match build(true) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (build(false)?, false),
+            other => (other?, true),
         };
         let uring = Arc::new(uring);
         Ok(Ring {
+            poll_first,
             fd: uring.as_raw_fd(),
             waiter: uring.clone(),
             state: Mutex::new(RingState {
@@ -129,6 +137,11 @@ impl Ring {
     /// Start a `recv(2)` of up to `len` bytes from `fd` into `buf`'s spare
     /// capacity; `waker` is woken when it completes. `submit_now` for a
     /// caller that is not this ring's owner (see the module doc).
+    ///
+    /// `expect_wait`: the socket is probably empty (its last receive
+    /// drained it), so the kernel should arm its poll at once instead of
+    /// first trying a receive that fails with `EAGAIN`
+    /// (`IORING_RECVSEND_POLL_FIRST`, where the kernel has it).
     pub(crate) fn start_recv(
         &self,
         fd: RawFd,
@@ -136,9 +149,17 @@ impl Ring {
         len: usize,
         waker: &Waker,
         submit_now: bool,
+        expect_wait: bool,
     ) -> io::Result<OpKey> {
         let (ptr, len) = spare_room(&mut buf, len);
-        let entry = opcode::Recv::new(types::Fd(fd), ptr, len).build();
+        let ioprio = if expect_wait && self.poll_first {
+            RECVSEND_POLL_FIRST
+        } else {
+            0
+        };
+        let entry = opcode::Recv::new(types::Fd(fd), ptr, len)
+            .ioprio(ioprio)
+            .build();
         // SAFETY: the entry points at `len` bytes of `buf`'s allocation,
         // which `start` hands to the op's table slot.
         unsafe { self.start(entry, buf, Some(waker), submit_now) }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A/B of two weft builds on the TCP echo: server CPU per round trip of
+# `echo_server` built from BASE (a git revision, built in a worktree) and
+# from the working tree, both on DRIVER (uring), alternated. The setup is
+# echo_cpu.sh's: server pinned to CPU 0, `echo_load` (100-byte messages)
+# pinned to CPU 1, utime+stime from /proc/PID/stat over the run.
+#
+#   BASE=HEAD~1 ROUNDS=10 DURATION=3 CONNS_LIST="1 10" bash weft-bench/experiments/echo-ab.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BASE=${BASE:-HEAD}
+ROUNDS=${ROUNDS:-10}
+DURATION=${DURATION:-3}
+CONNS_LIST=${CONNS_LIST:-"1 10 100"}
+DRIVER=${DRIVER:-uring}
+. weft-bench/bench-lib.sh  # hz, ticks, median
+cargo build --release -p weft-bench --bin echo_server --bin echo_load >&2
+target_dir=$(cargo metadata --format-version 1 --no-deps |
+  sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+wt=$(mktemp -d)
+git worktree add -f "$wt" "$BASE" >/dev/null
+trap 'git worktree remove --force "$wt"' EXIT
+base_target=${AB_TARGET:-$PWD/target-ab}   # gitignored, kept between runs
+(cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench --bin echo_server >&2)
+load=$target_dir/release/echo_load
+out=$(mktemp)
+run_one() { # name binary conns
+  local fifo pid addr t0 t1 trips
+  fifo=$(mktemp -u); mkfifo "$fifo"
+  WEFT_IO_DRIVER=$DRIVER taskset -c 0 "$2" weft >"$fifo" &
+  pid=$!
+  read -r addr <"$fifo"; rm -f "$fifo"
+  taskset -c 1 "$load" "$addr" "$3" 0.5 >/dev/null   # warm-up
+  t0=$(ticks "$pid")
+  trips=$(taskset -c 1 "$load" "$addr" "$3" "$DURATION")
+  t1=$(ticks "$pid")
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  awk -v n="$1" -v c="$3" -v d=$((t1 - t0)) -v hz="$hz" -v t="$trips" \
+    'BEGIN { printf "%s %s %.3f\n", n, c, d / hz * 1e6 / t }' >>"$out"
+}
+for _ in $(seq 1 "$ROUNDS"); do
+  for c in $CONNS_LIST; do
+    run_one base "$base_target/release/echo_server" "$c"
+    run_one new "$target_dir/release/echo_server" "$c"
+  done
+done
+echo "server CPU per round trip (µs), medians of $ROUNDS; pairs where new < base"
+for c in $CONNS_LIST; do
+  b=$(awk -v c="$c" '$1 == "base" && $2 == c { print $3 }' "$out" | median)
+  n=$(awk -v c="$c" '$1 == "new" && $2 == c { print $3 }' "$out" | median)
+  wins=$(paste <(awk -v c="$c" '$1 == "base" && $2 == c { print $3 }' "$out") \
+    <(awk -v c="$c" '$1 == "new" && $2 == c { print $3 }' "$out") | awk '$2 < $1 { w++ } END { print w + 0 }')
+  printf 'conns %3s: base %7s  new %7s  new/base %.3f  new faster in %s/%s pairs\n' \
+    "$c" "$b" "$n" "$(awk -v a="$n" -v b="$b" 'BEGIN { print a / b }')" "$wins" "$ROUNDS"
+done
