@@ -22,7 +22,9 @@
 //!   for the next turn: edge-triggered readiness is reported once, whenever
 //!   it is fetched.
 //! - With the io_uring driver (`uring/`), each ring's descriptor is one more
-//!   source in the poller; an event on it means "reap that ring".
+//!   source in the poller; an event on it means "reap that ring". The
+//!   one ring left out (a one-worker runtime's, `Rings::unwatched`) is
+//!   reaped by every turn that polls epoll.
 
 #[cfg(all(test, loom))]
 mod loom_scheduled_io;
@@ -111,6 +113,9 @@ impl Driver {
         let waker = mio::Waker::new(&registry, WAKE_TOKEN)?;
         if let Some(rings) = &rings {
             for (index, ring) in rings.iter() {
+                if rings.unwatched() == Some(index) {
+                    continue;
+                }
                 registry.register(
                     &mut mio::unix::SourceFd(&ring.fd()),
                     mio::Token(uring::RING_TOKEN_BASE - index),
@@ -168,6 +173,11 @@ impl Driver {
                 return;
             }
             Err(e) => panic!("the I/O driver's poll failed unexpectedly: {e}"),
+        }
+        if let Some(rings) = &handle.rings {
+            if let Some(index) = rings.unwatched() {
+                rings.get(index).reap(&mut self.wakers);
+            }
         }
         if events.is_empty() {
             self.wake_collected();

@@ -9,7 +9,9 @@
 //! How it fits the readiness driver (the idea of tokio PR #8249, with
 //! batching it lacks): epoll stays the thing a parked worker blocks in,
 //! and every ring's descriptor is registered in it, so a completion on any
-//! ring wakes the driver's holder, which reaps that ring. A task starts an
+//! ring wakes the driver's holder, which reaps that ring; except the
+//! worker ring of a one-worker runtime ([`Rings::unwatched`]), whose
+//! completions only ever need to reach its owner. A task starts an
 //! operation on the ring of the worker it runs on; the owning worker
 //! submits its ring's entries in one `io_uring_enter` per maintenance tick
 //! and before it parks, and reaps its completions there too. An op never
@@ -28,6 +30,18 @@
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
 //!   resource token's range of use.
+//! - **Only the owner blocks on an unwatched ring.** With one worker
+//!   (current_thread, or multi_thread with one worker thread), the worker
+//!   is the only thread that parks in the driver with a timeout (a
+//!   `block_on` thread of a multi_thread runtime sleeps on its own parker,
+//!   a current_thread `block_on` without the core waits for it, the
+//!   monitor's rescue thread only polls without waiting), and it parks in
+//!   its own ring, where a completion wakes it directly. So that ring's
+//!   descriptor is left out of epoll, and every turn that goes through
+//!   epoll reaps it explicitly. In the epoll set it made every completion
+//!   fire the parked owner's poll on the epoll descriptor too, for an
+//!   `epoll_wait` that found only the ring: one syscall in three of a
+//!   one-connection echo round trip (BENCHMARKS.md, "io_uring driver").
 //! - Ops whose completion reports `ECANCELED` that their owner did not ask
 //!   for (the kernel cancels a request when the thread that submitted it
 //!   exits, e.g. a `block_in_place` thread retiring) are retried by the
@@ -203,6 +217,8 @@ fn probe() -> Result<(), String> {
 /// A runtime's rings: one per worker, then the shared one.
 pub(crate) struct Rings {
     rings: Box<[Ring]>,
+    /// The ring whose descriptor is not in epoll (module doc).
+    unwatched: Option<usize>,
     /// The kernel has `unlinkat`, `mkdirat` and `renameat` ops (5.15);
     /// without them those calls stay on the blocking pool.
     path_calls: bool,
@@ -225,8 +241,15 @@ impl Rings {
         ]);
         Ok(Rings {
             rings: rings.into_boxed_slice(),
+            unwatched: (workers == 1).then_some(0),
             path_calls,
         })
+    }
+
+    /// The worker ring left out of epoll, if any (module doc, "Only the
+    /// owner blocks on an unwatched ring").
+    pub(crate) fn unwatched(&self) -> Option<usize> {
+        self.unwatched
     }
 
     /// Whether `unlinkat`, `mkdirat` and `renameat` run on the rings.
