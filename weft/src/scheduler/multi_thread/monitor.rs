@@ -270,11 +270,15 @@ impl Monitor {
     #[inline]
     pub(crate) fn wake_if_dormant(&self) {
         if self.kick_wanted() {
-            let mut sleep = self.lock();
-            sleep.kicked = true;
-            drop(sleep);
-            self.wakeup.notify_one();
+            self.kick();
         }
+    }
+
+    /// End the monitor's current sleep (or the next one, if it is not
+    /// asleep yet: `wait` checks `kicked` under the lock).
+    fn kick(&self) {
+        self.lock().kicked = true;
+        self.wakeup.notify_one();
     }
 
     pub(crate) fn shutdown(&self) {
@@ -306,10 +310,7 @@ impl Monitor {
     #[cold]
     fn kick_fast(&self) {
         if self.slow.swap(false, Ordering::AcqRel) {
-            let mut sleep = self.lock();
-            sleep.kicked = true;
-            drop(sleep);
-            self.wakeup.notify_one();
+            self.kick();
         }
     }
 
@@ -478,7 +479,7 @@ fn run(handle: Weak<Handle>) {
     let mut seen: Vec<Option<Seen>> = vec![None; workers];
     let mut last_seq = vec![0u64; workers];
     let mut last_spawns = vec![0u64; workers];
-    let (mut stuck_now, mut stuck_before) = (Vec::new(), Vec::new());
+    let mut stuck_now = Vec::new();
     let mut quiet = 0;
     let mut pace = Pace::new(&monitor);
     let any_unparked = || handle.upgrade().is_some_and(|h| h.idle.any_unparked());
@@ -541,10 +542,11 @@ fn run(handle: Weak<Handle>) {
             }
         }
         quiet = if busy { 0 } else { quiet + 1 };
+        let can_help = handle.idle.any_idle();
         pace.after_sample(
             &monitor,
             Sighting {
-                can_help: handle.idle.any_idle(),
+                can_help,
                 lifo_waiting,
                 same_poll,
                 stole,
@@ -561,15 +563,17 @@ fn run(handle: Weak<Handle>) {
         {
             pace.period = monitor.max_period;
         }
-        if stuck_now != stuck_before {
-            monitor.stuck_workers().clone_from(&stuck_now);
-            stuck_before.clone_from(&stuck_now);
+        {
+            let mut stuck = monitor.stuck_workers();
+            if *stuck != stuck_now {
+                stuck.clone_from(&stuck_now);
+            }
         }
         if rescue_wanted(
             stuck_now.len(),
             handle.remotes.len(),
             stuck_with_queue,
-            || handle.idle.any_idle(),
+            can_help,
         ) && !monitor.rescuing.swap(true, Ordering::AcqRel)
         {
             start_rescue(&handle);
@@ -624,13 +628,8 @@ fn report(handle: &Handle, monitor: &Monitor, index: usize, seq: u64, stuck_for:
 /// only when its own queue runs dry, which may be never). The rescue
 /// thread then runs in the stuck worker's place, as the thread
 /// `block_in_place` starts does, without the task's cooperation.
-fn rescue_wanted(
-    stuck: usize,
-    workers: usize,
-    stuck_with_queue: bool,
-    any_idle: impl FnOnce() -> bool,
-) -> bool {
-    stuck > 0 && (stuck >= workers || (stuck_with_queue && !any_idle()))
+fn rescue_wanted(stuck: usize, workers: usize, stuck_with_queue: bool, any_idle: bool) -> bool {
+    stuck > 0 && (stuck >= workers || (stuck_with_queue && !any_idle))
 }
 
 /// Stuck workers' queued work has nobody to run it: run it (and the

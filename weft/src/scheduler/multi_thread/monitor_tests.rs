@@ -88,8 +88,7 @@ fn with_a_parked_worker_queued_work_keeps_the_short_period() {
 
 #[test]
 fn a_rescue_thread_replaces_a_stuck_worker_only_when_nobody_can_take_its_work() {
-    let idle = || true;
-    let busy = || false;
+    let (idle, busy) = (true, false);
     // Nobody stuck: never.
     assert!(!rescue_wanted(0, 4, false, busy));
     // Every worker stuck: always, queued work or not.
