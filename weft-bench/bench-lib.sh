@@ -1,5 +1,6 @@
 # Shell helpers the CPU-per-request benchmarks share (http_bench.sh,
-# echo_cpu.sh, ecosystem/bench.sh): source it, don't run it.
+# echo_cpu.sh, fs_cpu.sh, ecosystem/bench.sh, experiments/): source it,
+# don't run it.
 
 # Clock ticks per second, for `ticks`.
 hz=$(getconf CLK_TCK)
@@ -9,3 +10,22 @@ ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # The median of the numbers on standard input, one per line.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# One TCP echo measurement: start the echo server BIN on RUNTIME ("weft" or
+# "tokio"; WEFT_IO_DRIVER=DRIVER) pinned to $SERVER_CPU (0), warm it up,
+# then load it with the client LOAD (CONNS connections, DURATION s) pinned
+# to $CLIENT_CPU (1). Prints the server's CPU per round trip (µs, its
+# utime+stime over the measured run) and the round trips.
+echo_cpu_run() { # bin runtime driver load conns duration
+  local fifo pid addr t0 t1 trips
+  fifo=$(mktemp -u); mkfifo "$fifo"
+  WEFT_IO_DRIVER=$3 taskset -c "${SERVER_CPU:-0}" "$1" "$2" >"$fifo" &
+  pid=$!
+  read -r addr <"$fifo"; rm -f "$fifo"
+  taskset -c "${CLIENT_CPU:-1}" "$4" "$addr" "$5" 0.5 >/dev/null   # warm-up
+  t0=$(ticks "$pid")
+  trips=$(taskset -c "${CLIENT_CPU:-1}" "$4" "$addr" "$5" "$6")
+  t1=$(ticks "$pid")
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  awk -v d=$((t1 - t0)) -v hz="$hz" -v n="$trips" 'BEGIN { printf "%.3f %d\n", d / hz * 1e6 / n, n }'
+}

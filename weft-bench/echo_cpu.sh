@@ -21,24 +21,14 @@ target_dir=$(cargo metadata --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 server=$target_dir/release/echo_server
 load=$target_dir/release/echo_load
-# hz, ticks, median
+# hz, ticks, median, echo_cpu_run
 . weft-bench/bench-lib.sh  # (the cd above put us at the repository root)
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 
 run_one() { # name runtime driver conns
-  local fifo pid addr t0 t1 trips
-  fifo=$(mktemp -u); mkfifo "$fifo"
-  WEFT_IO_DRIVER=$3 taskset -c "$SERVER_CPU" "$server" "$2" >"$fifo" &
-  pid=$!
-  read -r addr <"$fifo"; rm -f "$fifo"
-  taskset -c "$CLIENT_CPU" "$load" "$addr" "$4" 0.5 >/dev/null   # warm-up
-  t0=$(ticks "$pid")
-  trips=$(taskset -c "$CLIENT_CPU" "$load" "$addr" "$4" "$DURATION")
-  t1=$(ticks "$pid")
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  local us
-  us=$(awk -v d=$((t1 - t0)) -v hz="$hz" -v n="$trips" 'BEGIN { printf "%.3f", d / hz * 1e6 / n }')
+  local us trips
+  read -r us trips < <(echo_cpu_run "$server" "$2" "$3" "$load" "$4" "$DURATION")
   printf '  %-11s conns %3s: %9d round trips, server CPU %7.3f us per round trip\n' "$1" "$4" "$trips" "$us" >&2
   echo "$1 $4 $us $trips" >>"$results"
 }

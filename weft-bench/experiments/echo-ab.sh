@@ -2,8 +2,9 @@
 # A/B of two weft builds on the TCP echo: server CPU per round trip of
 # `echo_server` built from BASE (a git revision, built in a worktree) and
 # from the working tree, both on DRIVER (uring), alternated. The setup is
-# echo_cpu.sh's: server pinned to CPU 0, `echo_load` (100-byte messages)
-# pinned to CPU 1, utime+stime from /proc/PID/stat over the run.
+# echo_cpu.sh's (bench-lib.sh, `echo_cpu_run`): server pinned to CPU 0,
+# `echo_load` (100-byte messages) pinned to CPU 1, utime+stime from
+# /proc/PID/stat over the run.
 #
 #   BASE=HEAD~1 ROUNDS=10 DURATION=3 CONNS_LIST="1 10" bash weft-bench/experiments/echo-ab.sh
 set -euo pipefail
@@ -13,7 +14,7 @@ ROUNDS=${ROUNDS:-10}
 DURATION=${DURATION:-3}
 CONNS_LIST=${CONNS_LIST:-"1 10 100"}
 DRIVER=${DRIVER:-uring}
-. weft-bench/bench-lib.sh  # hz, ticks, median
+. weft-bench/bench-lib.sh  # median, echo_cpu_run
 cargo build --release -p weft-bench --bin echo_server --bin echo_load >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
@@ -25,18 +26,9 @@ base_target=${AB_TARGET:-$PWD/target-ab}   # gitignored, kept between runs
 load=$target_dir/release/echo_load
 out=$(mktemp)
 run_one() { # name binary conns
-  local fifo pid addr t0 t1 trips
-  fifo=$(mktemp -u); mkfifo "$fifo"
-  WEFT_IO_DRIVER=$DRIVER taskset -c 0 "$2" weft >"$fifo" &
-  pid=$!
-  read -r addr <"$fifo"; rm -f "$fifo"
-  taskset -c 1 "$load" "$addr" "$3" 0.5 >/dev/null   # warm-up
-  t0=$(ticks "$pid")
-  trips=$(taskset -c 1 "$load" "$addr" "$3" "$DURATION")
-  t1=$(ticks "$pid")
-  kill "$pid"; wait "$pid" 2>/dev/null || true
-  awk -v n="$1" -v c="$3" -v d=$((t1 - t0)) -v hz="$hz" -v t="$trips" \
-    'BEGIN { printf "%s %s %.3f\n", n, c, d / hz * 1e6 / t }' >>"$out"
+  local us trips
+  read -r us trips < <(echo_cpu_run "$2" weft "$DRIVER" "$load" "$3" "$DURATION")
+  echo "$1 $3 $us" >>"$out"
 }
 for _ in $(seq 1 "$ROUNDS"); do
   for c in $CONNS_LIST; do

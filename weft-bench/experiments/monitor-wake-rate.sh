@@ -38,7 +38,7 @@ for _ in $(seq 1 "$ROUNDS"); do
         ($3 in u) && ($5 in u) { gsub(",", "", $4); print v, $1, $4 * u[$5] }' >>"$out"
   done
 done
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. weft-bench/bench-lib.sh  # median
 printf '%-36s' "row \\ variant (median µs)"
 for v in $VARIANTS; do printf ' %9s' "$v"; done
 echo
