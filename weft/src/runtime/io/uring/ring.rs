@@ -476,7 +476,8 @@ impl Ring {
             // Arming the poll right after the previous one fired would
             // have it fire at once on the completions this ring posts
             // meanwhile (its own descriptor is in the epoll set, for when
-            // another worker holds the driver): measured, twice the
+            // another worker holds the driver; except on a one-worker
+            // runtime, `Rings::unwatched`): measured, twice the
             // `epoll_wait`s on a ping-pong. So it is armed here, just
             // before the wait, with whatever else is pushed.
             if state.unsubmitted > 0 && state.submit(wakers).is_err() {
