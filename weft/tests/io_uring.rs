@@ -646,3 +646,67 @@ fn connects_through_the_ring() {
         });
     }
 }
+
+/// Unix-domain accepts go through the ring too: an accept dropped before
+/// any client came loses no connection, and the peer's address comes back
+/// whether the client is unbound, bound to a path or to an abstract name.
+#[test]
+fn unix_accepts_through_the_ring_lose_no_connection_and_name_the_peer() {
+    use weft::net::{UnixListener, UnixSocket, UnixStream};
+    let dir = std::env::temp_dir().join(format!("weft-uring-unix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (name, rt)) in runtimes().into_iter().enumerate() {
+        let server_path = dir.join(format!("server-{i}"));
+        let client_path = dir.join(format!("client-{i}"));
+        let abstract_name = format!("weft-uring-unix-{}-{i}", std::process::id());
+        rt.block_on(async {
+            let listener = UnixListener::bind(&server_path).unwrap();
+            let polled = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(listener.poll_accept(cx).is_pending())
+            })
+            .await;
+            assert!(polled, "{name}: accepted before any client connected");
+
+            let accept = || async {
+                weft::time::timeout(Duration::from_secs(5), listener.accept())
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: the connection was lost"))
+                    .unwrap()
+            };
+            // Unbound client (the ring's accept was already in flight).
+            let mut client = UnixStream::connect(&server_path).await.unwrap();
+            let (mut server, peer) = accept().await;
+            assert!(peer.is_unnamed(), "{name}: {peer:?}");
+            client.write_all(b"ping").await.unwrap();
+            let mut buf = [0; 4];
+            server.read_exact(&mut buf).await.unwrap();
+            assert_eq!(&buf, b"ping", "{name}");
+
+            // Client bound to a path.
+            let socket = UnixSocket::new_stream().unwrap();
+            socket.bind(&client_path).unwrap();
+            let (client, accepted) = weft::join!(socket.connect(&server_path), accept());
+            assert_eq!(
+                accepted.1.as_pathname(),
+                Some(client_path.as_path()),
+                "{name}"
+            );
+            assert_eq!(
+                client.unwrap().local_addr().unwrap().as_pathname(),
+                Some(client_path.as_path())
+            );
+
+            // Client bound to an abstract name.
+            let socket = UnixSocket::new_stream().unwrap();
+            socket.bind(format!("\0{abstract_name}")).unwrap();
+            let (client, accepted) = weft::join!(socket.connect(&server_path), accept());
+            client.unwrap();
+            assert_eq!(
+                accepted.1.as_abstract_name(),
+                Some(abstract_name.as_bytes()),
+                "{name}"
+            );
+        });
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

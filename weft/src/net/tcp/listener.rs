@@ -10,7 +10,6 @@
 
 use super::TcpStream;
 use crate::io::poll_evented::PollEvented;
-use crate::io::Interest;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::scheduled_io::Direction;
 use crate::runtime::io::uring::UringAccept;
@@ -63,14 +62,7 @@ impl TcpListener {
     pub(crate) fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
         let driver = crate::runtime::io::registration::current_driver();
         let ring = UringAccept::new(&driver, listener.as_raw_fd());
-        // On the rings, accepts do not need the poller: read interest would
-        // only wake the driver for every connection the ring takes anyway.
-        // (A listening socket is never writable, so this asks for nothing.)
-        let interest = if ring.is_some() {
-            Interest::WRITABLE
-        } else {
-            Interest::READABLE
-        };
+        let interest = UringAccept::listener_interest(ring.as_ref());
         Ok(TcpListener {
             io: PollEvented::new_with_driver(listener, interest, driver)?,
             ring,

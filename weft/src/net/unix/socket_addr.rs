@@ -3,10 +3,15 @@
 //!
 //! Owns: a std `SocketAddr` behind Tokio's surface (`is_unnamed`,
 //! `as_pathname`, and `as_abstract_name` as a method rather than std's
-//! extension trait); `From` converts both ways.
+//! extension trait); `From` converts both ways; and reading one from the
+//! raw `sockaddr_un` an io_uring accept wrote ([`SocketAddr::from_raw`]).
 
+use std::ffi::OsStr;
 use std::fmt;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// The address of a Unix-domain socket: a path, an abstract name (Linux),
 /// or unnamed (an unbound socket, one end of a pair).
@@ -43,6 +48,55 @@ impl SocketAddr {
         use std::os::linux::net::SocketAddrExt as _;
         self.0.as_abstract_name()
     }
+}
+
+impl SocketAddr {
+    /// The address in `raw`, the bytes of a `sockaddr_un` the kernel wrote
+    /// (as many as the length it reported): an io_uring accept's peer.
+    pub(crate) fn from_raw(raw: &[u8]) -> io::Result<SocketAddr> {
+        let path_at = std::mem::offset_of!(libc::sockaddr_un, sun_path);
+        let family = raw
+            .get(..std::mem::size_of::<libc::sa_family_t>())
+            .map(|f| libc::sa_family_t::from_ne_bytes(f.try_into().expect("two bytes")));
+        if family != Some(libc::AF_UNIX as libc::sa_family_t) {
+            return Err(io::Error::other(
+                "accept returned an address that is not a Unix-domain one",
+            ));
+        }
+        let path = raw.get(path_at..).unwrap_or_default();
+        let addr = match path {
+            [] => return unnamed(),
+            // Linux: a leading NUL names an abstract socket, whose name is
+            // every byte after it (NULs included), as long as the length
+            // says.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            [0, name @ ..] => {
+                #[cfg(target_os = "android")]
+                use std::os::android::net::SocketAddrExt as _;
+                #[cfg(target_os = "linux")]
+                use std::os::linux::net::SocketAddrExt as _;
+                std::os::unix::net::SocketAddr::from_abstract_name(name)?
+            }
+            // A path ends at its NUL, if the kernel counted one.
+            path => {
+                let end = path.iter().position(|&b| b == 0).unwrap_or(path.len());
+                std::os::unix::net::SocketAddr::from_pathname(OsStr::from_bytes(&path[..end]))?
+            }
+        };
+        Ok(SocketAddr(addr))
+    }
+}
+
+/// An unnamed address (most accepted peers: clients rarely bind). std
+/// makes one only from a socket, so one is taken from an unbound datagram
+/// socket once and cloned after.
+fn unnamed() -> io::Result<SocketAddr> {
+    static UNNAMED: OnceLock<std::os::unix::net::SocketAddr> = OnceLock::new();
+    if let Some(addr) = UNNAMED.get() {
+        return Ok(SocketAddr(addr.clone()));
+    }
+    let addr = std::os::unix::net::UnixDatagram::unbound()?.local_addr()?;
+    Ok(SocketAddr(UNNAMED.get_or_init(|| addr).clone()))
 }
 
 impl fmt::Debug for SocketAddr {

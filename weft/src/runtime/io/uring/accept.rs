@@ -1,4 +1,5 @@
-//! A TCP listener's accepts through io_uring.
+//! A listener's accepts through io_uring (TCP and Unix-domain stream
+//! listeners; the caller turns the peer's raw address into its own type).
 //!
 //! Owns: the listener's one accept in flight (which ring, which op, and
 //! its address buffer), the tasks waiting for a connection, and the
@@ -94,17 +95,41 @@ impl UringAccept {
         })
     }
 
+    /// What a listener that accepts through `ring` (if any) asks the
+    /// poller for. On the rings, accepts do not need the poller: read
+    /// interest would only wake the driver for every connection the ring
+    /// takes anyway. (A listening socket is never writable, so the write
+    /// interest asks for nothing.)
+    pub(crate) fn listener_interest(ring: Option<&UringAccept>) -> crate::io::Interest {
+        if ring.is_some() {
+            crate::io::Interest::WRITABLE
+        } else {
+            crate::io::Interest::READABLE
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, AcceptState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The next connection: its socket (non-blocking, close-on-exec) and
-    /// the peer's address. Spends one unit of coop budget when it returns
-    /// one, as a readiness-based accept does.
+    /// The next connection of a TCP listener: its socket (non-blocking,
+    /// close-on-exec) and the peer's address.
     pub(crate) fn poll_accept(
         &self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<(OwnedFd, SocketAddr)>> {
+        self.poll_accept_with(cx, peer_address)
+    }
+
+    /// The next connection: its socket (non-blocking, close-on-exec) and
+    /// `address` of the `sockaddr` bytes the kernel wrote for the peer.
+    /// Spends one unit of coop budget when it returns one, as a
+    /// readiness-based accept does.
+    pub(crate) fn poll_accept_with<A>(
+        &self,
+        cx: &mut Context<'_>,
+        address: fn(&[u8]) -> io::Result<A>,
+    ) -> Poll<io::Result<(OwnedFd, A)>> {
         let restore = ready!(crate::coop::poll_proceed(cx));
         let io = self.driver.io().expect("checked by new");
         let rings = io.rings().expect("checked by new");
@@ -146,7 +171,7 @@ impl UringAccept {
             // SAFETY: the kernel made `result` for this accept, and the
             // table handed it to us alone (ops.rs): we own it now.
             let socket = unsafe { OwnedFd::from_raw_fd(result) };
-            let addr = peer_address(&buf);
+            let addr = address(written_address(&buf));
             state.spare = buf;
             restore.made_progress();
             return Poll::Ready(addr.map(|addr| (socket, addr)));
@@ -154,20 +179,33 @@ impl UringAccept {
     }
 }
 
-/// The peer address the kernel wrote at the start of an accept's buffer.
+/// The `sockaddr` bytes the kernel wrote at the start of an accept's
+/// buffer: as many as the length it wrote after the address room says
+/// (at most that room: a longer length means the address was truncated).
+fn written_address(buf: &[u8]) -> &[u8] {
+    let mut len = [0; std::mem::size_of::<libc::socklen_t>()];
+    len.copy_from_slice(&buf[ADDR_LEN..BUF_LEN]);
+    let len = libc::socklen_t::from_ne_bytes(len) as usize;
+    &buf[..len.min(ADDR_LEN)]
+}
+
+/// An IPv4 or IPv6 peer address from the bytes an accept wrote.
 fn peer_address(buf: &[u8]) -> io::Result<SocketAddr> {
+    if buf.len() < std::mem::size_of::<libc::sa_family_t>() {
+        return Err(io::Error::other("accept returned no peer address"));
+    }
     let family = u16::from_ne_bytes([buf[0], buf[1]]);
     match i32::from(family) {
-        libc::AF_INET => {
-            // SAFETY: the kernel wrote a `sockaddr_in` at the start of the
-            // buffer (family AF_INET), which is long enough for one; read
+        libc::AF_INET if buf.len() >= std::mem::size_of::<libc::sockaddr_in>() => {
+            // SAFETY: the kernel wrote a whole `sockaddr_in` (family
+            // AF_INET, length checked) at the start of the buffer; read
             // unaligned, as a `Vec<u8>` promises no alignment.
             let sin = unsafe { std::ptr::read_unaligned(buf.as_ptr().cast::<libc::sockaddr_in>()) };
             let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
             Ok(SocketAddrV4::new(ip, u16::from_be(sin.sin_port)).into())
         }
-        libc::AF_INET6 => {
-            // SAFETY: as above, a `sockaddr_in6` (family AF_INET6).
+        libc::AF_INET6 if buf.len() >= std::mem::size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: as above, a whole `sockaddr_in6` (family AF_INET6).
             let sin6 =
                 unsafe { std::ptr::read_unaligned(buf.as_ptr().cast::<libc::sockaddr_in6>()) };
             let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
@@ -180,7 +218,8 @@ fn peer_address(buf: &[u8]) -> io::Result<SocketAddr> {
             .into())
         }
         other => Err(io::Error::other(format!(
-            "accept returned an address of family {other}, not IPv4 or IPv6"
+            "accept returned {} bytes of an address of family {other}, not a whole IPv4 or IPv6 one",
+            buf.len()
         ))),
     }
 }

@@ -23,9 +23,11 @@
 //! interrupted for each).
 //!
 //! What runs on the rings: stream receives and sends (`recv.rs`,
-//! `send.rs`), file reads, writes and syncs (`file.rs`), opens and other calls on paths (`path.rs`), TCP
-//! accepts (`accept.rs`) and connects (`connect.rs`); each file says who
-//! owns its op and what happens when its owner goes away.
+//! `send.rs`), file reads, writes and syncs (`file.rs`), opens and other
+//! calls on paths (`path.rs`), TCP and Unix-domain stream accepts
+//! (`accept.rs`) and TCP connects (`connect.rs`); each file says who owns
+//! its op and what happens when its owner goes away. Datagram sockets and
+//! `AsyncFd` still wait for readiness through epoll.
 //!
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
