@@ -77,10 +77,13 @@ mod loom_spawn_kick {
     fn loom_spawn_kick_is_never_lost() {
         loom::model(|| {
             let stamp = Arc::new(PollStamp::new());
-            let monitor = Arc::new(Monitor::new(MonitorConfig {
-                threshold: Duration::from_millis(10),
-                hook: None,
-            }));
+            let monitor = Arc::new(
+                Monitor::new(MonitorConfig {
+                    threshold: Duration::from_millis(10),
+                    hook: None,
+                })
+                .unwrap(),
+            );
             let spawner = {
                 let (stamp, monitor) = (stamp.clone(), monitor.clone());
                 loom::thread::spawn(move || monitor.spawn_sees_slow(&stamp))
@@ -125,10 +128,13 @@ mod loom_dormant {
             let idle = Arc::new(Idle::new(1));
             // The only worker parks.
             let _ = idle.transition_worker_to_parked(0, false);
-            let monitor = Arc::new(Monitor::new(MonitorConfig {
-                threshold: Duration::from_millis(10),
-                hook: None,
-            }));
+            let monitor = Arc::new(
+                Monitor::new(MonitorConfig {
+                    threshold: Duration::from_millis(10),
+                    hook: None,
+                })
+                .unwrap(),
+            );
             let worker = {
                 let (idle, monitor) = (idle.clone(), monitor.clone());
                 loom::thread::spawn(move || {

@@ -11,6 +11,7 @@
 //! forgot its own on close) and only then cancels all owned tasks. No entry
 //! can be polled after that point, because polling needs a core.
 
+mod alarm;
 mod idle;
 mod lifo;
 #[cfg(all(test, loom))]
@@ -90,7 +91,9 @@ impl MultiThread {
         let monitor = config
             .long_poll
             .clone()
-            .map(|c| Arc::new(monitor::Monitor::new(c)));
+            // No timer for the monitor (descriptors exhausted): a lost
+            // feature, not a broken runtime.
+            .and_then(|c| monitor::Monitor::new(c).ok().map(Arc::new));
         if monitor.is_some() {
             lifo::prepare_steals();
         }

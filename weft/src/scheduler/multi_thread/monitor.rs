@@ -2,6 +2,7 @@
 //! work queued behind it moving (the idea is Go's `sysmon`).
 //!
 //! Owns: the per-worker [`PollStamp`]s (written by the workers), the
+//! sampling state (shared by the monitor thread and workers' looks), the
 //! monitor thread, and the rescue thread it starts when a poll runs past
 //! the threshold.
 //!
@@ -86,6 +87,25 @@
 //!   core of its own (wakes go to the inject queue), and polls the
 //!   drivers, until no worker is stuck. A stuck thread whose poll returns
 //!   goes on with its own core, which holds whatever was not taken.
+//! - **Who samples: a parking worker when it can, the monitor thread when
+//!   nobody did.** The sampling state ([`Sampler`]) sits behind a mutex,
+//!   and the next sample has a due time. A worker on its way to park
+//!   whose clock read (the one park already makes) finds the sample due
+//!   takes it ([`Monitor::look`], under `try_lock`: never waits for the
+//!   monitor), and sets the monitor thread's alarm for the next one
+//!   (alarm.rs: a timerfd, one `timerfd_settime`), so the monitor thread
+//!   sleeps on. Only the monitor thread acts: a look moves no task,
+//!   wakes nobody, calls no hook and starts no rescue; when it sees a poll
+//!   for the second time it kicks the monitor thread to sample again and
+//!   act. A slow sample is due for looks from half its period on and
+//!   rings the alarm at the full period, so the monitor thread samples
+//!   only if no worker parked in the second half; quick samples are due
+//!   when the alarm rings. Two samples close together (less than
+//!   `min_gap`) do not count a poll as seen twice. Why: each wake-up of an
+//!   extra thread costs the workers of an oversubscribed machine, even a
+//!   thread that does nothing (rounds 8 and 11); on the 5-producer mpsc
+//!   benchmark the monitor thread now wakes a few times a second instead
+//!   of ~100.
 //! - **Sleeping.** After ten samples in a row in which no worker polled
 //!   anything, the monitor sleeps until a worker leaves its park or a
 //!   searching worker finds work (`wake_if_dormant`: one load on those two
@@ -98,8 +118,10 @@
 //!   `dormant` and kicks it. Both sides touch the idle counts with a
 //!   read-modify-write, and that is what it rests on (loom model
 //!   `loom_dormant`). (Before, a lost kick left a task stranded in a LIFO
-//!   slot for up to 100 ms.)
+//!   slot for up to 100 ms.) A kick rings the alarm, and no setting of the
+//!   alarm by a sample drops it (alarm.rs, loom model `loom_alarm`).
 
+use super::alarm::Alarm;
 use super::lifo;
 use super::queue;
 use super::Handle;
@@ -108,7 +130,7 @@ use crate::loom::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use crate::runtime::{LongPollHook, LongPollInfo};
 use crate::task::Notified;
 use std::panic::Location;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// Where one worker is: in a poll (odd `seq`) of which task, or not. On a
@@ -189,8 +211,17 @@ pub(crate) struct Monitor {
     /// The period while no spawn asks for quick looks (module doc, "Slow
     /// unless a task was spawned").
     slow_period: Duration,
-    sleep: Mutex<MonitorSleep>,
-    wakeup: Condvar,
+    /// A poll seen twice less than this apart is not acted on yet: with
+    /// workers sampling too, two samples can fall close together.
+    min_gap: Duration,
+    /// The monitor thread's sleep, set by whoever samples (module doc,
+    /// "Who samples").
+    alarm: Alarm,
+    /// When the next sample is due, in nanoseconds since `epoch`.
+    due: AtomicU64,
+    epoch: Instant,
+    sampler: Mutex<Sampler>,
+    shut_down: AtomicBool,
     dormant: AtomicBool,
     /// The monitor sleeps longer than [`MAX_PERIOD`]: a spawn into a LIFO
     /// slot kicks it.
@@ -202,9 +233,15 @@ pub(crate) struct Monitor {
     rescuing: AtomicBool,
 }
 
-struct MonitorSleep {
-    shutdown: bool,
-    kicked: bool,
+/// What sampling remembers between samples, whoever takes them.
+struct Sampler {
+    seen: Vec<Option<Seen>>,
+    last_seq: Vec<u64>,
+    last_spawns: Vec<u64>,
+    stuck_now: Vec<usize>,
+    /// Samples in a row in which no worker polled anything.
+    quiet: u32,
+    pace: Pace,
 }
 
 /// What the monitor remembers of one worker between samples.
@@ -230,30 +267,39 @@ const LIFO_RECHECK_COOLDOWN: u32 = 8;
 const DORMANT_SLEEP: Duration = Duration::from_millis(100);
 
 impl Monitor {
-    pub(crate) fn new(config: MonitorConfig) -> Monitor {
+    /// The monitor of a runtime with these settings; an error if the
+    /// kernel gives it no timer (the runtime then goes without).
+    pub(crate) fn new(config: MonitorConfig) -> std::io::Result<Monitor> {
         let max_period = (config.threshold / 4).clamp(Duration::from_micros(50), MAX_PERIOD);
         let min_period = max_period.min(Duration::from_micros(500));
         // Nine tenths of the threshold: a poll is seen twice, and acted on,
-        // within 1.8 thresholds of its start. As long as that allows: each
-        // wake-up costs the workers (module doc), and a 5-producer mpsc
-        // benchmark on 2 vCPUs still runs several percent slower with the
-        // monitor sampling at this rate (BENCHMARKS.md, round 10).
+        // within 1.8 thresholds of its start.
         let slow_period = (config.threshold * 9 / 10).max(max_period);
-        Monitor {
+        let monitor = Monitor {
+            min_gap: LIFO_RECHECK.min(min_period) / 2,
             config,
             min_period,
             max_period,
             slow_period,
-            sleep: Mutex::new(MonitorSleep {
-                shutdown: false,
-                kicked: false,
+            alarm: Alarm::new()?,
+            due: AtomicU64::new(0),
+            epoch: Instant::now(),
+            sampler: Mutex::new(Sampler {
+                seen: Vec::new(),
+                last_seq: Vec::new(),
+                last_spawns: Vec::new(),
+                stuck_now: Vec::new(),
+                quiet: 0,
+                pace: Pace::new(min_period),
             }),
-            wakeup: Condvar::new(),
+            shut_down: AtomicBool::new(false),
             dormant: AtomicBool::new(false),
             slow: AtomicBool::new(false),
             stuck: Mutex::new(Vec::new()),
             rescuing: AtomicBool::new(false),
-        }
+        };
+        monitor.alarm.set(min_period);
+        Ok(monitor)
     }
 
     /// Start the monitor thread for `handle`'s workers.
@@ -274,16 +320,56 @@ impl Monitor {
         }
     }
 
-    /// End the monitor's current sleep (or the next one, if it is not
-    /// asleep yet: `wait` checks `kicked` under the lock).
+    /// End the monitor thread's current sleep (or the next one, if it is
+    /// not asleep yet), for a sample now.
     fn kick(&self) {
-        self.lock().kicked = true;
-        self.wakeup.notify_one();
+        self.alarm.kick();
     }
 
     pub(crate) fn shutdown(&self) {
-        self.lock().shutdown = true;
-        self.wakeup.notify_all();
+        self.shut_down.store(true, Ordering::SeqCst);
+        self.alarm.kick();
+    }
+
+    /// Whether the next sample is due at `now`: a worker about to park
+    /// then takes it ([`Monitor::look`]).
+    #[inline]
+    pub(crate) fn is_due(&self, now: Instant) -> bool {
+        let now = now.saturating_duration_since(self.epoch).as_nanos() as u64;
+        now >= self.due.load(Ordering::Relaxed)
+    }
+
+    /// A worker's look on its way to park (module doc, "Who samples"):
+    /// the sample, unless another thread is taking it; the monitor thread
+    /// is kicked if something needs acting on.
+    #[cold]
+    pub(crate) fn look(&self, handle: &Arc<Handle>, now: Instant) {
+        let Ok(mut sampler) = self.sampler.try_lock() else {
+            return;
+        };
+        if self.is_due(now) && self.sample(handle, &mut sampler, now, false) == Sampled::Act {
+            drop(sampler);
+            self.kick();
+        }
+    }
+
+    /// The next sample is `period` after `now`: set the alarm for it. A
+    /// slow one is due for workers' looks from half the period on, so that
+    /// a worker parking in the second half takes it before the alarm
+    /// rings (module doc, "Who samples").
+    fn schedule(&self, now: Instant, period: Duration) {
+        let early = if period > self.max_period {
+            period / 2
+        } else {
+            period
+        };
+        let due = (now + early).saturating_duration_since(self.epoch);
+        self.due.store(due.as_nanos() as u64, Ordering::Relaxed);
+        self.alarm.set(period);
+    }
+
+    fn sampler(&self) -> std::sync::MutexGuard<'_, Sampler> {
+        self.sampler.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A worker put a task it spawned into its LIFO slot (`stamp` is its
@@ -361,50 +447,46 @@ impl Monitor {
         any_unparked()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, MonitorSleep> {
-        self.sleep.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn stuck_workers(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
         self.stuck.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sleep `period` (or until woken, when `dormant` and no worker is
-    /// unparked: `any_unparked`). Returns false on shutdown.
-    fn wait(&self, dormant: bool, period: Duration, any_unparked: impl Fn() -> bool) -> bool {
-        if dormant {
-            // Outside the lock: the check may drop the last handle to the
-            // runtime.
+    /// Sleep until the alarm rings: at the time the last sample set, or,
+    /// `dormant`, after `period` if a worker is still unparked
+    /// (`any_unparked`) and else [`DORMANT_SLEEP`] or until a worker
+    /// kicks it. Returns whether a kick rang it, `None` on shutdown.
+    fn wait(
+        &self,
+        dormant: bool,
+        period: Duration,
+        any_unparked: impl Fn() -> bool,
+    ) -> Option<bool> {
+        let kicked = if dormant {
+            // Outside the sampler's lock: the check may drop the last
+            // handle to the runtime.
             let stay_awake = self.announce_dormant(any_unparked);
-            let mut sleep = self.lock();
-            if !sleep.kicked && !sleep.shutdown {
-                // A worker still unparked is about to poll or to park:
-                // sample again after the usual period rather than sleep
-                // until kicked (and never spin).
-                let timeout = if stay_awake { period } else { DORMANT_SLEEP };
-                sleep = self
-                    .wakeup
-                    .wait_timeout(sleep, timeout)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
+            // A worker still unparked is about to poll or to park: sample
+            // again after the usual period rather than sleep until kicked.
+            self.alarm
+                .set(if stay_awake { period } else { DORMANT_SLEEP });
+            let kicked = self.alarm.wait();
             self.dormant.store(false, Ordering::SeqCst);
-            sleep.kicked = false;
-            return !sleep.shutdown;
-        }
-        let mut sleep = self.lock();
-        // A kick (a spawn while `slow`) that came before this lock must
-        // not be slept through.
-        if !sleep.kicked && !sleep.shutdown {
-            sleep = self
-                .wakeup
-                .wait_timeout(sleep, period)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        sleep.kicked = false;
-        !sleep.shutdown
+            kicked
+        } else {
+            self.alarm.wait()
+        };
+        (!self.shut_down.load(Ordering::SeqCst)).then_some(kicked)
     }
+}
+
+/// Whether a sample found something only the monitor thread acts on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[must_use]
+enum Sampled {
+    Routine,
+    /// A worker's look saw a poll for the second time: the monitor thread
+    /// must take the next sample, and act.
+    Act,
 }
 
 /// What one sample saw, as far as the next period is concerned.
@@ -435,9 +517,9 @@ struct Pace {
 }
 
 impl Pace {
-    fn new(monitor: &Monitor) -> Pace {
+    fn new(period: Duration) -> Pace {
         Pace {
-            period: monitor.min_period,
+            period,
             lifo_recheck: false,
             lifo_cooldown: 0,
         }
@@ -468,63 +550,58 @@ impl Pace {
     }
 }
 
-/// The monitor thread.
-fn run(handle: Weak<Handle>) {
-    let Some((monitor, workers)) = handle
-        .upgrade()
-        .and_then(|h| Some((h.monitor.clone()?, h.remotes.len())))
-    else {
-        return;
-    };
-    let mut seen: Vec<Option<Seen>> = vec![None; workers];
-    let mut last_seq = vec![0u64; workers];
-    let mut last_spawns = vec![0u64; workers];
-    let mut stuck_now = Vec::new();
-    let mut quiet = 0;
-    let mut pace = Pace::new(&monitor);
-    let any_unparked = || handle.upgrade().is_some_and(|h| h.idle.any_unparked());
-    while monitor.wait(
-        quiet >= QUIET_SAMPLES_BEFORE_SLEEP,
-        pace.period,
-        any_unparked,
-    ) {
-        let Some(handle) = handle.upgrade() else {
-            return;
-        };
-        if handle.inject.is_closed() {
-            return;
+impl Monitor {
+    /// One sample of every worker's stamp (module doc), by the monitor
+    /// thread (`acts`) or by a worker on its way to park (`!acts`: it moves
+    /// nothing, starts nothing and calls no hook; it returns
+    /// [`Sampled::Act`] instead when something needs it, for the monitor
+    /// thread to sample again and act). Sets the alarm for the next one.
+    fn sample(&self, handle: &Arc<Handle>, s: &mut Sampler, now: Instant, acts: bool) -> Sampled {
+        let workers = handle.remotes.len();
+        if s.seen.len() != workers {
+            s.seen = vec![None; workers];
+            s.last_seq = vec![0; workers];
+            s.last_spawns = vec![0; workers];
         }
-        let now = Instant::now();
+        let mut outcome = Sampled::Routine;
         let mut busy = false;
         let mut stuck_with_queue = false;
-        stuck_now.clear();
+        s.stuck_now.clear();
         let mut same_poll = false;
         let mut lifo_waiting = false;
         let mut stole = false;
         let mut spawned = false;
         for (index, remote) in handle.remotes.iter().enumerate() {
             let spawns = remote.stamp.lifo_spawns.load(Ordering::Relaxed);
-            spawned |= spawns != last_spawns[index];
-            last_spawns[index] = spawns;
+            spawned |= spawns != s.last_spawns[index];
+            s.last_spawns[index] = spawns;
             let seq = remote.stamp.seq.load(Ordering::Acquire);
             // Any poll since the last sample, or one running now: busy.
-            busy |= seq != last_seq[index] || seq & 1 == 1;
-            last_seq[index] = seq;
+            busy |= seq != s.last_seq[index] || seq & 1 == 1;
+            s.last_seq[index] = seq;
             if seq & 1 == 0 {
-                seen[index] = None;
+                s.seen[index] = None;
                 continue;
             }
-            match &mut seen[index] {
-                Some(s) if s.seq == seq => {
+            match &mut s.seen[index] {
+                Some(seen) if seen.seq == seq => {
                     same_poll = true;
-                    stole |= rescue_queued(&handle, index);
-                    let stuck_for = now - s.since;
-                    if stuck_for >= monitor.config.threshold {
-                        stuck_now.push(index);
+                    if now - seen.since < self.min_gap {
+                        // Two samples close together: look again later.
+                        continue;
+                    }
+                    if !acts {
+                        outcome = Sampled::Act;
+                        continue;
+                    }
+                    stole |= rescue_queued(handle, index);
+                    let stuck_for = now - seen.since;
+                    if stuck_for >= self.config.threshold {
+                        s.stuck_now.push(index);
                         stuck_with_queue |= !remote.steal.is_empty();
-                        if !s.reported {
-                            s.reported = true;
-                            report(&handle, &monitor, index, seq, stuck_for);
+                        if !seen.reported {
+                            seen.reported = true;
+                            report(handle, self, index, seq, stuck_for);
                         }
                     }
                 }
@@ -541,10 +618,10 @@ fn run(handle: Weak<Handle>) {
                 }
             }
         }
-        quiet = if busy { 0 } else { quiet + 1 };
+        s.quiet = if busy { 0 } else { s.quiet + 1 };
         let can_help = handle.idle.any_idle();
-        pace.after_sample(
-            &monitor,
+        s.pace.after_sample(
+            self,
             Sighting {
                 can_help,
                 lifo_waiting,
@@ -556,28 +633,65 @@ fn run(handle: Weak<Handle>) {
         // Sleeping longer than a stranded child may wait: let spawns kick
         // (module doc, "Slow unless a task was spawned"). The heavy fence
         // is paid when the monitor turns slow, not at every slow sample.
-        if pace.period <= monitor.max_period {
-            monitor.leave_slow();
-        } else if !monitor.is_slow()
-            && !monitor.announce_slow(handle.remotes.iter().map(|r| &r.stamp), &last_spawns)
+        if s.pace.period <= self.max_period {
+            self.leave_slow();
+        } else if !self.is_slow()
+            && !self.announce_slow(handle.remotes.iter().map(|r| &r.stamp), &s.last_spawns)
         {
-            pace.period = monitor.max_period;
+            s.pace.period = self.max_period;
+        }
+        self.schedule(now, s.pace.period);
+        if !acts {
+            // The stuck list and the rescue thread are the monitor
+            // thread's (a look never sees a worker stuck).
+            return outcome;
         }
         {
-            let mut stuck = monitor.stuck_workers();
-            if *stuck != stuck_now {
-                stuck.clone_from(&stuck_now);
+            let mut stuck = self.stuck_workers();
+            if *stuck != s.stuck_now {
+                stuck.clone_from(&s.stuck_now);
             }
         }
-        if rescue_wanted(
-            stuck_now.len(),
-            handle.remotes.len(),
-            stuck_with_queue,
-            can_help,
-        ) && !monitor.rescuing.swap(true, Ordering::AcqRel)
+        if rescue_wanted(s.stuck_now.len(), workers, stuck_with_queue, can_help)
+            && !self.rescuing.swap(true, Ordering::AcqRel)
         {
-            start_rescue(&handle);
+            start_rescue(handle);
         }
+        Sampled::Routine
+    }
+}
+
+/// The monitor thread.
+fn run(handle: Weak<Handle>) {
+    let Some(monitor) = handle.upgrade().and_then(|h| h.monitor.clone()) else {
+        return;
+    };
+    let any_unparked = || handle.upgrade().is_some_and(|h| h.idle.any_unparked());
+    loop {
+        let (dormant, period) = {
+            let sampler = monitor.sampler();
+            (
+                sampler.quiet >= QUIET_SAMPLES_BEFORE_SLEEP,
+                sampler.pace.period,
+            )
+        };
+        let Some(kicked) = monitor.wait(dormant, period, any_unparked) else {
+            return;
+        };
+        let Some(handle) = handle.upgrade() else {
+            return;
+        };
+        if handle.inject.is_closed() {
+            return;
+        }
+        let mut sampler = monitor.sampler();
+        let now = Instant::now();
+        // A worker took the sample since the alarm was set, and set it
+        // again: sleep on, unless kicked.
+        if !kicked && !dormant && !monitor.is_due(now) {
+            continue;
+        }
+        let _ = monitor.sample(&handle, &mut sampler, now, true);
     }
 }
 

@@ -8,6 +8,7 @@ fn monitor() -> Monitor {
         threshold: Duration::from_millis(10),
         hook: None,
     })
+    .unwrap()
 }
 
 fn sighting(can_help: bool, lifo_waiting: bool, same_poll: bool) -> Sighting {
@@ -29,7 +30,7 @@ fn without_spawns(seen: Sighting) -> Sighting {
 
 /// Runs `samples` samples that all see `seen`; returns the periods.
 fn periods(monitor: &Monitor, seen: Sighting, samples: usize) -> Vec<Duration> {
-    let mut pace = Pace::new(monitor);
+    let mut pace = Pace::new(monitor.min_period);
     (0..samples)
         .map(|_| {
             pace.after_sample(monitor, seen);

@@ -630,6 +630,13 @@ impl Context {
         // One clock read ends both the poll batch and the busy period (and
         // one starts both again below).
         let now = Instant::now();
+        // The monitor's sample, if one is due, is taken here rather than
+        // by waking its thread (monitor.rs, "Who samples").
+        if let Some(monitor) = &handle.monitor {
+            if monitor.is_due(now) {
+                monitor.look(&self.worker.handle, now);
+            }
+        }
         core.end_batch(now);
         let mut resumed_at = now;
         if core.transition_to_parked(handle) {
