@@ -513,6 +513,12 @@ rt_test! {
             assert_eq!(b.try_send_to(b"two", &a_name).unwrap(), 3);
             let n = a.recv(&mut buf).await.unwrap();
             assert_eq!(&buf[..n], b"two");
+            // The `BufMut` receive names an abstract sender too.
+            assert_eq!(b.send_to(b"three", &a_name).await.unwrap(), 5);
+            let mut bytes = Vec::with_capacity(8);
+            let (n, from) = a.recv_buf_from(&mut bytes).await.unwrap();
+            assert_eq!(&bytes[..n], b"three");
+            assert_eq!(from.as_abstract_name(), Some(&b_name.as_bytes()[1..]));
             a.connect(&b_name).unwrap();
             assert_eq!(
                 a.peer_addr().unwrap().as_abstract_name(),

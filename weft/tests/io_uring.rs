@@ -710,3 +710,157 @@ fn unix_accepts_through_the_ring_lose_no_connection_and_name_the_peer() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A UDP receive given up mid-flight loses no datagram: it comes back,
+/// once and in order, from the next receive, whether that is a ring
+/// receive, `try_recv_from`, a peek or `recv_buf_from`.
+#[test]
+fn a_dropped_udp_receive_loses_no_datagram_whichever_way_the_next_receive_goes() {
+    use weft::net::UdpSocket;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+            let mut buf = [0u8; 64];
+            // Each round: a receive starts (on the ring), is dropped, then
+            // two datagrams arrive; the first must be what the next
+            // receive of each kind gets, the second what follows it.
+            for round in 0..4u8 {
+                let dropped = std::future::poll_fn(|cx| {
+                    let mut read = weft::io::ReadBuf::new(&mut buf);
+                    std::task::Poll::Ready(b.poll_recv_from(cx, &mut read).is_pending())
+                })
+                .await;
+                assert!(dropped, "{name}: a datagram before any was sent");
+                a.send_to(&[round, 1], b_addr).await.unwrap();
+                a.send_to(&[round, 2], b_addr).await.unwrap();
+                // Let the ring's receive take the first one.
+                weft::time::sleep(Duration::from_millis(20)).await;
+                let (first, from) = match round {
+                    0 => b.recv_from(&mut buf).await.unwrap(),
+                    1 => b.try_recv_from(&mut buf).unwrap(),
+                    2 => {
+                        let peeked = b.peek_from(&mut buf).await.unwrap();
+                        assert_eq!(&buf[..peeked.0], &[round, 1], "{name}: peek");
+                        b.recv_from(&mut buf).await.unwrap()
+                    }
+                    _ => {
+                        let mut bytes = Vec::with_capacity(64);
+                        let (n, from) = b.recv_buf_from(&mut bytes).await.unwrap();
+                        buf[..n].copy_from_slice(&bytes);
+                        (n, from)
+                    }
+                };
+                assert_eq!(&buf[..first], &[round, 1], "{name}: round {round}");
+                assert_eq!(from, a_addr, "{name}: round {round}");
+                let n = weft::time::timeout(Duration::from_secs(5), b.recv(&mut buf))
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: round {round}: second datagram lost"))
+                    .unwrap();
+                assert_eq!(&buf[..n], &[round, 2], "{name}: round {round}");
+            }
+        });
+    }
+}
+
+/// On the ring, a datagram longer than the receiver's buffer is cut to
+/// it and the rest dropped (as recv(2) does); the next one is whole. A
+/// receive error (an ICMP port unreachable on a connected socket) reaches
+/// the receiver.
+#[test]
+fn udp_on_the_ring_truncates_like_recv_and_reports_errors() {
+    use weft::net::UdpSocket;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b_addr = b.local_addr().unwrap();
+            let long: Vec<u8> = (0..100u8).collect();
+            a.send_to(&long, b_addr).await.unwrap();
+            a.send_to(b"next", b_addr).await.unwrap();
+            let mut small = [0u8; 10];
+            assert_eq!(b.recv(&mut small).await.unwrap(), 10, "{name}");
+            assert_eq!(&small[..], &long[..10], "{name}");
+            let mut buf = [0u8; 16];
+            let n = b.recv(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], b"next", "{name}");
+
+            // A port nobody listens on: the send succeeds, the ICMP error
+            // comes back on the next receive.
+            let gone = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let gone_addr = gone.local_addr().unwrap();
+            drop(gone);
+            a.connect(gone_addr).await.unwrap();
+            a.send(b"anyone?").await.unwrap();
+            let err = weft::time::timeout(Duration::from_secs(5), a.recv(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("{name}: the error never came"))
+                .unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused, "{name}");
+        });
+    }
+}
+
+/// Many tasks receiving on one shared socket through the ring: every
+/// datagram reaches exactly one of them, and none is left asleep.
+#[test]
+fn concurrent_udp_receivers_each_get_one_datagram() {
+    use weft::net::UdpSocket;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = std::sync::Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+            let b_addr = b.local_addr().unwrap();
+            let receivers: Vec<_> = (0..8)
+                .map(|_| {
+                    let b = b.clone();
+                    weft::spawn(async move {
+                        let mut buf = [0u8; 8];
+                        let n = b.recv(&mut buf).await.unwrap();
+                        assert_eq!(n, 1);
+                        buf[0]
+                    })
+                })
+                .collect();
+            weft::time::sleep(Duration::from_millis(10)).await;
+            for i in 0..8u8 {
+                a.send_to(&[i], b_addr).await.unwrap();
+            }
+            let mut got = Vec::new();
+            for receiver in receivers {
+                got.push(
+                    weft::time::timeout(Duration::from_secs(5), receiver)
+                        .await
+                        .unwrap_or_else(|_| panic!("{name}: a receiver was never woken"))
+                        .unwrap(),
+                );
+            }
+            got.sort();
+            assert_eq!(got, (0..8).collect::<Vec<u8>>(), "{name}");
+        });
+    }
+}
+
+/// Unix datagram sockets receive through the ring too, with the sender's
+/// address.
+#[test]
+fn unix_datagrams_through_the_ring_name_their_sender() {
+    use weft::net::UnixDatagram;
+    let dir = std::env::temp_dir().join(format!("weft-uring-dgram-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (name, rt)) in runtimes().into_iter().enumerate() {
+        let (a_path, b_path) = (dir.join(format!("a-{i}")), dir.join(format!("b-{i}")));
+        rt.block_on(async {
+            let a = UnixDatagram::bind(&a_path).unwrap();
+            let b = UnixDatagram::bind(&b_path).unwrap();
+            let mut buf = [0u8; 16];
+            let (got, sent) = weft::join!(b.recv_from(&mut buf), a.send_to(b"hello", &b_path));
+            sent.unwrap();
+            let (n, from) = got.unwrap();
+            assert_eq!(&buf[..n], b"hello", "{name}");
+            assert_eq!(from.as_pathname(), Some(a_path.as_path()), "{name}");
+        });
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

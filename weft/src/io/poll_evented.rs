@@ -34,7 +34,7 @@
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
-use crate::runtime::io::uring::{Rings, UringRead, UringWrite};
+use crate::runtime::io::uring::{Rings, UringDatagrams, UringRead, UringWrite};
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::ops::Deref;
@@ -47,6 +47,9 @@ pub(crate) struct PollEvented<E: mio::event::Source> {
     /// Reads and writes through io_uring (a stream socket on a runtime
     /// with rings). Boxed: most resources have none, and stay small.
     uring: Option<Box<UringStream>>,
+    /// Receives through io_uring (a datagram socket on a runtime with
+    /// rings: runtime/io/uring/datagram.rs).
+    datagrams: Option<Box<UringDatagrams>>,
 }
 
 struct UringStream {
@@ -67,15 +70,10 @@ const MAX_RW_COUNT: usize = 0x7fff_f000;
 const IOV_MAX: usize = 1024;
 
 impl<E: mio::event::Source> PollEvented<E> {
-    /// Register for reads and writes on the current runtime.
+    /// Register for `interest` on the current runtime.
     ///
     /// # Panics
     /// Outside a runtime, or on a runtime without the I/O driver.
-    #[track_caller]
-    pub(crate) fn new(io: E) -> io::Result<Self> {
-        Self::new_with_interest(io, Interest::READABLE | Interest::WRITABLE)
-    }
-
     #[track_caller]
     pub(crate) fn new_with_interest(mut io: E, interest: Interest) -> io::Result<Self> {
         let registration = Registration::new(&mut io, interest)?;
@@ -83,6 +81,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             io: Some(io),
             registration,
             uring: None,
+            datagrams: None,
         })
     }
 
@@ -98,6 +97,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             io: Some(io),
             registration,
             uring: None,
+            datagrams: None,
         })
     }
 
@@ -109,31 +109,70 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = io.as_raw_fd();
-        let driver = crate::runtime::io::registration::current_driver();
-        let uses_rings = driver.io().is_some_and(|io| io.rings().is_some());
-        // On the rings, reads do not need the poller: asking it for read
-        // readiness would only wake the driver for every arrival the ring
-        // handles anyway (half the wake-ups of an echo server). A
-        // readiness-based read adds the interest when it first needs it.
-        let interest = if uses_rings {
-            Interest::WRITABLE
-        } else {
-            Interest::READABLE | Interest::WRITABLE
-        };
-        let mut io = io;
-        let registration = Registration::new_with(driver, &mut io, interest)?;
-        Ok(PollEvented {
-            io: Some(io),
-            registration,
-            uring: uses_rings.then(|| {
+        Self::new_socket(io, |on_rings| {
+            let stream = on_rings.then(|| {
                 Box::new(UringStream {
                     read: UringRead::default(),
                     write: UringWrite::default(),
                     fd,
                     read_interest: std::sync::atomic::AtomicBool::new(false),
                 })
-            }),
+            });
+            (stream, None)
         })
+    }
+
+    /// A datagram socket (UDP, Unix): registered for reads and writes,
+    /// and receiving through io_uring when the runtime's driver has rings.
+    #[track_caller]
+    pub(crate) fn new_datagram(io: E) -> io::Result<Self>
+    where
+        E: AsRawFd,
+    {
+        let fd = io.as_raw_fd();
+        Self::new_socket(io, |on_rings| {
+            (None, on_rings.then(|| Box::new(UringDatagrams::new(fd))))
+        })
+    }
+
+    /// Register a socket whose reads go through the rings if the driver
+    /// has them (`ring_state` makes their state, told whether it does).
+    /// On the rings, reads do not need the poller: asking it for read
+    /// readiness would only wake the driver for every arrival the ring
+    /// handles anyway (half the wake-ups of an echo server). A
+    /// readiness-based read adds the interest when it first needs it
+    /// (`settle_read`).
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    fn new_socket(
+        mut io: E,
+        ring_state: impl FnOnce(bool) -> (Option<Box<UringStream>>, Option<Box<UringDatagrams>>),
+    ) -> io::Result<Self> {
+        let driver = crate::runtime::io::registration::current_driver();
+        let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
+        let interest = if on_rings {
+            Interest::WRITABLE
+        } else {
+            Interest::READABLE | Interest::WRITABLE
+        };
+        let registration = Registration::new_with(driver, &mut io, interest)?;
+        let (uring, datagrams) = ring_state(on_rings);
+        Ok(PollEvented {
+            io: Some(io),
+            registration,
+            uring,
+            datagrams,
+        })
+    }
+
+    /// Read readiness for a `poll_read_ready`/`poll_recv_ready`: ready at
+    /// once if a ring receive brought bytes or a datagram nobody took.
+    pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.settle_read();
+        if self.has_leftover() {
+            return Poll::Ready(Ok(()));
+        }
+        self.registration.poll_read_ready(cx).map_ok(drop)
     }
 
     fn ring_io(&self) -> Option<(&UringStream, &Rings)> {
@@ -164,23 +203,34 @@ impl<E: mio::event::Source> PollEvented<E> {
     }
 
     /// Before a readiness-based read: end any receive in flight through the
-    /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover).
+    /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover)
+    /// (a stream) or [`take_datagram`](Self::take_datagram).
     pub(crate) fn settle_read(&self) {
-        if let Some((uring, rings)) = self.ring_io() {
-            // A plain load first: after the first time this is all a
-            // `readable()` / `try_read` loop pays.
-            let interest = &uring.read_interest;
-            if !interest.load(std::sync::atomic::Ordering::Acquire)
-                && !interest.swap(true, std::sync::atomic::Ordering::AcqRel)
-            {
-                // Changing the interest of a registered, open socket fails
-                // only if the descriptor is gone, which the read that
-                // follows reports.
-                let _ = self
-                    .registration
-                    .reregister_fd(uring.fd, Interest::READABLE | Interest::WRITABLE);
-            }
-            uring.read.settle(rings);
+        let Some(rings) = self.registration.rings() else {
+            return;
+        };
+        let (interest, fd) = match (&self.uring, &self.datagrams) {
+            (Some(stream), _) => (&stream.read_interest, stream.fd),
+            (None, Some(datagrams)) => (&datagrams.read_interest, datagrams.fd()),
+            (None, None) => return,
+        };
+        // A plain load first: after the first time this is all a
+        // `readable()` / `try_read` loop pays.
+        if !interest.load(std::sync::atomic::Ordering::Acquire)
+            && !interest.swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            // Changing the interest of a registered, open socket fails
+            // only if the descriptor is gone, which the read that
+            // follows reports.
+            let _ = self
+                .registration
+                .reregister_fd(fd, Interest::READABLE | Interest::WRITABLE);
+        }
+        if let Some(stream) = &self.uring {
+            stream.read.settle(rings);
+        }
+        if let Some(datagrams) = &self.datagrams {
+            datagrams.settle(rings);
         }
     }
 
@@ -195,9 +245,48 @@ impl<E: mio::event::Source> PollEvented<E> {
         self.uring.as_ref()?.read.with_leftover(consume, f)
     }
 
-    /// Whether leftover bytes wait (the stream counts as readable).
+    /// Whether leftover bytes or a datagram a ring receive brought wait
+    /// (the socket counts as readable).
     pub(crate) fn has_leftover(&self) -> bool {
         self.uring.as_ref().is_some_and(|u| u.read.has_leftover())
+            || self.datagrams.as_ref().is_some_and(|d| d.has_pending())
+    }
+
+    /// Whether this datagram socket receives through the ring.
+    pub(crate) fn receives_on_ring(&self) -> bool {
+        self.datagrams.is_some()
+    }
+
+    /// Receive one datagram through the ring (`receives_on_ring`):
+    /// `take` gets its bytes and sender. Spends budget like a
+    /// readiness-based receive.
+    pub(crate) fn poll_recv_datagram<T>(
+        &self,
+        cx: &mut Context<'_>,
+        take: impl FnOnce(&[u8], &socket2::SockAddr) -> T,
+    ) -> Poll<io::Result<T>> {
+        let datagrams = self.datagrams.as_ref().expect("checked by the caller");
+        let rings = self.registration.rings().expect("datagrams only on rings");
+        let restore = ready!(crate::coop::poll_proceed(cx));
+        let io = self.registration.io_handle();
+        let taken =
+            ready!(datagrams.poll_recv(rings, io.current_ring(rings), io.is_shutdown(), cx, take))?;
+        restore.made_progress();
+        Poll::Ready(Ok(taken))
+    }
+
+    /// For a readiness-based receive or peek on a ring-backed datagram
+    /// socket: end the ring's receive in flight, and hand the datagram it
+    /// brought (or its error) to `f`, consuming it if `consume`. `None`:
+    /// nothing is pending, receive from the socket.
+    pub(crate) fn take_datagram<T>(
+        &self,
+        consume: bool,
+        f: impl FnOnce(&[u8], &socket2::SockAddr) -> T,
+    ) -> Option<io::Result<T>> {
+        self.datagrams.as_ref()?;
+        self.settle_read();
+        self.datagrams.as_ref()?.take_pending(consume, f)
     }
 
     /// Before the socket closes (or is handed back): give up the receive
@@ -206,6 +295,9 @@ impl<E: mio::event::Source> PollEvented<E> {
         if let Some((uring, rings)) = self.ring_io() {
             uring.read.abandon(rings);
             let _ = uring.write.abandon(rings, uring.fd, false);
+        }
+        if let (Some(datagrams), Some(rings)) = (&self.datagrams, self.registration.rings()) {
+            datagrams.abandon(rings);
         }
     }
 

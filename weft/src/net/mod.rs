@@ -6,6 +6,8 @@
 //! coop budget.
 
 mod addr;
+mod datagram;
+pub(crate) use datagram::{datagram_buf_methods, datagram_methods};
 
 /// The readiness methods every socket type has, delegating to its
 /// `io: PollEvented<_>` field (`$noun` names the type in the docs).
@@ -139,11 +141,7 @@ macro_rules! stream_methods {
             &self,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
-            self.io.settle_read();
-            if self.io.has_leftover() {
-                return std::task::Poll::Ready(Ok(()));
-            }
-            self.io.registration().poll_read_ready(cx).map_ok(drop)
+            self.io.poll_read_ready(cx)
         }
 
         /// Poll for write readiness (only the last task to poll is woken).
@@ -242,176 +240,6 @@ macro_rules! stream_methods {
     };
 }
 pub(crate) use stream_methods;
-
-/// The send/recv and `recv_from` methods of the datagram sockets (UDP,
-/// Unix; `$addr` is the sender's address type, made `From` mio's), delegating to their
-/// `io: PollEvented<_>` field. Datagram reads clear
-/// readiness only on `WouldBlock` (`poll_io`), never on a short read: a
-/// short datagram says nothing about the next one.
-macro_rules! datagram_methods {
-    ($addr:ty, $as_addr:path) => {
-        /// Poll for receive readiness (only the last task to poll is woken).
-        pub fn poll_recv_ready(
-            &self,
-            cx: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            self.io.settle_read();
-            if self.io.has_leftover() {
-                return std::task::Poll::Ready(Ok(()));
-            }
-            self.io.registration().poll_read_ready(cx).map_ok(drop)
-        }
-
-        /// Poll for send readiness (only the last task to poll is woken).
-        pub fn poll_send_ready(
-            &self,
-            cx: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            std::task::ready!(self.io.poll_writes_drained(cx));
-            self.io.registration().poll_write_ready(cx).map_ok(drop)
-        }
-
-        /// Send `buf` to the connected peer; returns the bytes sent.
-        /// Cancel-safe.
-        pub async fn send(&self, buf: &[u8]) -> std::io::Result<usize> {
-            self.async_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
-                .await
-        }
-
-        /// Poll-style [`send`](Self::send).
-        pub fn poll_send(
-            &self,
-            cx: &mut std::task::Context<'_>,
-            buf: &[u8],
-        ) -> std::task::Poll<std::io::Result<usize>> {
-            self.io.registration().poll_io(
-                cx,
-                crate::runtime::io::scheduled_io::Direction::Write,
-                || self.io.send(buf),
-            )
-        }
-
-        /// Send once without waiting: `WouldBlock` if the socket is not ready.
-        pub fn try_send(&self, buf: &[u8]) -> std::io::Result<usize> {
-            self.try_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
-        }
-
-        /// Receive one datagram from the connected peer into `buf`; a
-        /// datagram longer than `buf` is truncated. Cancel-safe.
-        pub async fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-            self.async_io(crate::io::Interest::READABLE, || self.io.recv(buf))
-                .await
-        }
-
-        /// Poll-style [`recv`](Self::recv), into `buf`'s unfilled part (as
-        /// Tokio: the datagram lands in uninitialised memory, not zeroed).
-        pub fn poll_recv(
-            &self,
-            cx: &mut std::task::Context<'_>,
-            buf: &mut crate::io::ReadBuf<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            self.io.registration().poll_io(
-                cx,
-                crate::runtime::io::scheduled_io::Direction::Read,
-                || crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, false),
-            )
-        }
-
-        /// Receive once without waiting: `WouldBlock` if no datagram is
-        /// queued.
-        pub fn try_recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-            self.try_io(crate::io::Interest::READABLE, || self.io.recv(buf))
-        }
-
-        /// Receive one datagram and its sender's address. Cancel-safe.
-        pub async fn recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
-            self.async_io(crate::io::Interest::READABLE, || {
-                let (n, from) = self.io.recv_from(buf)?;
-                Ok((n, from.into()))
-            })
-            .await
-        }
-
-        /// Poll-style [`recv_from`](Self::recv_from), into `buf`'s
-        /// unfilled part; returns the sender.
-        pub fn poll_recv_from(
-            &self,
-            cx: &mut std::task::Context<'_>,
-            buf: &mut crate::io::ReadBuf<'_>,
-        ) -> std::task::Poll<std::io::Result<$addr>> {
-            self.io.registration().poll_io(
-                cx,
-                crate::runtime::io::scheduled_io::Direction::Read,
-                || {
-                    crate::net::recv_from_into_read_buf(
-                        socket2::SockRef::from(self),
-                        buf,
-                        false,
-                        $as_addr,
-                    )
-                },
-            )
-        }
-
-        /// Receive once without waiting: `WouldBlock` if no datagram is
-        /// queued.
-        pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
-            self.try_io(crate::io::Interest::READABLE, || {
-                let (n, from) = self.io.recv_from(buf)?;
-                Ok((n, from.into()))
-            })
-        }
-    };
-}
-pub(crate) use datagram_methods;
-
-/// `recv_buf`, `recv_buf_from` and their `try_` forms for the datagram
-/// sockets: receive into a `bytes::BufMut`'s spare capacity (not zeroed
-/// first) and advance it. `$addr` is the sender's address type and
-/// `$as_addr` turns socket2's address into it.
-macro_rules! datagram_buf_methods {
-    ($addr:ty, $as_addr:path) => {
-        /// Receive one datagram from the connected peer into `buf`'s spare
-        /// capacity, advancing it. Cancel-safe.
-        pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
-            self.async_io(crate::io::Interest::READABLE, || {
-                crate::net::recv_into_buf_mut(socket2::SockRef::from(self), buf)
-            })
-            .await
-        }
-
-        /// [`recv_buf`](Self::recv_buf) once, without waiting:
-        /// `WouldBlock` if no datagram is queued.
-        pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
-            self.try_io(crate::io::Interest::READABLE, || {
-                crate::net::recv_into_buf_mut(socket2::SockRef::from(self), buf)
-            })
-        }
-
-        /// Receive one datagram and its sender into `buf`'s spare
-        /// capacity, advancing it. Cancel-safe.
-        pub async fn recv_buf_from<B: bytes::BufMut>(
-            &self,
-            buf: &mut B,
-        ) -> std::io::Result<(usize, $addr)> {
-            self.async_io(crate::io::Interest::READABLE, || {
-                crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)
-            })
-            .await
-        }
-
-        /// [`recv_buf_from`](Self::recv_buf_from) once, without waiting.
-        pub fn try_recv_buf_from<B: bytes::BufMut>(
-            &self,
-            buf: &mut B,
-        ) -> std::io::Result<(usize, $addr)> {
-            self.try_io(crate::io::Interest::READABLE, || {
-                crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)
-            })
-        }
-    };
-}
-pub(crate) use datagram_buf_methods;
 
 /// One `recv(2)` (or, with `peek`, `MSG_PEEK`) into `buf`'s unfilled,
 /// possibly uninitialised part, advancing it by what arrived.

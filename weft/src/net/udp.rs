@@ -8,11 +8,15 @@
 //! `WouldBlock` (through `Registration::poll_io` / `async_io`). The `async`
 //! methods wait through the registration's multi-waiter `readiness`, so
 //! any number of tasks may share one socket (e.g. in an `Arc`); the `poll_*`
-//! methods keep one waker per direction, like the stream sockets.
+//! methods keep one waker per direction, like the stream sockets. With the
+//! io_uring driver, receives go through the ring and peeks look at what it
+//! brought first (net/datagram.rs); any number of tasks may still share
+//! the socket.
 
 use crate::io::poll_evented::PollEvented;
 use crate::io::Interest;
 use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
+use crate::net::datagram::{copy_datagram, put_datagram, sender};
 use crate::runtime::io::scheduled_io::Direction;
 use std::fmt;
 use std::io;
@@ -59,7 +63,7 @@ impl UdpSocket {
     #[track_caller]
     fn from_mio(sys: mio::net::UdpSocket) -> io::Result<UdpSocket> {
         Ok(UdpSocket {
-            io: PollEvented::new(sys)?,
+            io: PollEvented::new_datagram(sys)?,
         })
     }
 
@@ -73,7 +77,9 @@ impl UdpSocket {
         UdpSocket::from_mio(mio::net::UdpSocket::from_std(socket))
     }
 
-    /// Deregister and return the std socket (still non-blocking).
+    /// Deregister and return the std socket (still non-blocking). With the
+    /// io_uring driver, a datagram the ring already received and nobody
+    /// took is dropped: hand a socket back between receives.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         let mio = self.io.into_inner()?;
         // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
@@ -134,24 +140,39 @@ impl UdpSocket {
     /// Like [`recv`](Self::recv) (from the connected peer), but the
     /// datagram stays queued. Cancel-safe.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.async_io(Interest::READABLE, || self.io.peek(buf))
-            .await
+        if let Some(peeked) = self.peek_pending(|data, _| copy_datagram(buf, data)) {
+            return peeked;
+        }
+        self.async_io(Interest::READABLE, || {
+            self.peek_pending(|data, _| copy_datagram(buf, data))
+                .unwrap_or_else(|| self.io.peek(buf))
+        })
+        .await
     }
 
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(peeked) = self.peek_pending(|data, _| copy_datagram(buf, data)) {
+            return peeked;
+        }
         self.try_io(Interest::READABLE, || self.io.peek(buf))
     }
 
     /// The sender of the next queued datagram, which stays queued.
     /// Cancel-safe.
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
+        if let Some(peeked) = self.peek_pending_sender() {
+            return peeked;
+        }
         self.async_io(Interest::READABLE, || self.peek_sender_now())
             .await
     }
 
     /// Poll-style [`peek_sender`](Self::peek_sender).
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
+        if let Some(peeked) = self.peek_pending_sender() {
+            return Poll::Ready(peeked);
+        }
         self.io
             .registration()
             .poll_io(cx, Direction::Read, || self.peek_sender_now())
@@ -159,10 +180,16 @@ impl UdpSocket {
 
     /// [`peek_sender`](Self::peek_sender) once, without waiting.
     pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
+        if let Some(peeked) = self.peek_pending_sender() {
+            return peeked;
+        }
         self.try_io(Interest::READABLE, || self.peek_sender_now())
     }
 
     fn peek_sender_now(&self) -> io::Result<SocketAddr> {
+        if let Some(peeked) = self.peek_pending_sender() {
+            return peeked;
+        }
         socket2::SockRef::from(self)
             .peek_sender()?
             .as_socket()
@@ -172,8 +199,14 @@ impl UdpSocket {
     /// Like [`recv_from`](Self::recv_from), but the datagram stays queued.
     /// Cancel-safe.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.async_io(Interest::READABLE, || self.io.peek_from(buf))
-            .await
+        if let Some(peeked) = self.peek_pending_from(buf) {
+            return peeked;
+        }
+        self.async_io(Interest::READABLE, || {
+            self.peek_pending_from(buf)
+                .unwrap_or_else(|| self.io.peek_from(buf))
+        })
+        .await
     }
 
     /// Poll-style [`peek_from`](Self::peek_from), into `buf`'s unfilled
@@ -183,13 +216,25 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut crate::io::ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
+        let pending_into = |buf: &mut crate::io::ReadBuf<'_>| {
+            self.peek_pending(|data, from| {
+                put_datagram(buf, data);
+                sender(from, socket2::SockAddr::as_socket)
+            })
+            .map(|r| r.and_then(|from| from))
+        };
+        if let Some(peeked) = pending_into(buf) {
+            return Poll::Ready(peeked);
+        }
         self.io.registration().poll_io(cx, Direction::Read, || {
-            crate::net::recv_from_into_read_buf(
-                socket2::SockRef::from(self),
-                buf,
-                true,
-                socket2::SockAddr::as_socket,
-            )
+            pending_into(buf).unwrap_or_else(|| {
+                crate::net::recv_from_into_read_buf(
+                    socket2::SockRef::from(self),
+                    buf,
+                    true,
+                    socket2::SockAddr::as_socket,
+                )
+            })
         })
     }
 
@@ -199,14 +244,46 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut crate::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if let Some(peeked) = self.peek_pending(|data, _| put_datagram(buf, data)) {
+            return Poll::Ready(peeked);
+        }
         self.io.registration().poll_io(cx, Direction::Read, || {
-            crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)
+            self.peek_pending(|data, _| put_datagram(buf, data))
+                .unwrap_or_else(|| {
+                    crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)
+                })
         })
     }
 
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let Some(peeked) = self.peek_pending_from(buf) {
+            return peeked;
+        }
         self.try_io(Interest::READABLE, || self.io.peek_from(buf))
+    }
+
+    /// With the io_uring driver: a look at the datagram a ring receive
+    /// brought, if one waits; it comes before the socket's queue
+    /// (net/datagram.rs). `None`: peek at the socket.
+    fn peek_pending<T>(
+        &self,
+        f: impl FnOnce(&[u8], &socket2::SockAddr) -> T,
+    ) -> Option<io::Result<T>> {
+        self.io.take_datagram(false, f)
+    }
+
+    fn peek_pending_from(&self, buf: &mut [u8]) -> Option<io::Result<(usize, SocketAddr)>> {
+        self.peek_pending(|data, from| {
+            let n = copy_datagram(buf, data);
+            sender(from, socket2::SockAddr::as_socket).map(|from| (n, from))
+        })
+        .map(|r| r.and_then(|r| r))
+    }
+
+    fn peek_pending_sender(&self) -> Option<io::Result<SocketAddr>> {
+        self.peek_pending(|_, from| sender(from, socket2::SockAddr::as_socket))
+            .map(|r| r.and_then(|r| r))
     }
 
     /// `SO_BROADCAST`: allow sending to broadcast addresses.

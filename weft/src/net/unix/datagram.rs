@@ -3,7 +3,8 @@
 //! Owns: a datagram socket registered with the I/O driver. As for UDP, a
 //! short datagram read says nothing about the queue, so readiness is only
 //! cleared on `WouldBlock` (`Registration::poll_io` / `async_io`), never by
-//! the stream shortcut.
+//! the stream shortcut. With the io_uring driver, receives go through the
+//! ring (net/datagram.rs).
 
 use super::SocketAddr;
 use crate::io::poll_evented::PollEvented;
@@ -75,7 +76,7 @@ impl UnixDatagram {
     #[track_caller]
     pub(crate) fn from_mio(sys: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
         Ok(UnixDatagram {
-            io: PollEvented::new(sys)?,
+            io: PollEvented::new_datagram(sys)?,
         })
     }
 
@@ -89,7 +90,9 @@ impl UnixDatagram {
         UnixDatagram::from_mio(mio::net::UnixDatagram::from_std(socket))
     }
 
-    /// Deregister and return the std socket (still non-blocking).
+    /// Deregister and return the std socket (still non-blocking). With the
+    /// io_uring driver, a datagram the ring already received and nobody
+    /// took is dropped: hand a socket back between receives.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         let mio = self.io.into_inner()?;
         // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
@@ -194,21 +197,23 @@ impl AsFd for UnixDatagram {
     }
 }
 
-/// The sender of a Unix datagram. An unnamed sender (an unbound socket, or
-/// one end of a pair) comes back from recvfrom(2) with an empty address,
-/// which socket2 does not map to a Unix address: it is std's unnamed
-/// address, made once from an unbound socket.
+/// The sender of a Unix datagram: a path, an abstract name (which
+/// socket2's `as_unix` does not map: before, such a sender came back
+/// unnamed from `recv_buf_from`), or unnamed (an unbound socket, or one end
+/// of a pair: recvfrom(2) gives an empty address).
 fn unix_sender(addr: &socket2::SockAddr) -> Option<SocketAddr> {
-    static UNNAMED: std::sync::OnceLock<Option<std::os::unix::net::SocketAddr>> =
-        std::sync::OnceLock::new();
-    let addr = addr.as_unix().or_else(|| {
-        UNNAMED
-            .get_or_init(|| {
-                std::os::unix::net::UnixDatagram::unbound()
-                    .and_then(|s| s.local_addr())
-                    .ok()
-            })
-            .clone()
-    })?;
-    Some(SocketAddr(addr))
+    if let Some(path) = addr.as_unix() {
+        return Some(SocketAddr(path));
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some(name) = addr.as_abstract_namespace() {
+        #[cfg(target_os = "android")]
+        use std::os::android::net::SocketAddrExt as _;
+        #[cfg(target_os = "linux")]
+        use std::os::linux::net::SocketAddrExt as _;
+        return std::os::unix::net::SocketAddr::from_abstract_name(name)
+            .ok()
+            .map(SocketAddr);
+    }
+    super::socket_addr::unnamed().ok()
 }

@@ -87,10 +87,10 @@ impl SocketAddr {
     }
 }
 
-/// An unnamed address (most accepted peers: clients rarely bind). std
-/// makes one only from a socket, so one is taken from an unbound datagram
-/// socket once and cloned after.
-fn unnamed() -> io::Result<SocketAddr> {
+/// An unnamed address (most accepted peers and datagram senders: clients
+/// rarely bind). std makes one only from a socket, so one is taken from an
+/// unbound datagram socket once and cloned after.
+pub(super) fn unnamed() -> io::Result<SocketAddr> {
     static UNNAMED: OnceLock<std::os::unix::net::SocketAddr> = OnceLock::new();
     if let Some(addr) = UNNAMED.get() {
         return Ok(SocketAddr(addr.clone()));

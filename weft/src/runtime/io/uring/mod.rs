@@ -25,9 +25,13 @@
 //! What runs on the rings: stream receives and sends (`recv.rs`,
 //! `send.rs`), file reads, writes and syncs (`file.rs`), opens and other
 //! calls on paths (`path.rs`), TCP and Unix-domain stream accepts
-//! (`accept.rs`) and TCP connects (`connect.rs`); each file says who owns
-//! its op and what happens when its owner goes away. Datagram sockets and
-//! `AsyncFd` still wait for readiness through epoll.
+//! (`accept.rs`), TCP connects (`connect.rs`) and datagram receives, UDP
+//! and Unix (`datagram.rs`); each file says who owns its op and what
+//! happens when its owner goes away. Datagram sends and Unix connects
+//! stay plain syscalls on readiness: both complete inside the call (an
+//! `AF_UNIX` connect either connects or fails at once), so the ring would
+//! only add a wait for the worker's flush; `AsyncFd` still waits for
+//! readiness through epoll.
 //!
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
@@ -51,6 +55,7 @@
 
 mod accept;
 mod connect;
+mod datagram;
 mod file;
 pub(crate) mod ops;
 mod path;
@@ -63,6 +68,7 @@ mod loom_ops;
 
 pub(crate) use self::accept::UringAccept;
 pub(crate) use self::connect::ConnectOp;
+pub(crate) use self::datagram::UringDatagrams;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::path::{PathCall, PathOp};
 pub(crate) use self::recv::UringRead;
@@ -199,6 +205,7 @@ fn probe() -> Result<(), String> {
         .map_err(|e| format!("IORING_REGISTER_PROBE failed: {e}"))?;
     for (code, name) in [
         (io_uring::opcode::Recv::CODE, "RECV"),
+        (io_uring::opcode::RecvMsg::CODE, "RECVMSG"),
         (io_uring::opcode::AsyncCancel::CODE, "ASYNC_CANCEL"),
         (io_uring::opcode::Send::CODE, "SEND"),
         (io_uring::opcode::PollAdd::CODE, "POLL_ADD"),

@@ -1,0 +1,299 @@
+//! The receive and send methods the datagram sockets (`UdpSocket`,
+//! `UnixDatagram`) share, as macros over their `io: PollEvented<_>` field.
+//!
+//! Two ways to receive, chosen per socket when it is made
+//! (`PollEvented::new_datagram`):
+//! - **Readiness** (epoll): wait until the socket is readable, then
+//!   `recv(2)`. Readiness is cleared only on `WouldBlock` (`poll_io`),
+//!   never on a short datagram, which says nothing about the next one.
+//! - **io_uring**: the `async` and `poll_` receives take a datagram a
+//!   `recvmsg` on the ring brought (runtime/io/uring/datagram.rs). The
+//!   readiness-based ones (`try_*`, peeks, `try_io`) first end that
+//!   receive and take its datagram if it brought one, then the socket's:
+//!   so each datagram is received once, in order, whichever way a program
+//!   mixes them.
+//!
+//! Sends always go through readiness (datagram.rs in the ring module says
+//! why).
+
+/// Copy a received datagram into `dst`, truncated to it, as `recv(2)`
+/// does; the length copied.
+pub(crate) fn copy_datagram(dst: &mut [u8], data: &[u8]) -> usize {
+    let n = data.len().min(dst.len());
+    dst[..n].copy_from_slice(&data[..n]);
+    n
+}
+
+/// Put a received datagram into `buf`'s unfilled part, truncated to it.
+pub(crate) fn put_datagram(buf: &mut crate::io::ReadBuf<'_>, data: &[u8]) {
+    let n = data.len().min(buf.remaining());
+    buf.put_slice(&data[..n]);
+}
+
+/// Put a received datagram into `buf`'s current spare chunk (what a
+/// `recv(2)` into it would have had), truncated to it; the length put.
+pub(crate) fn put_datagram_buf_mut<B: bytes::BufMut>(buf: &mut B, data: &[u8]) -> usize {
+    let chunk = buf.chunk_mut();
+    let n = data.len().min(chunk.len());
+    chunk[..n].copy_from_slice(&data[..n]);
+    // SAFETY: the first `n` bytes of the chunk were just written.
+    unsafe { buf.advance_mut(n) };
+    n
+}
+
+/// The sender's address in the socket type's form (`as_addr` of socket2's;
+/// `None` is an error).
+pub(crate) fn sender<A>(
+    from: &socket2::SockAddr,
+    as_addr: impl FnOnce(&socket2::SockAddr) -> Option<A>,
+) -> std::io::Result<A> {
+    as_addr(from).ok_or_else(|| std::io::Error::other("sender address of an unexpected family"))
+}
+
+/// The send/recv and `recv_from` methods of the datagram sockets (`$addr`
+/// is the sender's address type, `$as_addr` turns socket2's address into
+/// it).
+macro_rules! datagram_methods {
+    ($addr:ty, $as_addr:path) => {
+        /// Poll for receive readiness (only the last task to poll is woken).
+        pub fn poll_recv_ready(
+            &self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.poll_read_ready(cx)
+        }
+
+        /// Poll for send readiness (only the last task to poll is woken).
+        pub fn poll_send_ready(
+            &self,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::ready!(self.io.poll_writes_drained(cx));
+            self.io.registration().poll_write_ready(cx).map_ok(drop)
+        }
+
+        /// Send `buf` to the connected peer; returns the bytes sent.
+        /// Cancel-safe.
+        pub async fn send(&self, buf: &[u8]) -> std::io::Result<usize> {
+            self.async_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
+                .await
+        }
+
+        /// Poll-style [`send`](Self::send).
+        pub fn poll_send(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            self.io.registration().poll_io(
+                cx,
+                crate::runtime::io::scheduled_io::Direction::Write,
+                || self.io.send(buf),
+            )
+        }
+
+        /// Send once without waiting: `WouldBlock` if the socket is not ready.
+        pub fn try_send(&self, buf: &[u8]) -> std::io::Result<usize> {
+            self.try_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
+        }
+
+        /// Receive one datagram from the connected peer into `buf`; a
+        /// datagram longer than `buf` is truncated. Cancel-safe: a
+        /// datagram is never lost to a dropped receive.
+        pub async fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.io.receives_on_ring() {
+                return std::future::poll_fn(|cx| {
+                    self.io.poll_recv_datagram(cx, |data, _| {
+                        crate::net::datagram::copy_datagram(buf, data)
+                    })
+                })
+                .await;
+            }
+            self.async_io(crate::io::Interest::READABLE, || self.io.recv(buf))
+                .await
+        }
+
+        /// Poll-style [`recv`](Self::recv), into `buf`'s unfilled part (as
+        /// Tokio: the datagram lands in uninitialised memory, not zeroed).
+        pub fn poll_recv(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut crate::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            if self.io.receives_on_ring() {
+                return self.io.poll_recv_datagram(cx, |data, _| {
+                    crate::net::datagram::put_datagram(buf, data)
+                });
+            }
+            self.io.registration().poll_io(
+                cx,
+                crate::runtime::io::scheduled_io::Direction::Read,
+                || crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, false),
+            )
+        }
+
+        /// Receive once without waiting: `WouldBlock` if no datagram is
+        /// queued.
+        pub fn try_recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if let Some(taken) = self.io.take_datagram(true, |data, _| {
+                crate::net::datagram::copy_datagram(buf, data)
+            }) {
+                return taken;
+            }
+            self.try_io(crate::io::Interest::READABLE, || self.io.recv(buf))
+        }
+
+        /// Receive one datagram and its sender's address. Cancel-safe: a
+        /// datagram is never lost to a dropped receive.
+        pub async fn recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
+            if self.io.receives_on_ring() {
+                let (n, from) = std::future::poll_fn(|cx| {
+                    self.io.poll_recv_datagram(cx, |data, from| {
+                        (
+                            crate::net::datagram::copy_datagram(buf, data),
+                            crate::net::datagram::sender(from, $as_addr),
+                        )
+                    })
+                })
+                .await?;
+                return Ok((n, from?));
+            }
+            self.async_io(crate::io::Interest::READABLE, || {
+                let (n, from) = self.io.recv_from(buf)?;
+                Ok((n, from.into()))
+            })
+            .await
+        }
+
+        /// Poll-style [`recv_from`](Self::recv_from), into `buf`'s
+        /// unfilled part; returns the sender.
+        pub fn poll_recv_from(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut crate::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<$addr>> {
+            if self.io.receives_on_ring() {
+                return self
+                    .io
+                    .poll_recv_datagram(cx, |data, from| {
+                        crate::net::datagram::put_datagram(buf, data);
+                        crate::net::datagram::sender(from, $as_addr)
+                    })
+                    .map(|r| r.and_then(|from| from));
+            }
+            self.io.registration().poll_io(
+                cx,
+                crate::runtime::io::scheduled_io::Direction::Read,
+                || {
+                    crate::net::recv_from_into_read_buf(
+                        socket2::SockRef::from(self),
+                        buf,
+                        false,
+                        $as_addr,
+                    )
+                },
+            )
+        }
+
+        /// Receive once without waiting: `WouldBlock` if no datagram is
+        /// queued.
+        pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
+            if let Some(taken) = self.io.take_datagram(true, |data, from| {
+                (
+                    crate::net::datagram::copy_datagram(buf, data),
+                    crate::net::datagram::sender(from, $as_addr),
+                )
+            }) {
+                let (n, from) = taken?;
+                return Ok((n, from?));
+            }
+            self.try_io(crate::io::Interest::READABLE, || {
+                let (n, from) = self.io.recv_from(buf)?;
+                Ok((n, from.into()))
+            })
+        }
+    };
+}
+pub(crate) use datagram_methods;
+
+/// `recv_buf`, `recv_buf_from` and their `try_` forms for the datagram
+/// sockets: receive into a `bytes::BufMut`'s spare capacity (not zeroed
+/// first) and advance it. `$addr` is the sender's address type and
+/// `$as_addr` turns socket2's address into it.
+macro_rules! datagram_buf_methods {
+    ($addr:ty, $as_addr:path) => {
+        /// Receive one datagram from the connected peer into `buf`'s spare
+        /// capacity, advancing it. Cancel-safe.
+        pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            if self.io.receives_on_ring() {
+                return std::future::poll_fn(|cx| {
+                    self.io.poll_recv_datagram(cx, |data, _| {
+                        crate::net::datagram::put_datagram_buf_mut(buf, data)
+                    })
+                })
+                .await;
+            }
+            self.async_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_into_buf_mut(socket2::SockRef::from(self), buf)
+            })
+            .await
+        }
+
+        /// [`recv_buf`](Self::recv_buf) once, without waiting:
+        /// `WouldBlock` if no datagram is queued.
+        pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            if let Some(taken) = self.io.take_datagram(true, |data, _| {
+                crate::net::datagram::put_datagram_buf_mut(buf, data)
+            }) {
+                return taken;
+            }
+            self.try_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_into_buf_mut(socket2::SockRef::from(self), buf)
+            })
+        }
+
+        /// Receive one datagram and its sender into `buf`'s spare
+        /// capacity, advancing it. Cancel-safe.
+        pub async fn recv_buf_from<B: bytes::BufMut>(
+            &self,
+            buf: &mut B,
+        ) -> std::io::Result<(usize, $addr)> {
+            if self.io.receives_on_ring() {
+                let (n, from) = std::future::poll_fn(|cx| {
+                    self.io.poll_recv_datagram(cx, |data, from| {
+                        (
+                            crate::net::datagram::put_datagram_buf_mut(buf, data),
+                            crate::net::datagram::sender(from, $as_addr),
+                        )
+                    })
+                })
+                .await?;
+                return Ok((n, from?));
+            }
+            self.async_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)
+            })
+            .await
+        }
+
+        /// [`recv_buf_from`](Self::recv_buf_from) once, without waiting.
+        pub fn try_recv_buf_from<B: bytes::BufMut>(
+            &self,
+            buf: &mut B,
+        ) -> std::io::Result<(usize, $addr)> {
+            if let Some(taken) = self.io.take_datagram(true, |data, from| {
+                (
+                    crate::net::datagram::put_datagram_buf_mut(buf, data),
+                    crate::net::datagram::sender(from, $as_addr),
+                )
+            }) {
+                let (n, from) = taken?;
+                return Ok((n, from?));
+            }
+            self.try_io(crate::io::Interest::READABLE, || {
+                crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)
+            })
+        }
+    };
+}
+pub(crate) use datagram_buf_methods;

@@ -1,0 +1,278 @@
+//! A datagram socket's receives through io_uring (UDP and Unix-domain
+//! datagram sockets).
+//!
+//! Owns: the socket's one `recvmsg` in flight (which ring, which op), the
+//! datagram (or error) it brought that no receiver has taken yet
+//! (`pending`), the tasks waiting for a datagram, and a spare buffer.
+//!
+//! Invariants:
+//! - **At most one receive is in flight per socket, and it belongs to the
+//!   socket**, not to the future that started it: a `recv_from` dropped
+//!   mid-way (a `select!` that took another branch) loses no datagram; it
+//!   waits in `pending` for the next receive, of whatever kind. Tokio's
+//!   promise for a cancelled receive, "no data was received", becomes
+//!   "none is lost".
+//! - **Datagrams reach receivers whole, once, in the kernel's order**:
+//!   the ring asks for [`MAX_DATAGRAM`] bytes, more than any UDP payload,
+//!   so nothing is cut in the kernel; a receiver whose buffer is smaller
+//!   gets the datagram truncated to it, the rest dropped, as `recv(2)`
+//!   does. A readiness-based receive (`try_recv_from`, `peek_from`, a
+//!   custom `try_io`) first [`settle`](UringDatagrams::settle)s, which
+//!   cancels the receive in flight and keeps what it brought, and takes
+//!   `pending` before the socket's queue.
+//! - **Every waiting task hears of a completion** (as accept.rs: a task
+//!   joins the waiters before it looks at the op).
+//!
+//! Sends stay on readiness: a datagram send completes inside the
+//! `sendto(2)` that makes it, and Tokio promises that a cancelled
+//! `send_to` sent nothing, which a send handed to the ring could not keep.
+
+use super::accept::Waiters;
+use super::ops::{interrupted, OpKey, Polled};
+use super::Rings;
+use socket2::SockAddr;
+use std::io;
+use std::mem::{offset_of, size_of};
+use std::os::fd::RawFd;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+/// The most one receive takes: above the largest UDP payload (65,507
+/// bytes over IPv4, 65,527 over IPv6 without jumbograms).
+pub(crate) const MAX_DATAGRAM: usize = 64 * 1024;
+
+// A receive's buffer: the `msghdr`, its one `iovec`, room for the
+// sender's address, then the data. Nothing in it is aligned (a `Vec<u8>`
+// promises no alignment): it is written and read unaligned, and the kernel
+// copies the header in and out without caring.
+const IOV_AT: usize = size_of::<libc::msghdr>();
+const NAME_AT: usize = IOV_AT + size_of::<libc::iovec>();
+const NAME_ROOM: usize = size_of::<libc::sockaddr_storage>();
+const DATA_AT: usize = NAME_AT + NAME_ROOM;
+
+/// Lay a receive of up to `max` data bytes out in `buf` (its old contents
+/// are dropped) and return the header for `IORING_OP_RECVMSG`.
+pub(super) fn prepare(buf: &mut Vec<u8>, max: usize) -> *mut libc::msghdr {
+    buf.clear();
+    buf.reserve(DATA_AT + max);
+    buf.resize(DATA_AT, 0);
+    let base = buf.as_mut_ptr();
+    let room = (buf.capacity() - DATA_AT).min(max);
+    // SAFETY: every offset is inside the `DATA_AT` initialised bytes, and
+    // the data pointer is `room` bytes of the allocation's capacity;
+    // unaligned writes, as the module's layout says.
+    unsafe {
+        let iov = libc::iovec {
+            iov_base: base.add(DATA_AT).cast(),
+            iov_len: room,
+        };
+        std::ptr::write_unaligned(base.add(IOV_AT).cast::<libc::iovec>(), iov);
+        let mut header: libc::msghdr = std::mem::zeroed();
+        header.msg_name = base.add(NAME_AT).cast();
+        header.msg_namelen = NAME_ROOM as libc::socklen_t;
+        header.msg_iov = base.add(IOV_AT).cast();
+        header.msg_iovlen = 1;
+        std::ptr::write_unaligned(base.cast::<libc::msghdr>(), header);
+    }
+    base.cast()
+}
+
+/// A datagram a receive brought: its buffer (the data from `DATA_AT`) and
+/// its sender.
+struct Datagram {
+    buf: Vec<u8>,
+    from: SockAddr,
+}
+
+impl Datagram {
+    /// The completed receive of `len` bytes in `buf`.
+    fn new(mut buf: Vec<u8>, len: usize) -> io::Result<Datagram> {
+        // SAFETY: the kernel wrote `len` bytes at `DATA_AT`, inside the
+        // room `prepare` gave it (the completion never reports more).
+        unsafe { buf.set_len(DATA_AT + len) };
+        // SAFETY: `prepare` put the header at the start of the buffer; the
+        // kernel wrote the sender's address length back into it.
+        let name_len = unsafe {
+            std::ptr::read_unaligned(
+                buf.as_ptr()
+                    .add(offset_of!(libc::msghdr, msg_namelen))
+                    .cast::<libc::socklen_t>(),
+            )
+        };
+        let name_len = (name_len as usize).min(NAME_ROOM);
+        let name = &buf[NAME_AT..NAME_AT + name_len];
+        // SAFETY: `try_init` hands a zeroed storage of `NAME_ROOM` bytes;
+        // the copied bytes are the kernel's address of that family and
+        // length.
+        let ((), from) = unsafe {
+            SockAddr::try_init(|storage, len| {
+                std::ptr::copy_nonoverlapping(name.as_ptr(), storage.cast::<u8>(), name.len());
+                *len = name.len() as libc::socklen_t;
+                Ok(())
+            })
+        }?;
+        Ok(Datagram { buf, from })
+    }
+
+    fn data(&self) -> &[u8] {
+        &self.buf[DATA_AT..]
+    }
+}
+
+pub(crate) struct UringDatagrams {
+    fd: RawFd,
+    state: Mutex<State>,
+    waiters: Arc<Waiters>,
+    /// `waiters` as a waker: what the op wakes.
+    waker: Waker,
+    /// Whether the poller reports read readiness yet (set by the first
+    /// readiness-based receive: poll_evented.rs).
+    pub(crate) read_interest: AtomicBool,
+}
+
+#[derive(Default)]
+struct State {
+    /// (ring index, op) of the receive in flight.
+    op: Option<(usize, OpKey)>,
+    /// What a finished receive brought that nobody has taken.
+    pending: Option<io::Result<Datagram>>,
+    spare: Vec<u8>,
+}
+
+impl State {
+    /// Take a receive's completion: a datagram or a real error becomes
+    /// `pending`; `false` if the kernel interrupted it (receive again).
+    fn completed(&mut self, result: i32, buf: Vec<u8>) -> bool {
+        self.op = None;
+        if result >= 0 {
+            self.pending = Some(Datagram::new(buf, result as usize));
+            return true;
+        }
+        self.spare = buf;
+        if interrupted(result) {
+            return false;
+        }
+        self.pending = Some(Err(io::Error::from_raw_os_error(-result)));
+        true
+    }
+
+    /// Hand the pending datagram to `f`; it stays pending unless
+    /// `consume`. An error is taken either way (as the socket's pending
+    /// error is, by a peek too).
+    fn take<T>(
+        &mut self,
+        consume: bool,
+        f: impl FnOnce(&[u8], &SockAddr) -> T,
+    ) -> Option<io::Result<T>> {
+        match self.pending.take()? {
+            Ok(datagram) => {
+                let out = f(datagram.data(), &datagram.from);
+                if consume {
+                    self.spare = datagram.buf;
+                } else {
+                    self.pending = Some(Ok(datagram));
+                }
+                Some(Ok(out))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl UringDatagrams {
+    pub(crate) fn new(fd: RawFd) -> UringDatagrams {
+        let waiters = Arc::new(Waiters::default());
+        UringDatagrams {
+            fd,
+            state: Mutex::new(State::default()),
+            waker: Waker::from(waiters.clone()),
+            waiters,
+            read_interest: AtomicBool::new(false),
+        }
+    }
+
+    /// The socket's descriptor.
+    pub(crate) fn fd(&self) -> RawFd {
+        self.fd
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Receive one datagram through the ring, started on ring `ring`
+    /// (`owned`: the caller is its worker): `take` gets its bytes and
+    /// sender, and the datagram is consumed.
+    pub(crate) fn poll_recv<T>(
+        &self,
+        rings: &Rings,
+        (ring, owned): (usize, bool),
+        is_shutdown: bool,
+        cx: &mut Context<'_>,
+        take: impl FnOnce(&[u8], &SockAddr) -> T,
+    ) -> Poll<io::Result<T>> {
+        // Join the waiters before looking (module doc).
+        self.waiters.join(cx.waker());
+        let mut state = self.lock();
+        loop {
+            if state.pending.is_some() {
+                let taken = state.take(true, take).expect("checked: pending");
+                return Poll::Ready(taken);
+            }
+            if is_shutdown {
+                return Poll::Ready(Err(super::super::shutdown_error()));
+            }
+            if let Some((index, key)) = state.op {
+                match rings.get(index).poll(key, &self.waker) {
+                    Polled::Pending => return Poll::Pending,
+                    Polled::Done { result, buf } => {
+                        let _ = state.completed(result, buf);
+                        continue;
+                    }
+                }
+            }
+            let buf = std::mem::take(&mut state.spare);
+            let key =
+                rings
+                    .get(ring)
+                    .start_recvmsg(self.fd, buf, MAX_DATAGRAM, &self.waker, !owned)?;
+            state.op = Some((ring, key));
+            return Poll::Pending;
+        }
+    }
+
+    /// Before a readiness-based receive: end the receive in flight,
+    /// keeping what it brought as pending.
+    pub(crate) fn settle(&self, rings: &Rings) {
+        let mut state = self.lock();
+        if let Some((index, key)) = state.op {
+            let (result, buf) = rings.get(index).cancel_and_wait(key, Waker::noop());
+            let _ = state.completed(result, buf);
+        }
+    }
+
+    /// The pending datagram (or error), if any, handed to `f` (consumed
+    /// if `consume`). The caller settled first.
+    pub(crate) fn take_pending<T>(
+        &self,
+        consume: bool,
+        f: impl FnOnce(&[u8], &SockAddr) -> T,
+    ) -> Option<io::Result<T>> {
+        self.lock().take(consume, f)
+    }
+
+    /// Whether a datagram (or error) waits to be taken.
+    pub(crate) fn has_pending(&self) -> bool {
+        self.lock().pending.is_some()
+    }
+
+    /// The socket is going away: give its receive up (the ring frees the
+    /// buffer when the cancelled receive completes). Must run before the
+    /// socket is closed.
+    pub(crate) fn abandon(&self, rings: &Rings) {
+        if let Some((index, key)) = self.lock().op.take() {
+            rings.get(index).abandon(key, super::ops::Leave::Cancel);
+        }
+    }
+}
