@@ -5,9 +5,12 @@
 # by `echo_load` (100-byte messages, a Tokio current_thread client pinned to
 # $CLIENT_CPU) for $DURATION s; the server's utime+stime (/proc/PID/stat)
 # over the run divided by the round trips. Servers alternate within each
-# round; $ROUNDS rounds; medians.
+# round; $ROUNDS rounds; medians. PROTO=udp measures the UDP echo instead
+# (`udp_echo_server` / `udp_echo_load`: one socket, recv_from → send_to;
+# "connections" are client sockets).
 #
 #   DURATION=5 ROUNDS=3 bash weft-bench/echo_cpu.sh
+#   PROTO=udp CONNS_LIST="1 10" bash weft-bench/echo_cpu.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-5}
@@ -15,12 +18,18 @@ ROUNDS=${ROUNDS:-3}
 CONNS_LIST=${CONNS_LIST:-"1 10 100"}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
+PROTO=${PROTO:-tcp}
+case $PROTO in
+  tcp) prefix= ;;
+  udp) prefix=udp_ ;;
+  *) echo "PROTO is tcp or udp" >&2; exit 2 ;;
+esac
 
-cargo build --release -p weft-bench --bin echo_server --bin echo_load >&2
+cargo build --release -p weft-bench --bin "${prefix}echo_server" --bin "${prefix}echo_load" >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps \
   | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-server=$target_dir/release/echo_server
-load=$target_dir/release/echo_load
+server=$target_dir/release/${prefix}echo_server
+load=$target_dir/release/${prefix}echo_load
 # hz, ticks, median, echo_cpu_run
 . weft-bench/bench-lib.sh  # (the cd above put us at the repository root)
 results=$(mktemp)
@@ -44,7 +53,7 @@ done
 
 col() { awk -v n="$1" -v c="$2" -v k="$3" '$1 == n && $2 == c { print $k }' "$results" | median; }
 echo
-echo "TCP echo, 100 B, ${DURATION}s per run, median of $ROUNDS; server CPU per round trip (Tokio ÷ weft in parentheses)"
+echo "${PROTO^^} echo, 100 B, ${DURATION}s per run, median of $ROUNDS; server CPU per round trip (Tokio ÷ weft in parentheses)"
 echo
 echo "| connections | Tokio | weft io_uring | weft epoll |"
 echo "|---:|---:|---:|---:|"

@@ -864,3 +864,38 @@ fn unix_datagrams_through_the_ring_name_their_sender() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A ring-backed datagram socket asks the poller for no readiness until
+/// it needs some: a send goes out at once without any, and `writable()` /
+/// `readable()` turn the interest on and resolve.
+#[test]
+fn quiet_datagram_sockets_still_send_and_report_readiness() {
+    use weft::net::UdpSocket;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b_addr = b.local_addr().unwrap();
+            // No readiness was ever reported: the send is made directly.
+            assert_eq!(a.try_send_to(b"now", b_addr).unwrap(), 3, "{name}");
+            let within = |what: &'static str| {
+                move |r: Result<std::io::Result<()>, weft::time::error::Elapsed>| {
+                    r.unwrap_or_else(|_| panic!("{name}: {what} never resolved"))
+                        .unwrap()
+                }
+            };
+            within("writable()")(weft::time::timeout(Duration::from_secs(5), a.writable()).await);
+            within("readable()")(weft::time::timeout(Duration::from_secs(5), b.readable()).await);
+            let mut buf = [0u8; 8];
+            let (n, from) = b.try_recv_from(&mut buf).unwrap();
+            assert_eq!(
+                (&buf[..n], from),
+                (&b"now"[..], a.local_addr().unwrap()),
+                "{name}"
+            );
+            a.send_to(b"again", b_addr).await.unwrap();
+            let n = b.recv(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], b"again", "{name}");
+        });
+    }
+}

@@ -109,7 +109,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = io.as_raw_fd();
-        Self::new_socket(io, |on_rings| {
+        Self::new_socket(io, Interest::WRITABLE, |on_rings| {
             let stream = on_rings.then(|| {
                 Box::new(UringStream {
                     read: UringRead::default(),
@@ -130,28 +130,31 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = io.as_raw_fd();
-        Self::new_socket(io, |on_rings| {
+        // On the rings: quiet in the poller until a readiness wait needs
+        // it (runtime/io/uring/datagram.rs).
+        Self::new_socket(io, Interest::PRIORITY, |on_rings| {
             (None, on_rings.then(|| Box::new(UringDatagrams::new(fd))))
         })
     }
 
     /// Register a socket whose reads go through the rings if the driver
-    /// has them (`ring_state` makes their state, told whether it does).
-    /// On the rings, reads do not need the poller: asking it for read
-    /// readiness would only wake the driver for every arrival the ring
-    /// handles anyway (half the wake-ups of an echo server). A
-    /// readiness-based read adds the interest when it first needs it
-    /// (`settle_read`).
+    /// has them (`ring_state` makes their state, told whether it does),
+    /// for `ring_interest` then, else for reads and writes. On the rings,
+    /// reads do not need the poller: asking it for read readiness would
+    /// only wake the driver for every arrival the ring handles anyway
+    /// (half the wake-ups of an echo server). A readiness-based read adds
+    /// the interest when it first needs it (`settle_read`).
     #[track_caller]
     #[allow(clippy::type_complexity)]
     fn new_socket(
         mut io: E,
+        ring_interest: Interest,
         ring_state: impl FnOnce(bool) -> (Option<Box<UringStream>>, Option<Box<UringDatagrams>>),
     ) -> io::Result<Self> {
         let driver = crate::runtime::io::registration::current_driver();
         let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
         let interest = if on_rings {
-            Interest::WRITABLE
+            ring_interest
         } else {
             Interest::READABLE | Interest::WRITABLE
         };
@@ -209,28 +212,56 @@ impl<E: mio::event::Source> PollEvented<E> {
         let Some(rings) = self.registration.rings() else {
             return;
         };
-        let (interest, fd) = match (&self.uring, &self.datagrams) {
-            (Some(stream), _) => (&stream.read_interest, stream.fd),
-            (None, Some(datagrams)) => (&datagrams.read_interest, datagrams.fd()),
-            (None, None) => return,
-        };
-        // A plain load first: after the first time this is all a
-        // `readable()` / `try_read` loop pays.
-        if !interest.load(std::sync::atomic::Ordering::Acquire)
-            && !interest.swap(true, std::sync::atomic::Ordering::AcqRel)
-        {
-            // Changing the interest of a registered, open socket fails
-            // only if the descriptor is gone, which the read that
-            // follows reports.
-            let _ = self
-                .registration
-                .reregister_fd(fd, Interest::READABLE | Interest::WRITABLE);
-        }
         if let Some(stream) = &self.uring {
+            // A plain load first: after the first time this is all a
+            // `readable()` / `try_read` loop pays.
+            let interest = &stream.read_interest;
+            if !interest.load(std::sync::atomic::Ordering::Acquire)
+                && !interest.swap(true, std::sync::atomic::Ordering::AcqRel)
+            {
+                // Changing the interest of a registered, open socket fails
+                // only if the descriptor is gone, which the read that
+                // follows reports.
+                let _ = self
+                    .registration
+                    .reregister_fd(stream.fd, Interest::READABLE | Interest::WRITABLE);
+            }
             stream.read.settle(rings);
         }
         if let Some(datagrams) = &self.datagrams {
+            datagrams.arm(true, false, |interest| {
+                let _ = self.registration.reregister_fd(datagrams.fd(), interest);
+            });
             datagrams.settle(rings);
+        }
+    }
+
+    /// Before a wait for writability on a ring-backed datagram socket,
+    /// whose write interest is off until needed
+    /// (runtime/io/uring/datagram.rs, "Quiet in the poller").
+    pub(crate) fn arm_write_interest(&self) {
+        if let Some(datagrams) = &self.datagrams {
+            datagrams.arm(false, true, |interest| {
+                let _ = self.registration.reregister_fd(datagrams.fd(), interest);
+            });
+        }
+    }
+
+    /// A send on a ring-backed datagram socket: made at once, without
+    /// looking at readiness (the poller is not asked for it); `None` if it
+    /// would block, once write interest is on, so the caller waits for
+    /// readiness. `None` on other sockets, which wait for readiness first.
+    pub(crate) fn send_now<T>(
+        &self,
+        send: impl FnOnce() -> io::Result<T>,
+    ) -> Option<io::Result<T>> {
+        self.datagrams.as_ref()?;
+        match send() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.arm_write_interest();
+                None
+            }
+            done => Some(done),
         }
     }
 

@@ -68,6 +68,7 @@ macro_rules! datagram_methods {
             &self,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.arm_write_interest();
             std::task::ready!(self.io.poll_writes_drained(cx));
             self.io.registration().poll_write_ready(cx).map_ok(drop)
         }
@@ -75,6 +76,9 @@ macro_rules! datagram_methods {
         /// Send `buf` to the connected peer; returns the bytes sent.
         /// Cancel-safe.
         pub async fn send(&self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Some(sent) = self.io.send_now(|| self.io.send(buf)) {
+                return sent;
+            }
             self.async_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
                 .await
         }
@@ -85,6 +89,9 @@ macro_rules! datagram_methods {
             cx: &mut std::task::Context<'_>,
             buf: &[u8],
         ) -> std::task::Poll<std::io::Result<usize>> {
+            if let Some(sent) = self.io.send_now(|| self.io.send(buf)) {
+                return std::task::Poll::Ready(sent);
+            }
             self.io.registration().poll_io(
                 cx,
                 crate::runtime::io::scheduled_io::Direction::Write,
@@ -94,6 +101,9 @@ macro_rules! datagram_methods {
 
         /// Send once without waiting: `WouldBlock` if the socket is not ready.
         pub fn try_send(&self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Some(sent) = self.io.send_now(|| self.io.send(buf)) {
+                return sent;
+            }
             self.try_io(crate::io::Interest::WRITABLE, || self.io.send(buf))
         }
 

@@ -28,7 +28,10 @@ macro_rules! readiness_methods {
                 }
             }
             if interest.is_writable() {
-                // io_uring streams: writable once the send in flight ended.
+                // io_uring: a datagram socket asks the poller for write
+                // readiness only from now on; a stream is writable once
+                // the send in flight ended.
+                self.io.arm_write_interest();
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
             }
             Ok(self.io.registration().readiness(interest).await?.ready)
@@ -54,8 +57,11 @@ macro_rules! readiness_methods {
             if interest.is_readable() {
                 self.io.settle_read();
             }
-            if interest.is_writable() && !self.io.writes_idle() {
-                return Err(std::io::ErrorKind::WouldBlock.into());
+            if interest.is_writable() {
+                self.io.arm_write_interest();
+                if !self.io.writes_idle() {
+                    return Err(std::io::ErrorKind::WouldBlock.into());
+                }
             }
             self.io.registration().try_io(interest, f)
         }
@@ -71,6 +77,7 @@ macro_rules! readiness_methods {
                 self.io.settle_read();
             }
             if interest.is_writable() {
+                self.io.arm_write_interest();
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
             }
             self.io.registration().async_io(interest, f).await

@@ -111,6 +111,9 @@ impl UdpSocket {
     /// once the address is resolved.
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let target = first_addr(target).await?;
+        if let Some(sent) = self.io.send_now(|| self.io.send_to(buf, target)) {
+            return sent;
+        }
         self.async_io(Interest::WRITABLE, || self.io.send_to(buf, target))
             .await
     }
@@ -123,6 +126,9 @@ impl UdpSocket {
         buf: &[u8],
         target: SocketAddr,
     ) -> Poll<io::Result<usize>> {
+        if let Some(sent) = self.io.send_now(|| self.io.send_to(buf, target)) {
+            return Poll::Ready(sent);
+        }
         self.io
             .registration()
             .poll_io(cx, Direction::Write, || self.io.send_to(buf, target))
@@ -130,6 +136,9 @@ impl UdpSocket {
 
     /// Send once without waiting: `WouldBlock` if the socket is not ready.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        if let Some(sent) = self.io.send_now(|| self.io.send_to(buf, target)) {
+            return sent;
+        }
         self.try_io(Interest::WRITABLE, || self.io.send_to(buf, target))
     }
 

@@ -151,6 +151,9 @@ impl UnixDatagram {
     /// Send `buf` to the socket bound at `target`. Cancel-safe.
     pub async fn send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
+        if let Some(sent) = self.io.send_now(|| self.send_to_path(buf, target)) {
+            return sent;
+        }
         self.async_io(Interest::WRITABLE, || self.send_to_path(buf, target))
             .await
     }
@@ -163,6 +166,9 @@ impl UnixDatagram {
         target: impl AsRef<Path>,
     ) -> Poll<io::Result<usize>> {
         let target = target.as_ref();
+        if let Some(sent) = self.io.send_now(|| self.send_to_path(buf, target)) {
+            return Poll::Ready(sent);
+        }
         self.io
             .registration()
             .poll_io(cx, Direction::Write, || self.send_to_path(buf, target))
@@ -171,6 +177,9 @@ impl UnixDatagram {
     /// Send once without waiting: `WouldBlock` if the socket is not ready.
     pub fn try_send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
+        if let Some(sent) = self.io.send_now(|| self.send_to_path(buf, target)) {
+            return sent;
+        }
         self.try_io(Interest::WRITABLE, || self.send_to_path(buf, target))
     }
 }

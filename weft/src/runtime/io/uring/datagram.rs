@@ -22,19 +22,42 @@
 //!   `pending` before the socket's queue.
 //! - **Every waiting task hears of a completion** (as accept.rs: a task
 //!   joins the waiters before it looks at the op).
+//! - **Receive directly while datagrams wait.** A UDP server usually has
+//!   one socket, so there is no batch for the ring to gather, and a
+//!   receive handed to it costs a trip through the worker's flush and a
+//!   task wake-up where a `recvmsg(2)` would have found the datagram at
+//!   once (an echo server spent 14–17% more CPU per round trip that way
+//!   than on epoll: BENCHMARKS.md, "UDP"). So after a receive that found
+//!   a datagram (directly, or a ring receive that completed), the next
+//!   one first tries `recvmsg(2)` with `MSG_DONTWAIT`; only when that
+//!   finds nothing does it go to the ring, where the wait needs no epoll
+//!   registration and the completion brings the datagram with it. Never
+//!   while a receive is in flight or a datagram pending, which it would
+//!   overtake.
 //!
-//! Sends stay on readiness: a datagram send completes inside the
-//! `sendto(2)` that makes it, and Tokio promises that a cancelled
-//! `send_to` sent nothing, which a send handed to the ring could not keep.
+//! - **Quiet in the poller.** The socket is registered for `PRIORITY`
+//!   only, which never fires on it: read readiness would wake the driver
+//!   for every datagram the ring receives anyway, and write readiness for
+//!   every datagram sent (a UDP socket's write-space callback wakes its
+//!   waiters each time a sent datagram's buffer is freed: on a one-socket
+//!   echo, two `io_uring_enter` and an `epoll_wait` per round trip, measured).
+//!   A readiness-based receive adds read interest, a send that would block
+//!   (or a wait for writability) write interest ([`UringDatagrams::arm`]).
+//!
+//! Sends stay `sendto(2)` calls: a datagram send completes inside the
+//! call, and Tokio promises that a cancelled `send_to` sent nothing, which
+//! a send handed to the ring could not keep. On these sockets a send is
+//! tried first and waits for readiness only if it would block.
 
 use super::accept::Waiters;
 use super::ops::{interrupted, OpKey, Polled};
 use super::Rings;
+use crate::runtime::io::ready::Interest;
 use socket2::SockAddr;
 use std::io;
 use std::mem::{offset_of, size_of};
 use std::os::fd::RawFd;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -126,15 +149,25 @@ pub(crate) struct UringDatagrams {
     waiters: Arc<Waiters>,
     /// `waiters` as a waker: what the op wakes.
     waker: Waker,
-    /// Whether the poller reports read readiness yet (set by the first
-    /// readiness-based receive: poll_evented.rs).
-    pub(crate) read_interest: AtomicBool,
+    /// What the poller is asked for beyond `PRIORITY` (which never fires
+    /// on these sockets): read readiness from the first readiness-based
+    /// receive on, write readiness from the first send that would block
+    /// or wait for writability on (module doc, "Quiet in the poller").
+    read_armed: AtomicBool,
+    write_armed: AtomicBool,
+    /// Held while the interest changes, so two changes cannot leave the
+    /// poller with the older one.
+    arming: Mutex<()>,
 }
 
 #[derive(Default)]
 struct State {
     /// (ring index, op) of the receive in flight.
     op: Option<(usize, OpKey)>,
+    /// The last receive found a datagram waiting, so the next one first
+    /// tries `recvmsg(2)` itself (module doc, "Receive directly while
+    /// datagrams wait").
+    waiting_hint: bool,
     /// What a finished receive brought that nobody has taken.
     pending: Option<io::Result<Datagram>>,
     spare: Vec<u8>,
@@ -147,6 +180,8 @@ impl State {
         self.op = None;
         if result >= 0 {
             self.pending = Some(Datagram::new(buf, result as usize));
+            // More may have come behind it.
+            self.waiting_hint = true;
             return true;
         }
         self.spare = buf;
@@ -155,6 +190,24 @@ impl State {
         }
         self.pending = Some(Err(io::Error::from_raw_os_error(-result)));
         true
+    }
+
+    /// One `recvmsg(2)` that does not wait, into a receive's buffer: the
+    /// datagram becomes `pending`. Only with no receive in flight and
+    /// nothing pending (it would overtake them).
+    fn receive_now(&mut self, fd: RawFd) -> io::Result<()> {
+        debug_assert!(self.op.is_none() && self.pending.is_none());
+        let mut buf = std::mem::take(&mut self.spare);
+        let header = prepare(&mut buf, MAX_DATAGRAM);
+        // SAFETY: `prepare` laid out the header, its iovec and the address
+        // room in `buf`, which outlives the call.
+        let n = unsafe { libc::recvmsg(fd, header, libc::MSG_DONTWAIT) };
+        if n < 0 {
+            self.spare = buf;
+            return Err(io::Error::last_os_error());
+        }
+        self.pending = Some(Datagram::new(buf, n as usize));
+        Ok(())
     }
 
     /// Hand the pending datagram to `f`; it stays pending unless
@@ -188,13 +241,39 @@ impl UringDatagrams {
             state: Mutex::new(State::default()),
             waker: Waker::from(waiters.clone()),
             waiters,
-            read_interest: AtomicBool::new(false),
+            read_armed: AtomicBool::new(false),
+            write_armed: AtomicBool::new(false),
+            arming: Mutex::new(()),
         }
     }
 
     /// The socket's descriptor.
     pub(crate) fn fd(&self) -> RawFd {
         self.fd
+    }
+
+    /// Add read and/or write readiness to what the poller reports for this
+    /// socket, if not there yet: `reregister` gets the new interest.
+    pub(crate) fn arm(&self, read: bool, write: bool, reregister: impl FnOnce(Interest)) {
+        let armed = |flag: &AtomicBool, wanted: bool| !wanted || flag.load(Ordering::Acquire);
+        if armed(&self.read_armed, read) && armed(&self.write_armed, write) {
+            return;
+        }
+        let _arming = self.arming.lock().unwrap_or_else(|e| e.into_inner());
+        if read {
+            self.read_armed.store(true, Ordering::Release);
+        }
+        if write {
+            self.write_armed.store(true, Ordering::Release);
+        }
+        let mut interest = Interest::PRIORITY;
+        if self.read_armed.load(Ordering::Acquire) {
+            interest |= Interest::READABLE;
+        }
+        if self.write_armed.load(Ordering::Acquire) {
+            interest |= Interest::WRITABLE;
+        }
+        reregister(interest);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -230,6 +309,14 @@ impl UringDatagrams {
                         let _ = state.completed(result, buf);
                         continue;
                     }
+                }
+            }
+            if state.waiting_hint {
+                match state.receive_now(self.fd) {
+                    Ok(()) => continue,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => state.waiting_hint = false,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Poll::Ready(Err(e)),
                 }
             }
             let buf = std::mem::take(&mut state.spare);

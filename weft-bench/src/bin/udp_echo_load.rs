@@ -1,0 +1,45 @@
+//! Load for `udp_echo_server`: `udp_echo_load ADDR CONNS SECS` opens
+//! CONNS UDP sockets (a Tokio current_thread runtime) and has each send
+//! 100 bytes and wait for the echo, over and over, for SECS seconds; prints
+//! the number of round trips. A datagram lost on loopback would stall its
+//! socket, so each wait gives up after 100 ms and sends again.
+
+use std::time::{Duration, Instant};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let addr: std::net::SocketAddr = args.next().expect("ADDR").parse().unwrap();
+    let conns: usize = args.next().expect("CONNS").parse().unwrap();
+    let secs: f64 = args.next().expect("SECS").parse().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let total = rt.block_on(async move {
+        let deadline = Instant::now() + Duration::from_secs_f64(secs);
+        let mut tasks = Vec::new();
+        for _ in 0..conns {
+            let s = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            s.connect(addr).await.unwrap();
+            tasks.push(tokio::spawn(async move {
+                let msg = [7u8; 100];
+                let mut buf = [0u8; 128];
+                let mut n = 0u64;
+                while Instant::now() < deadline {
+                    s.send(&msg).await.unwrap();
+                    let echo = tokio::time::timeout(Duration::from_millis(100), s.recv(&mut buf));
+                    if let Ok(Ok(100)) = echo.await {
+                        n += 1;
+                    }
+                }
+                n
+            }));
+        }
+        let mut total = 0;
+        for t in tasks {
+            total += t.await.unwrap();
+        }
+        total
+    });
+    println!("{total}");
+}
