@@ -6,11 +6,11 @@
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+#[path = "../echo_process.rs"]
+mod echo_process;
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let addr: std::net::SocketAddr = args.next().expect("ADDR").parse().unwrap();
-    let conns: usize = args.next().expect("CONNS").parse().unwrap();
-    let secs: f64 = args.next().expect("SECS").parse().unwrap();
+    let (addr, conns, secs) = echo_process::load_args();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

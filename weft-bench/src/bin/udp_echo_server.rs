@@ -31,6 +31,9 @@ macro_rules! udp_echo {
     }};
 }
 
+#[path = "../echo_process.rs"]
+mod echo_process;
+
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "weft".into());
     let (addr, rt) = match which.as_str() {
@@ -38,11 +41,5 @@ fn main() {
         "tokio" => udp_echo!(tokio),
         other => panic!("unknown runtime {other:?}: use weft or tokio"),
     };
-    println!("{addr}");
-    use std::io::Write;
-    std::io::stdout().flush().unwrap();
-    loop {
-        std::thread::park();
-        let _ = &rt;
-    }
+    echo_process::serve_until_killed(addr, rt)
 }
