@@ -101,7 +101,11 @@
 //!   rings the alarm at the full period, so the monitor thread samples
 //!   only if no worker parked in the second half; quick samples are due
 //!   when the alarm rings. Two samples close together (less than
-//!   `min_gap`) do not count a poll as seen twice. Why: each wake-up of an
+//!   `min_gap`: a spawn's kick right after a look) do not count a poll as
+//!   seen twice, and the second keeps the first's plan (or plans the LIFO
+//!   re-check, if it saw a spawn the first did not): it is not the
+//!   re-check the first planned. Only the monitor thread consumes a
+//!   spawn, so the kicked sample sees one a look saw first. Why: each wake-up of an
 //!   extra thread costs the workers of an oversubscribed machine, even a
 //!   thread that does nothing (rounds 8 and 11); on the 5-producer mpsc
 //!   benchmark the monitor thread now wakes a few times a second instead
@@ -242,6 +246,8 @@ struct Sampler {
     /// Samples in a row in which no worker polled anything.
     quiet: u32,
     pace: Pace,
+    /// When the last sample was taken, by anyone.
+    last_at: Option<Instant>,
 }
 
 /// What the monitor remembers of one worker between samples.
@@ -291,6 +297,7 @@ impl Monitor {
                 stuck_now: Vec::new(),
                 quiet: 0,
                 pace: Pace::new(min_period),
+                last_at: None,
             }),
             shut_down: AtomicBool::new(false),
             dormant: AtomicBool::new(false),
@@ -525,6 +532,16 @@ impl Pace {
         }
     }
 
+    /// After a sample taken right after another: plan the LIFO re-check
+    /// if it saw a spawn into a slot the other did not, else keep the
+    /// other's plan.
+    fn after_close_sample(&mut self, monitor: &Monitor, seen: Sighting) {
+        if seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0 {
+            self.lifo_recheck = true;
+            self.period = LIFO_RECHECK.min(monitor.min_period);
+        }
+    }
+
     fn after_sample(&mut self, monitor: &Monitor, seen: Sighting) {
         if self.lifo_recheck && !seen.stole {
             self.lifo_cooldown = LIFO_RECHECK_COOLDOWN;
@@ -574,7 +591,11 @@ impl Monitor {
         for (index, remote) in handle.remotes.iter().enumerate() {
             let spawns = remote.stamp.lifo_spawns.load(Ordering::Relaxed);
             spawned |= spawns != s.last_spawns[index];
-            s.last_spawns[index] = spawns;
+            // Only the monitor thread consumes a spawn: a look that saw it
+            // first leaves it for the sample the spawn's kick asks for.
+            if acts {
+                s.last_spawns[index] = spawns;
+            }
             let seq = remote.stamp.seq.load(Ordering::Acquire);
             // Any poll since the last sample, or one running now: busy.
             busy |= seq != s.last_seq[index] || seq & 1 == 1;
@@ -585,11 +606,14 @@ impl Monitor {
             }
             match &mut s.seen[index] {
                 Some(seen) if seen.seq == seq => {
-                    same_poll = true;
                     if now - seen.since < self.min_gap {
-                        // Two samples close together: look again later.
+                        // Two samples close together (a kick right after
+                        // a look): as a new sighting, acted on later.
+                        same_poll |= !remote.steal.is_empty();
+                        lifo_waiting |= remote.lifo.looks_occupied();
                         continue;
                     }
+                    same_poll = true;
                     if !acts {
                         outcome = Sampled::Act;
                         continue;
@@ -620,16 +644,21 @@ impl Monitor {
         }
         s.quiet = if busy { 0 } else { s.quiet + 1 };
         let can_help = handle.idle.any_idle();
-        s.pace.after_sample(
-            self,
-            Sighting {
-                can_help,
-                lifo_waiting,
-                same_poll,
-                stole,
-                spawned,
-            },
-        );
+        let seen = Sighting {
+            can_help,
+            lifo_waiting,
+            same_poll,
+            stole,
+            spawned,
+        };
+        if s.last_at.is_some_and(|at| now - at < self.min_gap) {
+            // Right after another sample (a spawn's kick just after a
+            // look): it brings news only of a spawn, and must not count
+            // as the LIFO re-check the other one planned.
+            s.pace.after_close_sample(self, seen);
+        } else {
+            s.pace.after_sample(self, seen);
+        }
         // Sleeping longer than a stranded child may wait: let spawns kick
         // (module doc, "Slow unless a task was spawned"). The heavy fence
         // is paid when the monitor turns slow, not at every slow sample.
@@ -641,6 +670,7 @@ impl Monitor {
             s.pace.period = self.max_period;
         }
         self.schedule(now, s.pace.period);
+        s.last_at = Some(now);
         if !acts {
             // The stuck list and the rescue thread are the monitor
             // thread's (a look never sees a worker stuck).

@@ -102,3 +102,29 @@ fn a_rescue_thread_replaces_a_stuck_worker_only_when_nobody_can_take_its_work() 
     // ... and only if there is work to take.
     assert!(!rescue_wanted(1, 4, false, busy));
 }
+
+/// A spawn's kick right after a worker's look: the close sample is not the
+/// LIFO re-check the look planned (which would then count as one that
+/// found nothing, and wait for the 500 µs pace instead: round 11), and it
+/// plans the re-check itself when the look came before the spawn.
+#[test]
+fn a_sample_right_after_another_keeps_or_plans_the_lifo_recheck() {
+    let m = monitor();
+    let mut pace = Pace::new(m.min_period);
+    pace.after_sample(&m, sighting(true, true, false));
+    assert!(pace.lifo_recheck, "the look saw the spawn");
+    let planned = pace.period;
+    pace.after_close_sample(&m, without_spawns(sighting(true, false, true)));
+    assert!(pace.lifo_recheck);
+    assert_eq!(pace.period, planned);
+
+    let mut pace = Pace::new(m.min_period);
+    for _ in 0..10 {
+        pace.after_sample(&m, without_spawns(sighting(true, false, false)));
+    }
+    assert!(!pace.lifo_recheck);
+    assert!(pace.period > m.max_period, "slow before the spawn");
+    pace.after_close_sample(&m, sighting(true, true, false));
+    assert!(pace.lifo_recheck);
+    assert_eq!(pace.period, LIFO_RECHECK.min(m.min_period));
+}
