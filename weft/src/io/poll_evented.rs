@@ -31,6 +31,7 @@
 //! flight, and `writable()` waits for it. A dropped stream's send still
 //! goes out, finished by the ring.
 
+use crate::io::lazy_interest::LazyInterest;
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
@@ -50,6 +51,9 @@ pub(crate) struct PollEvented<E: mio::event::Source> {
     /// Receives through io_uring (a datagram socket on a runtime with
     /// rings: runtime/io/uring/datagram.rs).
     datagrams: Option<Box<UringDatagrams>>,
+    /// With either of the two: what the poller is asked for, which grows
+    /// as readiness-based operations need it (lazy_interest.rs).
+    ring_interest: Option<LazyInterest>,
 }
 
 struct UringStream {
@@ -57,8 +61,6 @@ struct UringStream {
     write: UringWrite,
     /// The socket's descriptor, for the ring's operations.
     fd: std::os::fd::RawFd,
-    /// Whether the poller reports read readiness yet (see `new_stream`).
-    read_interest: std::sync::atomic::AtomicBool,
 }
 
 /// The most one read(2)/write(2) moves on Linux (`MAX_RW_COUNT`), and the
@@ -82,6 +84,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             registration,
             uring: None,
             datagrams: None,
+            ring_interest: None,
         })
     }
 
@@ -98,6 +101,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             registration,
             uring: None,
             datagrams: None,
+            ring_interest: None,
         })
     }
 
@@ -115,7 +119,6 @@ impl<E: mio::event::Source> PollEvented<E> {
                     read: UringRead::default(),
                     write: UringWrite::default(),
                     fd,
-                    read_interest: std::sync::atomic::AtomicBool::new(false),
                 })
             });
             (stream, None)
@@ -139,11 +142,8 @@ impl<E: mio::event::Source> PollEvented<E> {
 
     /// Register a socket whose reads go through the rings if the driver
     /// has them (`ring_state` makes their state, told whether it does),
-    /// for `ring_interest` then, else for reads and writes. On the rings,
-    /// reads do not need the poller: asking it for read readiness would
-    /// only wake the driver for every arrival the ring handles anyway
-    /// (half the wake-ups of an echo server). A readiness-based read adds
-    /// the interest when it first needs it (`settle_read`).
+    /// for `ring_interest` then (lazy_interest.rs says why), else for
+    /// reads and writes.
     #[track_caller]
     #[allow(clippy::type_complexity)]
     fn new_socket(
@@ -165,6 +165,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             registration,
             uring,
             datagrams,
+            ring_interest: on_rings.then(|| LazyInterest::new(ring_interest)),
         })
     }
 
@@ -212,38 +213,30 @@ impl<E: mio::event::Source> PollEvented<E> {
         let Some(rings) = self.registration.rings() else {
             return;
         };
+        self.want_interest(Interest::READABLE);
         if let Some(stream) = &self.uring {
-            // A plain load first: after the first time this is all a
-            // `readable()` / `try_read` loop pays.
-            let interest = &stream.read_interest;
-            if !interest.load(std::sync::atomic::Ordering::Acquire)
-                && !interest.swap(true, std::sync::atomic::Ordering::AcqRel)
-            {
-                // Changing the interest of a registered, open socket fails
-                // only if the descriptor is gone, which the read that
-                // follows reports.
-                let _ = self
-                    .registration
-                    .reregister_fd(stream.fd, Interest::READABLE | Interest::WRITABLE);
-            }
             stream.read.settle(rings);
         }
         if let Some(datagrams) = &self.datagrams {
-            datagrams.arm(true, false, |interest| {
-                let _ = self.registration.reregister_fd(datagrams.fd(), interest);
-            });
             datagrams.settle(rings);
         }
     }
 
-    /// Before a wait for writability on a ring-backed datagram socket,
-    /// whose write interest is off until needed
-    /// (runtime/io/uring/datagram.rs, "Quiet in the poller").
+    /// Before a wait for writability (a ring-backed datagram socket asks
+    /// the poller for none until then: lazy_interest.rs).
     pub(crate) fn arm_write_interest(&self) {
-        if let Some(datagrams) = &self.datagrams {
-            datagrams.arm(false, true, |interest| {
-                let _ = self.registration.reregister_fd(datagrams.fd(), interest);
-            });
+        self.want_interest(Interest::WRITABLE);
+    }
+
+    /// Have the poller report `wanted` for a ring-backed socket.
+    fn want_interest(&self, wanted: Interest) {
+        let fd = match (&self.uring, &self.datagrams) {
+            (Some(stream), _) => stream.fd,
+            (None, Some(datagrams)) => datagrams.fd(),
+            (None, None) => return,
+        };
+        if let Some(interest) = &self.ring_interest {
+            interest.want(&self.registration, fd, wanted);
         }
     }
 
@@ -294,16 +287,16 @@ impl<E: mio::event::Source> PollEvented<E> {
     pub(crate) fn poll_recv_datagram<T>(
         &self,
         cx: &mut Context<'_>,
-        take: impl FnOnce(&[u8], &socket2::SockAddr) -> T,
+        take: impl FnOnce(&[u8], &socket2::SockAddr) -> io::Result<T>,
     ) -> Poll<io::Result<T>> {
         let datagrams = self.datagrams.as_ref().expect("checked by the caller");
         let rings = self.registration.rings().expect("datagrams only on rings");
         let restore = ready!(crate::coop::poll_proceed(cx));
         let io = self.registration.io_handle();
         let taken =
-            ready!(datagrams.poll_recv(rings, io.current_ring(rings), io.is_shutdown(), cx, take))?;
+            ready!(datagrams.poll_recv(rings, io.current_ring(rings), io.is_shutdown(), cx, take));
         restore.made_progress();
-        Poll::Ready(Ok(taken))
+        Poll::Ready(taken)
     }
 
     /// For a readiness-based receive or peek on a ring-backed datagram
@@ -313,7 +306,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     pub(crate) fn take_datagram<T>(
         &self,
         consume: bool,
-        f: impl FnOnce(&[u8], &socket2::SockAddr) -> T,
+        f: impl FnOnce(&[u8], &socket2::SockAddr) -> io::Result<T>,
     ) -> Option<io::Result<T>> {
         self.datagrams.as_ref()?;
         self.settle_read();

@@ -13,41 +13,95 @@
 //!   so each datagram is received once, in order, whichever way a program
 //!   mixes them.
 //!
-//! Sends always go through readiness (datagram.rs in the ring module says
-//! why).
+//! Sends are `sendto(2)` calls (datagram.rs in the ring module says why).
 
-/// Copy a received datagram into `dst`, truncated to it, as `recv(2)`
-/// does; the length copied.
-pub(crate) fn copy_datagram(dst: &mut [u8], data: &[u8]) -> usize {
-    let n = data.len().min(dst.len());
-    dst[..n].copy_from_slice(&data[..n]);
-    n
+use crate::io::ReadBuf;
+use socket2::SockAddr;
+use std::io;
+
+// What a received datagram's bytes and sender are put into: each `to_*`
+// makes the function `PollEvented::poll_recv_datagram` and `take_datagram`
+// hand them to. A datagram is truncated to the room there, the rest
+// dropped, as `recv(2)` does.
+
+/// Turns socket2's sender address into the socket type's (`None`: an
+/// address of another family, an error).
+pub(crate) type Sender<A> = fn(&SockAddr) -> Option<A>;
+
+/// Into a slice; the length put.
+pub(crate) fn to_slice(
+    dst: &mut [u8],
+) -> impl FnOnce(&[u8], &SockAddr) -> io::Result<usize> + use<'_> {
+    move |data, _| {
+        let n = data.len().min(dst.len());
+        dst[..n].copy_from_slice(&data[..n]);
+        Ok(n)
+    }
 }
 
-/// Put a received datagram into `buf`'s unfilled part, truncated to it.
-pub(crate) fn put_datagram(buf: &mut crate::io::ReadBuf<'_>, data: &[u8]) {
-    let n = data.len().min(buf.remaining());
-    buf.put_slice(&data[..n]);
+/// Into a slice, with the sender.
+pub(crate) fn to_slice_from<A>(
+    dst: &mut [u8],
+    as_addr: Sender<A>,
+) -> impl FnOnce(&[u8], &SockAddr) -> io::Result<(usize, A)> + use<'_, A> {
+    move |data, from| {
+        let n = to_slice(dst)(data, from)?;
+        Ok((n, sender(from, as_addr)?))
+    }
 }
 
-/// Put a received datagram into `buf`'s current spare chunk (what a
-/// `recv(2)` into it would have had), truncated to it; the length put.
-pub(crate) fn put_datagram_buf_mut<B: bytes::BufMut>(buf: &mut B, data: &[u8]) -> usize {
-    let chunk = buf.chunk_mut();
-    let n = data.len().min(chunk.len());
-    chunk[..n].copy_from_slice(&data[..n]);
-    // SAFETY: the first `n` bytes of the chunk were just written.
-    unsafe { buf.advance_mut(n) };
-    n
+/// Into a `ReadBuf`'s unfilled part, returning the sender.
+pub(crate) fn to_read_buf_from<'a, 'b, A>(
+    buf: &'a mut ReadBuf<'b>,
+    as_addr: Sender<A>,
+) -> impl FnOnce(&[u8], &SockAddr) -> io::Result<A> + use<'a, 'b, A> {
+    move |data, from| {
+        let n = data.len().min(buf.remaining());
+        buf.put_slice(&data[..n]);
+        sender(from, as_addr)
+    }
 }
 
-/// The sender's address in the socket type's form (`as_addr` of socket2's;
-/// `None` is an error).
-pub(crate) fn sender<A>(
-    from: &socket2::SockAddr,
-    as_addr: impl FnOnce(&socket2::SockAddr) -> Option<A>,
-) -> std::io::Result<A> {
-    as_addr(from).ok_or_else(|| std::io::Error::other("sender address of an unexpected family"))
+/// Into a `ReadBuf`'s unfilled part.
+pub(crate) fn to_read_buf<'a, 'b>(
+    buf: &'a mut ReadBuf<'b>,
+) -> impl FnOnce(&[u8], &SockAddr) -> io::Result<()> + use<'a, 'b> {
+    move |data, _| {
+        let n = data.len().min(buf.remaining());
+        buf.put_slice(&data[..n]);
+        Ok(())
+    }
+}
+
+/// Into a `BufMut`'s current spare chunk (what a `recv(2)` into it would
+/// have had), advancing it; the length put.
+pub(crate) fn to_buf_mut<B: bytes::BufMut>(
+    buf: &mut B,
+) -> impl FnOnce(&[u8], &SockAddr) -> io::Result<usize> + use<'_, B> {
+    move |data, _| {
+        let chunk = buf.chunk_mut();
+        let n = data.len().min(chunk.len());
+        chunk[..n].copy_from_slice(&data[..n]);
+        // SAFETY: the first `n` bytes of the chunk were just written.
+        unsafe { buf.advance_mut(n) };
+        Ok(n)
+    }
+}
+
+/// Into a `BufMut`, with the sender.
+pub(crate) fn to_buf_mut_from<B: bytes::BufMut, A>(
+    buf: &mut B,
+    as_addr: Sender<A>,
+) -> impl FnOnce(&[u8], &SockAddr) -> io::Result<(usize, A)> + use<'_, B, A> {
+    move |data, from| {
+        let n = to_buf_mut(buf)(data, from)?;
+        Ok((n, sender(from, as_addr)?))
+    }
+}
+
+/// The sender's address in the socket type's form.
+pub(crate) fn sender<A>(from: &SockAddr, as_addr: Sender<A>) -> io::Result<A> {
+    as_addr(from).ok_or_else(|| io::Error::other("sender address of an unexpected family"))
 }
 
 /// The send/recv and `recv_from` methods of the datagram sockets (`$addr`
@@ -113,9 +167,8 @@ macro_rules! datagram_methods {
         pub async fn recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
             if self.io.receives_on_ring() {
                 return std::future::poll_fn(|cx| {
-                    self.io.poll_recv_datagram(cx, |data, _| {
-                        crate::net::datagram::copy_datagram(buf, data)
-                    })
+                    self.io
+                        .poll_recv_datagram(cx, crate::net::datagram::to_slice(buf))
                 })
                 .await;
             }
@@ -131,9 +184,9 @@ macro_rules! datagram_methods {
             buf: &mut crate::io::ReadBuf<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
             if self.io.receives_on_ring() {
-                return self.io.poll_recv_datagram(cx, |data, _| {
-                    crate::net::datagram::put_datagram(buf, data)
-                });
+                return self
+                    .io
+                    .poll_recv_datagram(cx, crate::net::datagram::to_read_buf(buf));
             }
             self.io.registration().poll_io(
                 cx,
@@ -145,9 +198,10 @@ macro_rules! datagram_methods {
         /// Receive once without waiting: `WouldBlock` if no datagram is
         /// queued.
         pub fn try_recv(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-            if let Some(taken) = self.io.take_datagram(true, |data, _| {
-                crate::net::datagram::copy_datagram(buf, data)
-            }) {
+            if let Some(taken) = self
+                .io
+                .take_datagram(true, crate::net::datagram::to_slice(buf))
+            {
                 return taken;
             }
             self.try_io(crate::io::Interest::READABLE, || self.io.recv(buf))
@@ -157,16 +211,11 @@ macro_rules! datagram_methods {
         /// datagram is never lost to a dropped receive.
         pub async fn recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
             if self.io.receives_on_ring() {
-                let (n, from) = std::future::poll_fn(|cx| {
-                    self.io.poll_recv_datagram(cx, |data, from| {
-                        (
-                            crate::net::datagram::copy_datagram(buf, data),
-                            crate::net::datagram::sender(from, $as_addr),
-                        )
-                    })
+                return std::future::poll_fn(|cx| {
+                    self.io
+                        .poll_recv_datagram(cx, crate::net::datagram::to_slice_from(buf, $as_addr))
                 })
-                .await?;
-                return Ok((n, from?));
+                .await;
             }
             self.async_io(crate::io::Interest::READABLE, || {
                 let (n, from) = self.io.recv_from(buf)?;
@@ -185,11 +234,7 @@ macro_rules! datagram_methods {
             if self.io.receives_on_ring() {
                 return self
                     .io
-                    .poll_recv_datagram(cx, |data, from| {
-                        crate::net::datagram::put_datagram(buf, data);
-                        crate::net::datagram::sender(from, $as_addr)
-                    })
-                    .map(|r| r.and_then(|from| from));
+                    .poll_recv_datagram(cx, crate::net::datagram::to_read_buf_from(buf, $as_addr));
             }
             self.io.registration().poll_io(
                 cx,
@@ -208,14 +253,11 @@ macro_rules! datagram_methods {
         /// Receive once without waiting: `WouldBlock` if no datagram is
         /// queued.
         pub fn try_recv_from(&self, buf: &mut [u8]) -> std::io::Result<(usize, $addr)> {
-            if let Some(taken) = self.io.take_datagram(true, |data, from| {
-                (
-                    crate::net::datagram::copy_datagram(buf, data),
-                    crate::net::datagram::sender(from, $as_addr),
-                )
-            }) {
-                let (n, from) = taken?;
-                return Ok((n, from?));
+            if let Some(taken) = self
+                .io
+                .take_datagram(true, crate::net::datagram::to_slice_from(buf, $as_addr))
+            {
+                return taken;
             }
             self.try_io(crate::io::Interest::READABLE, || {
                 let (n, from) = self.io.recv_from(buf)?;
@@ -237,9 +279,8 @@ macro_rules! datagram_buf_methods {
         pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
             if self.io.receives_on_ring() {
                 return std::future::poll_fn(|cx| {
-                    self.io.poll_recv_datagram(cx, |data, _| {
-                        crate::net::datagram::put_datagram_buf_mut(buf, data)
-                    })
+                    self.io
+                        .poll_recv_datagram(cx, crate::net::datagram::to_buf_mut(buf))
                 })
                 .await;
             }
@@ -252,9 +293,10 @@ macro_rules! datagram_buf_methods {
         /// [`recv_buf`](Self::recv_buf) once, without waiting:
         /// `WouldBlock` if no datagram is queued.
         pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
-            if let Some(taken) = self.io.take_datagram(true, |data, _| {
-                crate::net::datagram::put_datagram_buf_mut(buf, data)
-            }) {
+            if let Some(taken) = self
+                .io
+                .take_datagram(true, crate::net::datagram::to_buf_mut(buf))
+            {
                 return taken;
             }
             self.try_io(crate::io::Interest::READABLE, || {
@@ -269,16 +311,13 @@ macro_rules! datagram_buf_methods {
             buf: &mut B,
         ) -> std::io::Result<(usize, $addr)> {
             if self.io.receives_on_ring() {
-                let (n, from) = std::future::poll_fn(|cx| {
-                    self.io.poll_recv_datagram(cx, |data, from| {
-                        (
-                            crate::net::datagram::put_datagram_buf_mut(buf, data),
-                            crate::net::datagram::sender(from, $as_addr),
-                        )
-                    })
+                return std::future::poll_fn(|cx| {
+                    self.io.poll_recv_datagram(
+                        cx,
+                        crate::net::datagram::to_buf_mut_from(buf, $as_addr),
+                    )
                 })
-                .await?;
-                return Ok((n, from?));
+                .await;
             }
             self.async_io(crate::io::Interest::READABLE, || {
                 crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)
@@ -291,14 +330,11 @@ macro_rules! datagram_buf_methods {
             &self,
             buf: &mut B,
         ) -> std::io::Result<(usize, $addr)> {
-            if let Some(taken) = self.io.take_datagram(true, |data, from| {
-                (
-                    crate::net::datagram::put_datagram_buf_mut(buf, data),
-                    crate::net::datagram::sender(from, $as_addr),
-                )
-            }) {
-                let (n, from) = taken?;
-                return Ok((n, from?));
+            if let Some(taken) = self
+                .io
+                .take_datagram(true, crate::net::datagram::to_buf_mut_from(buf, $as_addr))
+            {
+                return taken;
             }
             self.try_io(crate::io::Interest::READABLE, || {
                 crate::net::recv_from_into_buf_mut(socket2::SockRef::from(self), buf, $as_addr)

@@ -16,8 +16,9 @@
 use crate::io::poll_evented::PollEvented;
 use crate::io::Interest;
 use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
-use crate::net::datagram::{copy_datagram, put_datagram, sender};
+use crate::net::datagram::{to_read_buf, to_read_buf_from, to_slice, to_slice_from};
 use crate::runtime::io::scheduled_io::Direction;
+use socket2::SockAddr;
 use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -146,14 +147,19 @@ impl UdpSocket {
 
     crate::net::ip_options!();
 
+    // The peeks: with the io_uring driver, a datagram the ring already
+    // received comes before the socket's queue (net/datagram.rs), so each
+    // looks at it first, before any readiness wait (`peek_pending`), and
+    // again whenever readiness fires.
+
     /// Like [`recv`](Self::recv) (from the connected peer), but the
     /// datagram stays queued. Cancel-safe.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(peeked) = self.peek_pending(|data, _| copy_datagram(buf, data)) {
+        if let Some(peeked) = self.peek_pending(to_slice(buf)) {
             return peeked;
         }
         self.async_io(Interest::READABLE, || {
-            self.peek_pending(|data, _| copy_datagram(buf, data))
+            self.peek_pending(to_slice(buf))
                 .unwrap_or_else(|| self.io.peek(buf))
         })
         .await
@@ -161,7 +167,7 @@ impl UdpSocket {
 
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(peeked) = self.peek_pending(|data, _| copy_datagram(buf, data)) {
+        if let Some(peeked) = self.peek_pending(to_slice(buf)) {
             return peeked;
         }
         self.try_io(Interest::READABLE, || self.io.peek(buf))
@@ -170,7 +176,7 @@ impl UdpSocket {
     /// The sender of the next queued datagram, which stays queued.
     /// Cancel-safe.
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
-        if let Some(peeked) = self.peek_pending_sender() {
+        if let Some(peeked) = self.peek_pending(pending_sender) {
             return peeked;
         }
         self.async_io(Interest::READABLE, || self.peek_sender_now())
@@ -179,7 +185,7 @@ impl UdpSocket {
 
     /// Poll-style [`peek_sender`](Self::peek_sender).
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
-        if let Some(peeked) = self.peek_pending_sender() {
+        if let Some(peeked) = self.peek_pending(pending_sender) {
             return Poll::Ready(peeked);
         }
         self.io
@@ -189,30 +195,29 @@ impl UdpSocket {
 
     /// [`peek_sender`](Self::peek_sender) once, without waiting.
     pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
-        if let Some(peeked) = self.peek_pending_sender() {
+        if let Some(peeked) = self.peek_pending(pending_sender) {
             return peeked;
         }
         self.try_io(Interest::READABLE, || self.peek_sender_now())
     }
 
     fn peek_sender_now(&self) -> io::Result<SocketAddr> {
-        if let Some(peeked) = self.peek_pending_sender() {
-            return peeked;
-        }
-        socket2::SockRef::from(self)
-            .peek_sender()?
-            .as_socket()
-            .ok_or_else(|| io::Error::other("sender is not an IP address"))
+        self.peek_pending(pending_sender).unwrap_or_else(|| {
+            socket2::SockRef::from(self)
+                .peek_sender()?
+                .as_socket()
+                .ok_or_else(|| io::Error::other("sender is not an IP address"))
+        })
     }
 
     /// Like [`recv_from`](Self::recv_from), but the datagram stays queued.
     /// Cancel-safe.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if let Some(peeked) = self.peek_pending_from(buf) {
+        if let Some(peeked) = self.peek_pending(to_slice_from(buf, SockAddr::as_socket)) {
             return peeked;
         }
         self.async_io(Interest::READABLE, || {
-            self.peek_pending_from(buf)
+            self.peek_pending(to_slice_from(buf, SockAddr::as_socket))
                 .unwrap_or_else(|| self.io.peek_from(buf))
         })
         .await
@@ -225,25 +230,19 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut crate::io::ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
-        let pending_into = |buf: &mut crate::io::ReadBuf<'_>| {
-            self.peek_pending(|data, from| {
-                put_datagram(buf, data);
-                sender(from, socket2::SockAddr::as_socket)
-            })
-            .map(|r| r.and_then(|from| from))
-        };
-        if let Some(peeked) = pending_into(buf) {
+        if let Some(peeked) = self.peek_pending(to_read_buf_from(buf, SockAddr::as_socket)) {
             return Poll::Ready(peeked);
         }
         self.io.registration().poll_io(cx, Direction::Read, || {
-            pending_into(buf).unwrap_or_else(|| {
-                crate::net::recv_from_into_read_buf(
-                    socket2::SockRef::from(self),
-                    buf,
-                    true,
-                    socket2::SockAddr::as_socket,
-                )
-            })
+            self.peek_pending(to_read_buf_from(buf, SockAddr::as_socket))
+                .unwrap_or_else(|| {
+                    crate::net::recv_from_into_read_buf(
+                        socket2::SockRef::from(self),
+                        buf,
+                        true,
+                        SockAddr::as_socket,
+                    )
+                })
         })
     }
 
@@ -253,46 +252,31 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut crate::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if let Some(peeked) = self.peek_pending(|data, _| put_datagram(buf, data)) {
+        if let Some(peeked) = self.peek_pending(to_read_buf(buf)) {
             return Poll::Ready(peeked);
         }
         self.io.registration().poll_io(cx, Direction::Read, || {
-            self.peek_pending(|data, _| put_datagram(buf, data))
-                .unwrap_or_else(|| {
-                    crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)
-                })
+            self.peek_pending(to_read_buf(buf)).unwrap_or_else(|| {
+                crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)
+            })
         })
     }
 
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if let Some(peeked) = self.peek_pending_from(buf) {
+        if let Some(peeked) = self.peek_pending(to_slice_from(buf, SockAddr::as_socket)) {
             return peeked;
         }
         self.try_io(Interest::READABLE, || self.io.peek_from(buf))
     }
 
-    /// With the io_uring driver: a look at the datagram a ring receive
-    /// brought, if one waits; it comes before the socket's queue
-    /// (net/datagram.rs). `None`: peek at the socket.
+    /// A look at the datagram a ring receive brought, if one waits.
+    /// `None`: peek at the socket.
     fn peek_pending<T>(
         &self,
-        f: impl FnOnce(&[u8], &socket2::SockAddr) -> T,
+        f: impl FnOnce(&[u8], &SockAddr) -> io::Result<T>,
     ) -> Option<io::Result<T>> {
         self.io.take_datagram(false, f)
-    }
-
-    fn peek_pending_from(&self, buf: &mut [u8]) -> Option<io::Result<(usize, SocketAddr)>> {
-        self.peek_pending(|data, from| {
-            let n = copy_datagram(buf, data);
-            sender(from, socket2::SockAddr::as_socket).map(|from| (n, from))
-        })
-        .map(|r| r.and_then(|r| r))
-    }
-
-    fn peek_pending_sender(&self) -> Option<io::Result<SocketAddr>> {
-        self.peek_pending(|_, from| sender(from, socket2::SockAddr::as_socket))
-            .map(|r| r.and_then(|r| r))
     }
 
     /// `SO_BROADCAST`: allow sending to broadcast addresses.
@@ -405,4 +389,9 @@ impl AsFd for UdpSocket {
         // SAFETY: the descriptor stays open as long as `self` is borrowed.
         unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
     }
+}
+
+/// A pending datagram's sender, for the `peek_sender` family.
+fn pending_sender(_: &[u8], from: &SockAddr) -> io::Result<SocketAddr> {
+    crate::net::datagram::sender(from, SockAddr::as_socket)
 }

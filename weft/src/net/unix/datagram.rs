@@ -206,23 +206,13 @@ impl AsFd for UnixDatagram {
     }
 }
 
-/// The sender of a Unix datagram: a path, an abstract name (which
-/// socket2's `as_unix` does not map: before, such a sender came back
-/// unnamed from `recv_buf_from`), or unnamed (an unbound socket, or one end
-/// of a pair: recvfrom(2) gives an empty address).
+/// The sender of a Unix datagram (a path, an abstract name, or unnamed:
+/// `SocketAddr::from_raw`, which socket2's `as_unix` would not do for
+/// abstract names).
 fn unix_sender(addr: &socket2::SockAddr) -> Option<SocketAddr> {
-    if let Some(path) = addr.as_unix() {
-        return Some(SocketAddr(path));
-    }
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    if let Some(name) = addr.as_abstract_namespace() {
-        #[cfg(target_os = "android")]
-        use std::os::android::net::SocketAddrExt as _;
-        #[cfg(target_os = "linux")]
-        use std::os::linux::net::SocketAddrExt as _;
-        return std::os::unix::net::SocketAddr::from_abstract_name(name)
-            .ok()
-            .map(SocketAddr);
-    }
-    super::socket_addr::unnamed().ok()
+    // SAFETY: a `SockAddr` holds `len()` initialised bytes of address at
+    // `as_ptr()`, borrowed with `addr`.
+    let raw =
+        unsafe { std::slice::from_raw_parts(addr.as_ptr().cast::<u8>(), addr.len() as usize) };
+    SocketAddr::from_raw(raw).ok()
 }

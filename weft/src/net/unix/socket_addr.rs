@@ -52,18 +52,18 @@ impl SocketAddr {
 
 impl SocketAddr {
     /// The address in `raw`, the bytes of a `sockaddr_un` the kernel wrote
-    /// (as many as the length it reported): an io_uring accept's peer.
+    /// (as many as the length it reported): an io_uring accept's peer, a
+    /// datagram's sender. Nothing past the family (or not even that:
+    /// recvfrom(2) reports an unnamed sender with length 0) is unnamed.
     pub(crate) fn from_raw(raw: &[u8]) -> io::Result<SocketAddr> {
         let path_at = std::mem::offset_of!(libc::sockaddr_un, sun_path);
-        let family = raw
-            .get(..std::mem::size_of::<libc::sa_family_t>())
-            .map(|f| libc::sa_family_t::from_ne_bytes(f.try_into().expect("two bytes")));
-        if family != Some(libc::AF_UNIX as libc::sa_family_t) {
-            return Err(io::Error::other(
-                "accept returned an address that is not a Unix-domain one",
-            ));
+        let Some(path) = raw.get(path_at..).filter(|path| !path.is_empty()) else {
+            return unnamed();
+        };
+        let family = libc::sa_family_t::from_ne_bytes([raw[0], raw[1]]);
+        if family != libc::AF_UNIX as libc::sa_family_t {
+            return Err(io::Error::other("an address that is not a Unix-domain one"));
         }
-        let path = raw.get(path_at..).unwrap_or_default();
         let addr = match path {
             [] => return unnamed(),
             // Linux: a leading NUL names an abstract socket, whose name is
@@ -90,7 +90,7 @@ impl SocketAddr {
 /// An unnamed address (most accepted peers and datagram senders: clients
 /// rarely bind). std makes one only from a socket, so one is taken from an
 /// unbound datagram socket once and cloned after.
-pub(super) fn unnamed() -> io::Result<SocketAddr> {
+fn unnamed() -> io::Result<SocketAddr> {
     static UNNAMED: OnceLock<std::os::unix::net::SocketAddr> = OnceLock::new();
     if let Some(addr) = UNNAMED.get() {
         return Ok(SocketAddr(addr.clone()));

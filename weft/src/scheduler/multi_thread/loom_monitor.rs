@@ -78,10 +78,13 @@ mod loom_spawn_kick {
         loom::model(|| {
             let stamp = Arc::new(PollStamp::new());
             let monitor = Arc::new(
-                Monitor::new(MonitorConfig {
-                    threshold: Duration::from_millis(10),
-                    hook: None,
-                })
+                Monitor::new(
+                    MonitorConfig {
+                        threshold: Duration::from_millis(10),
+                        hook: None,
+                    },
+                    1,
+                )
                 .unwrap(),
             );
             let spawner = {
@@ -129,10 +132,13 @@ mod loom_dormant {
             // The only worker parks.
             let _ = idle.transition_worker_to_parked(0, false);
             let monitor = Arc::new(
-                Monitor::new(MonitorConfig {
-                    threshold: Duration::from_millis(10),
-                    hook: None,
-                })
+                Monitor::new(
+                    MonitorConfig {
+                        threshold: Duration::from_millis(10),
+                        hook: None,
+                    },
+                    1,
+                )
                 .unwrap(),
             );
             let worker = {

@@ -93,7 +93,7 @@ impl MultiThread {
             .clone()
             // No timer for the monitor (descriptors exhausted): a lost
             // feature, not a broken runtime.
-            .and_then(|c| monitor::Monitor::new(c).ok().map(Arc::new));
+            .and_then(|c| monitor::Monitor::new(c, num_workers).ok().map(Arc::new));
         if monitor.is_some() {
             lifo::prepare_steals();
         }

@@ -273,9 +273,10 @@ const LIFO_RECHECK_COOLDOWN: u32 = 8;
 const DORMANT_SLEEP: Duration = Duration::from_millis(100);
 
 impl Monitor {
-    /// The monitor of a runtime with these settings; an error if the
-    /// kernel gives it no timer (the runtime then goes without).
-    pub(crate) fn new(config: MonitorConfig) -> std::io::Result<Monitor> {
+    /// The monitor of a runtime of `workers` workers with these settings;
+    /// an error if the kernel gives it no timer (the runtime then goes
+    /// without).
+    pub(crate) fn new(config: MonitorConfig, workers: usize) -> std::io::Result<Monitor> {
         let max_period = (config.threshold / 4).clamp(Duration::from_micros(50), MAX_PERIOD);
         let min_period = max_period.min(Duration::from_micros(500));
         // Nine tenths of the threshold: a poll is seen twice, and acted on,
@@ -291,9 +292,9 @@ impl Monitor {
             due: AtomicU64::new(0),
             epoch: Instant::now(),
             sampler: Mutex::new(Sampler {
-                seen: Vec::new(),
-                last_seq: Vec::new(),
-                last_spawns: Vec::new(),
+                seen: vec![None; workers],
+                last_seq: vec![0; workers],
+                last_spawns: vec![0; workers],
                 stuck_now: Vec::new(),
                 quiet: 0,
                 pace: Pace::new(min_period),
@@ -574,12 +575,6 @@ impl Monitor {
     /// [`Sampled::Act`] instead when something needs it, for the monitor
     /// thread to sample again and act). Sets the alarm for the next one.
     fn sample(&self, handle: &Arc<Handle>, s: &mut Sampler, now: Instant, acts: bool) -> Sampled {
-        let workers = handle.remotes.len();
-        if s.seen.len() != workers {
-            s.seen = vec![None; workers];
-            s.last_seq = vec![0; workers];
-            s.last_spawns = vec![0; workers];
-        }
         let mut outcome = Sampled::Routine;
         let mut busy = false;
         let mut stuck_with_queue = false;
@@ -682,8 +677,12 @@ impl Monitor {
                 stuck.clone_from(&s.stuck_now);
             }
         }
-        if rescue_wanted(s.stuck_now.len(), workers, stuck_with_queue, can_help)
-            && !self.rescuing.swap(true, Ordering::AcqRel)
+        if rescue_wanted(
+            s.stuck_now.len(),
+            handle.remotes.len(),
+            stuck_with_queue,
+            can_help,
+        ) && !self.rescuing.swap(true, Ordering::AcqRel)
         {
             start_rescue(handle);
         }

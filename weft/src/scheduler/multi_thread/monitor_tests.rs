@@ -4,10 +4,13 @@
 use super::*;
 
 fn monitor() -> Monitor {
-    Monitor::new(MonitorConfig {
-        threshold: Duration::from_millis(10),
-        hook: None,
-    })
+    Monitor::new(
+        MonitorConfig {
+            threshold: Duration::from_millis(10),
+            hook: None,
+        },
+        1,
+    )
     .unwrap()
 }
 

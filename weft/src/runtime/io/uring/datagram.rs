@@ -42,7 +42,7 @@
 //!   waiters each time a sent datagram's buffer is freed: on a one-socket
 //!   echo, two `io_uring_enter` and an `epoll_wait` per round trip, measured).
 //!   A readiness-based receive adds read interest, a send that would block
-//!   (or a wait for writability) write interest ([`UringDatagrams::arm`]).
+//!   (or a wait for writability) write interest (io/lazy_interest.rs).
 //!
 //! Sends stay `sendto(2)` calls: a datagram send completes inside the
 //! call, and Tokio promises that a cancelled `send_to` sent nothing, which
@@ -52,12 +52,10 @@
 use super::accept::Waiters;
 use super::ops::{interrupted, OpKey, Polled};
 use super::Rings;
-use crate::runtime::io::ready::Interest;
-use socket2::SockAddr;
+use socket2::{SockAddr, SockAddrStorage};
 use std::io;
 use std::mem::{offset_of, size_of};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
@@ -110,32 +108,33 @@ struct Datagram {
 
 impl Datagram {
     /// The completed receive of `len` bytes in `buf`.
-    fn new(mut buf: Vec<u8>, len: usize) -> io::Result<Datagram> {
+    fn new(mut buf: Vec<u8>, len: usize) -> Datagram {
         // SAFETY: the kernel wrote `len` bytes at `DATA_AT`, inside the
         // room `prepare` gave it (the completion never reports more).
         unsafe { buf.set_len(DATA_AT + len) };
-        // SAFETY: `prepare` put the header at the start of the buffer; the
-        // kernel wrote the sender's address length back into it.
-        let name_len = unsafe {
-            std::ptr::read_unaligned(
-                buf.as_ptr()
-                    .add(offset_of!(libc::msghdr, msg_namelen))
-                    .cast::<libc::socklen_t>(),
-            )
-        };
-        let name_len = (name_len as usize).min(NAME_ROOM);
-        let name = &buf[NAME_AT..NAME_AT + name_len];
-        // SAFETY: `try_init` hands a zeroed storage of `NAME_ROOM` bytes;
-        // the copied bytes are the kernel's address of that family and
-        // length.
-        let ((), from) = unsafe {
-            SockAddr::try_init(|storage, len| {
-                std::ptr::copy_nonoverlapping(name.as_ptr(), storage.cast::<u8>(), name.len());
-                *len = name.len() as libc::socklen_t;
-                Ok(())
-            })
-        }?;
-        Ok(Datagram { buf, from })
+        // The sender's address length, which the kernel wrote back into
+        // the header `prepare` put at the start.
+        let at = offset_of!(libc::msghdr, msg_namelen);
+        let name_len = libc::socklen_t::from_ne_bytes(
+            buf[at..at + size_of::<libc::socklen_t>()]
+                .try_into()
+                .expect("a socklen_t's bytes"),
+        );
+        let name = &buf[NAME_AT..NAME_AT + (name_len as usize).min(NAME_ROOM)];
+        let mut storage = SockAddrStorage::zeroed();
+        // SAFETY: a `SockAddrStorage` is a `sockaddr_storage`, `NAME_ROOM`
+        // bytes, and `name` is at most that long.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                name.as_ptr(),
+                (&mut storage as *mut SockAddrStorage).cast::<u8>(),
+                name.len(),
+            );
+        }
+        // SAFETY: the storage holds the kernel's address of its family,
+        // `name.len()` bytes long.
+        let from = unsafe { SockAddr::new(storage, name.len() as libc::socklen_t) };
+        Datagram { buf, from }
     }
 
     fn data(&self) -> &[u8] {
@@ -149,15 +148,6 @@ pub(crate) struct UringDatagrams {
     waiters: Arc<Waiters>,
     /// `waiters` as a waker: what the op wakes.
     waker: Waker,
-    /// What the poller is asked for beyond `PRIORITY` (which never fires
-    /// on these sockets): read readiness from the first readiness-based
-    /// receive on, write readiness from the first send that would block
-    /// or wait for writability on (module doc, "Quiet in the poller").
-    read_armed: AtomicBool,
-    write_armed: AtomicBool,
-    /// Held while the interest changes, so two changes cannot leave the
-    /// poller with the older one.
-    arming: Mutex<()>,
 }
 
 #[derive(Default)]
@@ -168,28 +158,28 @@ struct State {
     /// tries `recvmsg(2)` itself (module doc, "Receive directly while
     /// datagrams wait").
     waiting_hint: bool,
-    /// What a finished receive brought that nobody has taken.
+    /// What a finished receive brought that nobody has taken: a datagram,
+    /// or the error the kernel reported instead.
     pending: Option<io::Result<Datagram>>,
     spare: Vec<u8>,
 }
 
 impl State {
     /// Take a receive's completion: a datagram or a real error becomes
-    /// `pending`; `false` if the kernel interrupted it (receive again).
-    fn completed(&mut self, result: i32, buf: Vec<u8>) -> bool {
+    /// `pending`; one the kernel interrupted leaves nothing (the next
+    /// receive starts another).
+    fn completed(&mut self, result: i32, buf: Vec<u8>) {
         self.op = None;
         if result >= 0 {
-            self.pending = Some(Datagram::new(buf, result as usize));
+            self.pending = Some(Ok(Datagram::new(buf, result as usize)));
             // More may have come behind it.
             self.waiting_hint = true;
-            return true;
+            return;
         }
         self.spare = buf;
-        if interrupted(result) {
-            return false;
+        if !interrupted(result) {
+            self.pending = Some(Err(io::Error::from_raw_os_error(-result)));
         }
-        self.pending = Some(Err(io::Error::from_raw_os_error(-result)));
-        true
     }
 
     /// One `recvmsg(2)` that does not wait, into a receive's buffer: the
@@ -206,7 +196,7 @@ impl State {
             self.spare = buf;
             return Err(io::Error::last_os_error());
         }
-        self.pending = Some(Datagram::new(buf, n as usize));
+        self.pending = Some(Ok(Datagram::new(buf, n as usize)));
         Ok(())
     }
 
@@ -216,7 +206,7 @@ impl State {
     fn take<T>(
         &mut self,
         consume: bool,
-        f: impl FnOnce(&[u8], &SockAddr) -> T,
+        f: impl FnOnce(&[u8], &SockAddr) -> io::Result<T>,
     ) -> Option<io::Result<T>> {
         match self.pending.take()? {
             Ok(datagram) => {
@@ -226,7 +216,7 @@ impl State {
                 } else {
                     self.pending = Some(Ok(datagram));
                 }
-                Some(Ok(out))
+                Some(out)
             }
             Err(e) => Some(Err(e)),
         }
@@ -241,39 +231,12 @@ impl UringDatagrams {
             state: Mutex::new(State::default()),
             waker: Waker::from(waiters.clone()),
             waiters,
-            read_armed: AtomicBool::new(false),
-            write_armed: AtomicBool::new(false),
-            arming: Mutex::new(()),
         }
     }
 
     /// The socket's descriptor.
     pub(crate) fn fd(&self) -> RawFd {
         self.fd
-    }
-
-    /// Add read and/or write readiness to what the poller reports for this
-    /// socket, if not there yet: `reregister` gets the new interest.
-    pub(crate) fn arm(&self, read: bool, write: bool, reregister: impl FnOnce(Interest)) {
-        let armed = |flag: &AtomicBool, wanted: bool| !wanted || flag.load(Ordering::Acquire);
-        if armed(&self.read_armed, read) && armed(&self.write_armed, write) {
-            return;
-        }
-        let _arming = self.arming.lock().unwrap_or_else(|e| e.into_inner());
-        if read {
-            self.read_armed.store(true, Ordering::Release);
-        }
-        if write {
-            self.write_armed.store(true, Ordering::Release);
-        }
-        let mut interest = Interest::PRIORITY;
-        if self.read_armed.load(Ordering::Acquire) {
-            interest |= Interest::READABLE;
-        }
-        if self.write_armed.load(Ordering::Acquire) {
-            interest |= Interest::WRITABLE;
-        }
-        reregister(interest);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -289,7 +252,7 @@ impl UringDatagrams {
         (ring, owned): (usize, bool),
         is_shutdown: bool,
         cx: &mut Context<'_>,
-        take: impl FnOnce(&[u8], &SockAddr) -> T,
+        take: impl FnOnce(&[u8], &SockAddr) -> io::Result<T>,
     ) -> Poll<io::Result<T>> {
         // Join the waiters before looking (module doc).
         self.waiters.join(cx.waker());
@@ -306,7 +269,7 @@ impl UringDatagrams {
                 match rings.get(index).poll(key, &self.waker) {
                     Polled::Pending => return Poll::Pending,
                     Polled::Done { result, buf } => {
-                        let _ = state.completed(result, buf);
+                        state.completed(result, buf);
                         continue;
                     }
                 }
@@ -335,7 +298,7 @@ impl UringDatagrams {
         let mut state = self.lock();
         if let Some((index, key)) = state.op {
             let (result, buf) = rings.get(index).cancel_and_wait(key, Waker::noop());
-            let _ = state.completed(result, buf);
+            state.completed(result, buf);
         }
     }
 
@@ -344,7 +307,7 @@ impl UringDatagrams {
     pub(crate) fn take_pending<T>(
         &self,
         consume: bool,
-        f: impl FnOnce(&[u8], &SockAddr) -> T,
+        f: impl FnOnce(&[u8], &SockAddr) -> io::Result<T>,
     ) -> Option<io::Result<T>> {
         self.lock().take(consume, f)
     }
