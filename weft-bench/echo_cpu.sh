@@ -9,6 +9,9 @@
 # (`udp_echo_server` / `udp_echo_load`: one socket, recv_from → send_to;
 # "connections" are client sockets).
 #
+# SERVER=fd runs the TCP servers with each connection under `AsyncFd`
+# (readiness waits and plain read/write, `echo_server_fd!`).
+#
 #   DURATION=5 ROUNDS=3 bash weft-bench/echo_cpu.sh
 #   PROTO=udp CONNS_LIST="1 10" bash weft-bench/echo_cpu.sh
 set -euo pipefail
@@ -19,6 +22,8 @@ CONNS_LIST=${CONNS_LIST:-"1 10 100"}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 PROTO=${PROTO:-tcp}
+SERVER=${SERVER:-}
+suffix=${SERVER:+-$SERVER}
 case $PROTO in
   tcp) prefix= ;;
   udp) prefix=udp_ ;;
@@ -45,15 +50,15 @@ run_one() { # name runtime driver conns
 for round in $(seq 1 "$ROUNDS"); do
   echo "round $round" >&2
   for conns in $CONNS_LIST; do
-    run_one weft-uring weft uring "$conns"
-    run_one weft-epoll weft epoll "$conns"
-    run_one tokio tokio "" "$conns"
+    run_one weft-uring "weft$suffix" uring "$conns"
+    run_one weft-epoll "weft$suffix" epoll "$conns"
+    run_one tokio "tokio$suffix" "" "$conns"
   done
 done
 
 col() { awk -v n="$1" -v c="$2" -v k="$3" '$1 == n && $2 == c { print $k }' "$results" | median; }
 echo
-echo "${PROTO^^} echo, 100 B, ${DURATION}s per run, median of $ROUNDS; server CPU per round trip (Tokio ÷ weft in parentheses)"
+echo "${PROTO^^}${SERVER:+ ($SERVER)} echo, 100 B, ${DURATION}s per run, median of $ROUNDS; server CPU per round trip (Tokio ÷ weft in parentheses)"
 echo
 echo "| connections | Tokio | weft io_uring | weft epoll |"
 echo "|---:|---:|---:|---:|"

@@ -87,10 +87,11 @@ impl Drop for EchoClient {
 /// `enable_all`): one task per connection doing read → `write_all`.
 /// Evaluates to the listening address and the runtime (which owns the
 /// server; dropping it stops the server).
+/// The echo servers' runtime (one worker) and their listener on a free
+/// loopback port: `(runtime, listener, address)`.
 #[macro_export]
-macro_rules! echo_server {
+macro_rules! echo_listener {
     ($rt:ident) => {{
-        use $rt::io::{AsyncReadExt, AsyncWriteExt};
         let rt = $rt::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -99,6 +100,15 @@ macro_rules! echo_server {
         let listener =
             rt.block_on(async { $rt::net::TcpListener::bind("127.0.0.1:0").await.unwrap() });
         let addr = listener.local_addr().unwrap();
+        (rt, listener, addr)
+    }};
+}
+
+#[macro_export]
+macro_rules! echo_server {
+    ($rt:ident) => {{
+        use $rt::io::{AsyncReadExt, AsyncWriteExt};
+        let (rt, listener, addr) = echo_listener!($rt);
         rt.spawn(async move {
             loop {
                 let Ok((mut s, _)) = listener.accept().await else {
@@ -114,6 +124,55 @@ macro_rules! echo_server {
                                 if s.write_all(&buf[..n]).await.is_err() {
                                     return;
                                 }
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        (addr, rt)
+    }};
+}
+
+/// The echo server of `echo_server!`, with each connection a std socket
+/// under `AsyncFd` (readiness waits and plain `read(2)`/`write(2)`): what
+/// a program driving its own descriptors costs (`echo_cpu.sh`, `SERVER=fd`).
+#[allow(unused_macros)] // used by the echo_server binary only
+macro_rules! echo_server_fd {
+    ($rt:ident) => {{
+        use std::io::{Read, Write};
+        use $rt::io::unix::AsyncFd;
+        use $rt::io::Interest;
+        let (rt, listener, addr) = echo_listener!($rt);
+        rt.spawn(async move {
+            loop {
+                let Ok((s, _)) = listener.accept().await else {
+                    return;
+                };
+                s.set_nodelay(true).unwrap();
+                // Non-blocking, as the runtime's socket was.
+                let s = s.into_std().unwrap();
+                $rt::spawn(async move {
+                    // SAFETY: the AsyncFd owns `s`, whose descriptor stays
+                    // open (and the same) until the AsyncFd drops it.
+                    let fd = unsafe { AsyncFd::register(s) }.unwrap();
+                    let mut buf = [0u8; 4 * $crate::echo::ECHO_MSG];
+                    loop {
+                        let n = match fd
+                            .async_io(Interest::READABLE, |s| (&*s).read(&mut buf))
+                            .await
+                        {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => n,
+                        };
+                        let mut sent = 0;
+                        while sent < n {
+                            match fd
+                                .async_io(Interest::WRITABLE, |s| (&*s).write(&buf[sent..n]))
+                                .await
+                            {
+                                Ok(m) => sent += m,
+                                Err(_) => return,
                             }
                         }
                     }

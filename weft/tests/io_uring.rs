@@ -899,3 +899,63 @@ fn quiet_datagram_sockets_still_send_and_report_readiness() {
         });
     }
 }
+
+/// The events epoll was asked to report for `fd` (from the fdinfo of the
+/// epoll instance that holds it), or `None` if no epoll instance of this
+/// process holds it.
+fn epoll_events_of(fd: std::os::fd::RawFd) -> Option<u32> {
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let is_epoll = std::fs::read_link(entry.path())
+            .is_ok_and(|target| target.to_string_lossy() == "anon_inode:[eventpoll]");
+        if !is_epoll {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!(
+            "/proc/self/fdinfo/{}",
+            entry.file_name().to_string_lossy()
+        ))
+        .unwrap_or_default();
+        for line in info.lines() {
+            let mut words = line.split_whitespace();
+            if words.next() == Some("tfd:") && words.next() == Some(&fd.to_string()) {
+                let events = words.skip_while(|w| *w != "events:").nth(1)?;
+                return u32::from_str_radix(events, 16).ok();
+            }
+        }
+    }
+    None
+}
+
+/// Ring-backed datagram sockets and `AsyncFd`s are in epoll for nothing
+/// but errors and hang-ups (not even `EPOLLPRI`, which every arrival's
+/// wake-up carries), until a readiness wait on the socket asks for more.
+#[test]
+fn ring_backed_descriptors_ask_epoll_for_nothing_until_a_wait_needs_it() {
+    use std::os::fd::AsRawFd;
+    use weft::io::unix::AsyncFd;
+    use weft::net::UdpSocket;
+    const ASKED: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLPRI) as u32;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let events = epoll_events_of(udp.as_raw_fd()).expect("registered");
+            assert_eq!(events & ASKED, 0, "{name}: UDP asked for {events:#x}");
+            udp.send_to(b"x", udp.local_addr().unwrap()).await.unwrap();
+            udp.readable().await.unwrap();
+            let events = epoll_events_of(udp.as_raw_fd()).unwrap();
+            assert_ne!(
+                events & libc::EPOLLIN as u32,
+                0,
+                "{name}: readable() asked for nothing"
+            );
+
+            let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+            a.set_nonblocking(true).unwrap();
+            let fd = AsyncFd::new(a).unwrap();
+            let events = epoll_events_of(fd.as_raw_fd()).expect("registered");
+            assert_eq!(events & ASKED, 0, "{name}: AsyncFd asked for {events:#x}");
+            // Its readiness comes from the ring.
+            fd.writable().await.unwrap().retain_ready();
+        });
+    }
+}

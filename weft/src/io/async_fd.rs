@@ -109,8 +109,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         inner: T,
         interest: Interest,
     ) -> Result<AsyncFd<T>, AsyncFdRegisterError<T>> {
-        let fd = inner.as_raw_fd();
-        match Registration::new(&mut mio::unix::SourceFd(&fd), interest) {
+        match Registration::new_fd(inner.as_raw_fd(), interest) {
             Ok(registration) => Ok(AsyncFd {
                 registration,
                 inner: Some(inner),

@@ -10,9 +10,10 @@
 //! ring receives anyway (half the wake-ups of an echo server); a UDP
 //! socket's write interest for every datagram sent (its write-space
 //! callback fires each time a sent datagram's buffer is freed). So a
-//! stream registers for writes only, a datagram socket for `PRIORITY`
-//! only (which never fires on it), and [`LazyInterest::want`] adds the
-//! rest before the first wait for it.
+//! stream registers for writes only, a datagram socket for nothing
+//! (`Handle::register_quiet`: not even `PRIORITY`, which every arrival's
+//! wake-up carries), and [`LazyInterest::want`] adds the rest before the
+//! first wait for it.
 //!
 //! Invariant: interest is only ever added, and each change re-registers
 //! the whole interest under `changing`, so two changes racing cannot leave
@@ -26,17 +27,27 @@ use std::sync::Mutex;
 
 const READ: u8 = 1;
 const WRITE: u8 = 2;
+const PRIORITY: u8 = 4;
+
+/// The parts of an interest this tracks, with their bits.
+const PARTS: [(u8, Interest); 3] = [
+    (READ, Interest::READABLE),
+    (WRITE, Interest::WRITABLE),
+    (PRIORITY, Interest::PRIORITY),
+];
 
 pub(crate) struct LazyInterest {
-    base: Interest,
-    /// `READ` and `WRITE` bits added to `base`.
+    /// The registration's own interest (`None`: registered quietly, for
+    /// nothing).
+    base: Option<Interest>,
+    /// `READ`, `WRITE` and `PRIORITY` bits added to `base`.
     added: AtomicU8,
     changing: Mutex<()>,
 }
 
 impl LazyInterest {
-    /// A socket registered for `base`.
-    pub(crate) fn new(base: Interest) -> LazyInterest {
+    /// A socket registered for `base` (`None`: quietly, for nothing).
+    pub(crate) fn new(base: Option<Interest>) -> LazyInterest {
         LazyInterest {
             base,
             added: AtomicU8::new(0),
@@ -44,31 +55,36 @@ impl LazyInterest {
         }
     }
 
-    /// Make sure the poller reports `wanted` (its read and write parts)
-    /// for `fd`, registered through `registration`. After the first time,
-    /// one load.
+    /// Make sure the poller reports `wanted` (its read, write and priority
+    /// parts) for `fd`, registered through `registration`. After the first
+    /// time, one load.
     pub(crate) fn want(&self, registration: &Registration, fd: RawFd, wanted: Interest) {
-        let mut bits = 0;
-        if wanted.is_readable() && !self.base.is_readable() {
-            bits |= READ;
-        }
-        if wanted.is_writable() && !self.base.is_writable() {
-            bits |= WRITE;
-        }
+        let bits = PARTS
+            .iter()
+            .filter(|&&(_, part)| has(wanted, part) && !self.base.is_some_and(|b| has(b, part)))
+            .fold(0, |bits, &(bit, _)| bits | bit);
         if self.added.load(Ordering::Acquire) & bits == bits {
             return;
         }
         let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
         let added = self.added.fetch_or(bits, Ordering::AcqRel) | bits;
-        let mut interest = self.base;
-        if added & READ != 0 {
-            interest |= Interest::READABLE;
-        }
-        if added & WRITE != 0 {
-            interest |= Interest::WRITABLE;
-        }
+        let interest = PARTS
+            .iter()
+            .filter(|&&(bit, _)| added & bit != 0)
+            .map(|&(_, part)| part)
+            .chain(self.base)
+            .reduce(|a, b| a | b);
         // Changing the interest of a registered, open socket fails only if
         // the descriptor is gone, which the operation that follows reports.
-        let _ = registration.reregister_fd(fd, interest);
+        if let Some(interest) = interest {
+            let _ = registration.reregister_fd(fd, interest);
+        }
     }
+}
+
+/// Whether `interest` includes `part` (one of `PARTS`).
+fn has(interest: Interest, part: Interest) -> bool {
+    (part.is_readable() && interest.is_readable())
+        || (part.is_writable() && interest.is_writable())
+        || (part.is_priority() && interest.is_priority())
 }

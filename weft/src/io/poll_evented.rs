@@ -113,7 +113,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         E: AsRawFd,
     {
         let fd = io.as_raw_fd();
-        Self::new_socket(io, Interest::WRITABLE, |on_rings| {
+        Self::new_socket(io, Some(Interest::WRITABLE), |on_rings| {
             let stream = on_rings.then(|| {
                 Box::new(UringStream {
                     read: UringRead::default(),
@@ -135,30 +135,34 @@ impl<E: mio::event::Source> PollEvented<E> {
         let fd = io.as_raw_fd();
         // On the rings: quiet in the poller until a readiness wait needs
         // it (runtime/io/uring/datagram.rs).
-        Self::new_socket(io, Interest::PRIORITY, |on_rings| {
+        Self::new_socket(io, None, |on_rings| {
             (None, on_rings.then(|| Box::new(UringDatagrams::new(fd))))
         })
     }
 
     /// Register a socket whose reads go through the rings if the driver
     /// has them (`ring_state` makes their state, told whether it does),
-    /// for `ring_interest` then (lazy_interest.rs says why), else for
-    /// reads and writes.
+    /// for `ring_interest` then (`None`: for nothing, quiet;
+    /// lazy_interest.rs says why), else for reads and writes.
     #[track_caller]
     #[allow(clippy::type_complexity)]
     fn new_socket(
         mut io: E,
-        ring_interest: Interest,
+        ring_interest: Option<Interest>,
         ring_state: impl FnOnce(bool) -> (Option<Box<UringStream>>, Option<Box<UringDatagrams>>),
-    ) -> io::Result<Self> {
+    ) -> io::Result<Self>
+    where
+        E: AsRawFd,
+    {
         let driver = crate::runtime::io::registration::current_driver();
         let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
-        let interest = if on_rings {
-            ring_interest
-        } else {
-            Interest::READABLE | Interest::WRITABLE
+        let registration = match (on_rings, ring_interest) {
+            (false, _) => {
+                Registration::new_with(driver, &mut io, Interest::READABLE | Interest::WRITABLE)?
+            }
+            (true, Some(interest)) => Registration::new_with(driver, &mut io, interest)?,
+            (true, None) => Registration::new_quiet(driver, io.as_raw_fd())?,
         };
-        let registration = Registration::new_with(driver, &mut io, interest)?;
         let (uring, datagrams) = ring_state(on_rings);
         Ok(PollEvented {
             io: Some(io),
@@ -226,6 +230,12 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// the poller for none until then: lazy_interest.rs).
     pub(crate) fn arm_write_interest(&self) {
         self.want_interest(Interest::WRITABLE);
+    }
+
+    /// Before a wait for priority readiness (a ring-backed datagram socket
+    /// asks the poller for none until then).
+    pub(crate) fn arm_priority_interest(&self) {
+        self.want_interest(Interest::PRIORITY);
     }
 
     /// Have the poller report `wanted` for a ring-backed socket.

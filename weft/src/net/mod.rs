@@ -34,6 +34,9 @@ macro_rules! readiness_methods {
                 self.io.arm_write_interest();
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
             }
+            if interest.is_priority() {
+                self.io.arm_priority_interest();
+            }
             Ok(self.io.registration().readiness(interest).await?.ready)
         }
 
@@ -63,6 +66,9 @@ macro_rules! readiness_methods {
                     return Err(std::io::ErrorKind::WouldBlock.into());
                 }
             }
+            if interest.is_priority() {
+                self.io.arm_priority_interest();
+            }
             self.io.registration().try_io(interest, f)
         }
 
@@ -79,6 +85,9 @@ macro_rules! readiness_methods {
             if interest.is_writable() {
                 self.io.arm_write_interest();
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
+            }
+            if interest.is_priority() {
+                self.io.arm_priority_interest();
             }
             self.io.registration().async_io(interest, f).await
         }

@@ -284,6 +284,50 @@ impl Handle {
         Ok((key, io))
     }
 
+    /// Register the descriptor `fd` for nothing but what epoll always
+    /// reports (errors and hang-ups): a resource whose readiness comes
+    /// from elsewhere (the rings), kept in the poller for epoll's checks and
+    /// for interest added later ([`reregister_fd`](Self::reregister_fd)).
+    ///
+    /// Not mio's `PRIORITY` (`EPOLLPRI`), which looked quiet: a socket's
+    /// data-arrival callback wakes its waiters with `EPOLLPRI` in the key
+    /// (`sock_def_readable`), so every arrival woke the driver's holder
+    /// for an `epoll_wait` that found nothing to report (one per round trip
+    /// of a UDP echo, BENCHMARKS.md).
+    pub(crate) fn register_quiet(
+        &self,
+        fd: std::os::fd::RawFd,
+    ) -> io::Result<(Key, Arc<ScheduledIo>)> {
+        use std::os::fd::AsRawFd;
+        if self.is_shutdown.load(Ordering::Acquire) {
+            return Err(shutdown_error());
+        }
+        let io = Arc::new(ScheduledIo::new());
+        let key = self.lock().insert(io.clone());
+        let mut event = libc::epoll_event {
+            events: libc::EPOLLET as u32,
+            u64: key.token().0 as u64,
+        };
+        // SAFETY: `event` is a valid epoll_event for the call; the epoll
+        // descriptor is the registry's own (mio keeps no state per
+        // registration on epoll, so its later MOD and DEL of `fd` apply).
+        let added = unsafe {
+            libc::epoll_ctl(
+                self.registry.as_raw_fd(),
+                libc::EPOLL_CTL_ADD,
+                fd,
+                &mut event,
+            )
+        };
+        if added < 0 {
+            let e = io::Error::last_os_error();
+            let _ = self.lock().remove(key);
+            return Err(e);
+        }
+        self.registered.fetch_add(1, Ordering::Relaxed);
+        Ok((key, io))
+    }
+
     /// Change what the poller reports for the descriptor registered under
     /// `key` (readiness already there is reported at once: epoll checks it
     /// when the interest changes, so no edge is lost).

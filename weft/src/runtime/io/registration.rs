@@ -4,14 +4,22 @@
 //! that keeps the registry alive. Every readiness wait goes through here,
 //! and every wait that completes spends one unit of the task's coop budget
 //! (so a socket that is always ready cannot monopolise a worker).
+//!
+//! A registration made with [`Registration::new_fd`] on a driver with
+//! io_uring rings (an `AsyncFd`'s) learns its readiness from poll requests
+//! on the rings (`uring/poll.rs`): a wait that finds none arms them, and
+//! the epoll registration stays quiet (errors and hang-ups, and priority
+//! if asked for).
 
 use super::ready::Interest;
 use super::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
+use super::uring::UringPoll;
 use super::{shutdown_error, Key};
 use crate::coop;
 use crate::runtime::{context, driver};
 use std::future::poll_fn;
 use std::io;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -19,6 +27,8 @@ pub(crate) struct Registration {
     driver: driver::Handle,
     key: Key,
     io: Arc<ScheduledIo>,
+    /// Poll requests on the rings, for a descriptor polled there.
+    ring_poll: Option<Arc<UringPoll<driver::Handle>>>,
 }
 
 /// The handle of the current runtime's I/O driver, or a panic that says
@@ -62,7 +72,60 @@ impl Registration {
     ) -> io::Result<Registration> {
         let io_handle = driver.io().expect("checked by current_driver");
         let (key, io) = io_handle.register(source, interest)?;
-        Ok(Registration { driver, key, io })
+        Ok(Registration {
+            driver,
+            key,
+            io,
+            ring_poll: None,
+        })
+    }
+
+    /// Register the descriptor `fd` for `interest` with the current
+    /// runtime's driver: through poll requests on its io_uring rings if it
+    /// has them (the module doc), through epoll otherwise.
+    ///
+    /// # Panics
+    /// Outside a runtime, or on a runtime without the I/O driver.
+    #[track_caller]
+    pub(crate) fn new_fd(fd: RawFd, interest: Interest) -> io::Result<Registration> {
+        let driver = current_driver();
+        let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
+        if !on_rings {
+            return Registration::new_with(driver, &mut mio::unix::SourceFd(&fd), interest);
+        }
+        // Still registered with epoll, quietly: the registration keeps
+        // epoll's checks (a regular file is refused with `EPERM`, a
+        // descriptor registered twice with `EEXIST`), as on the epoll
+        // driver. Priority readiness is epoll's (uring/poll.rs says why).
+        let mut registration = if interest.is_priority() {
+            Registration::new_with(
+                driver.clone(),
+                &mut mio::unix::SourceFd(&fd),
+                Interest::PRIORITY,
+            )?
+        } else {
+            Registration::new_quiet(driver.clone(), fd)?
+        };
+        registration.ring_poll = Some(UringPoll::new(
+            driver,
+            fd,
+            interest,
+            registration.io.clone(),
+        ));
+        Ok(registration)
+    }
+
+    /// Register `fd` with `driver`'s poller for no readiness (a resource
+    /// whose readiness comes from the rings: `Handle::register_quiet`).
+    pub(crate) fn new_quiet(driver: driver::Handle, fd: RawFd) -> io::Result<Registration> {
+        let io_handle = driver.io().expect("checked by current_driver");
+        let (key, io) = io_handle.register_quiet(fd)?;
+        Ok(Registration {
+            driver,
+            key,
+            io,
+            ring_poll: None,
+        })
     }
 
     /// The I/O driver's shared side.
@@ -87,8 +150,12 @@ impl Registration {
         self.io_handle().reregister_fd(fd, self.key, interest)
     }
 
-    /// Stop events for `source` (call before closing it).
+    /// Stop events for `source` (call before closing it). Poll requests
+    /// on the rings are cancelled first.
     pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) -> io::Result<()> {
+        if let Some(polls) = &self.ring_poll {
+            polls.abandon();
+        }
         self.driver
             .io()
             .expect("a registration exists only with an I/O driver")
@@ -102,7 +169,17 @@ impl Registration {
         direction: Direction,
     ) -> Poll<io::Result<ReadyEvent>> {
         let restore = ready!(coop::poll_proceed(cx));
-        let ev = ready!(self.io.poll_ready(cx, direction));
+        let ev = match self.io.poll_ready(cx, direction) {
+            Poll::Ready(ev) => ev,
+            Poll::Pending => {
+                let interest = match direction {
+                    Direction::Read => Interest::READABLE,
+                    Direction::Write => Interest::WRITABLE,
+                };
+                self.arm(interest)?;
+                return Poll::Pending;
+            }
+        };
         if ev.is_shutdown {
             return Poll::Ready(Err(shutdown_error()));
         }
@@ -116,6 +193,15 @@ impl Registration {
 
     pub(crate) fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         self.poll_ready(cx, Direction::Write)
+    }
+
+    /// A wait for `interest` found no readiness: on the rings, make sure
+    /// poll requests will report it (epoll needs nothing).
+    fn arm(&self, interest: Interest) -> io::Result<()> {
+        match &self.ring_poll {
+            Some(polls) => polls.arm(interest),
+            None => Ok(()),
+        }
     }
 
     /// Forget readiness that turned out stale (the operation would block).
@@ -183,7 +269,13 @@ impl Registration {
             key: None,
         };
         poll_fn(|cx| {
-            let ev = ready!(waiter.io.poll_interest(cx, interest, &mut waiter.key));
+            let ev = match waiter.io.poll_interest(cx, interest, &mut waiter.key) {
+                Poll::Ready(ev) => ev,
+                Poll::Pending => {
+                    self.arm(interest)?;
+                    return Poll::Pending;
+                }
+            };
             if ev.is_shutdown {
                 return Poll::Ready(Err(shutdown_error()));
             }

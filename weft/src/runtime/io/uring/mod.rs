@@ -30,8 +30,9 @@
 //! happens when its owner goes away. Datagram sends and Unix connects
 //! stay plain syscalls on readiness: both complete inside the call (an
 //! `AF_UNIX` connect either connects or fails at once), so the ring would
-//! only add a wait for the worker's flush; `AsyncFd` still waits for
-//! readiness through epoll.
+//! only add a wait for the worker's flush. An `AsyncFd`'s readiness comes
+//! from poll requests on the rings (`poll.rs`), armed by the waits that
+//! need it.
 //!
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
@@ -59,18 +60,22 @@ mod datagram;
 mod file;
 pub(crate) mod ops;
 mod path;
+mod poll;
 mod recv;
 mod ring;
 mod send;
 
 #[cfg(all(test, loom))]
 mod loom_ops;
+#[cfg(all(test, loom))]
+mod loom_poll;
 
 pub(crate) use self::accept::UringAccept;
 pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::datagram::UringDatagrams;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::path::{PathCall, PathOp};
+pub(crate) use self::poll::UringPoll;
 pub(crate) use self::recv::UringRead;
 pub(crate) use self::ring::Ring;
 pub(crate) use self::send::UringWrite;

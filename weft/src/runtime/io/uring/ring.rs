@@ -343,6 +343,20 @@ impl Ring {
         unsafe { self.start(entry, addr, Some(waker), submit_now) }
     }
 
+    /// Start a one-shot poll for `events` (`poll(2)` bits) on `fd`; its
+    /// result is the events that were ready (poll.rs).
+    pub(crate) fn start_poll(
+        &self,
+        fd: RawFd,
+        events: u32,
+        waker: &Waker,
+        submit_now: bool,
+    ) -> io::Result<OpKey> {
+        let entry = opcode::PollAdd::new(types::Fd(fd), events).build();
+        // SAFETY: a poll points at no memory.
+        unsafe { self.start(entry, Vec::new(), Some(waker), submit_now) }
+    }
+
     /// Give `buf` to a new table slot and push `entry` under its name.
     ///
     /// # Safety

@@ -1,0 +1,148 @@
+//! Loom models of an `AsyncFd`'s poll requests on the rings (poll.rs): a
+//! completion racing the wait that arms the next request, a wait after
+//! readiness was cleared, and the descriptor going away while a request
+//! completes. The ring is a model: the real op table under a mutex, and a
+//! "kernel" thread that completes requests as they are started.
+
+use super::ops::{Completed, Leave, OpKey, OpTable};
+use super::poll::{PollRings, UringPoll};
+use crate::loom::{lock, thread, Mutex};
+use crate::runtime::io::ready::Interest;
+use crate::runtime::io::scheduled_io::{Direction, ScheduledIo};
+use std::future::poll_fn;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+
+#[derive(Default)]
+struct Model {
+    table: Mutex<OpTable>,
+    /// Requests started and not yet completed by the "kernel".
+    started: Mutex<Vec<OpKey>>,
+}
+
+#[derive(Clone, Default)]
+struct FakeRings(Arc<Model>);
+
+impl PollRings for FakeRings {
+    fn here(&self) -> (usize, bool) {
+        (0, true)
+    }
+
+    fn start_poll(
+        &self,
+        _ring: usize,
+        _fd: RawFd,
+        _events: u32,
+        waker: &Waker,
+        _submit_now: bool,
+    ) -> io::Result<OpKey> {
+        let key = lock(&self.0.table).insert(Vec::new(), Some(waker.clone()));
+        lock(&self.0.started).push(key);
+        Ok(key)
+    }
+
+    fn take(&self, _ring: usize, key: OpKey) -> Option<i32> {
+        lock(&self.0.table).try_take(key).map(|(result, _)| result)
+    }
+
+    fn abandon(&self, _ring: usize, key: OpKey) {
+        let _ = lock(&self.0.table).abandon(key, Leave::Cancel);
+    }
+}
+
+impl FakeRings {
+    /// The kernel's side: wait for a request, complete it with `result`
+    /// and call its waker outside the table's lock (as `Ring::reap`).
+    fn complete_next(&self, result: i32) {
+        let key = loop {
+            if let Some(key) = lock(&self.0.started).pop() {
+                break key;
+            }
+            thread::yield_now();
+        };
+        let completed = lock(&self.0.table).complete(key.user_data(), result);
+        if let Completed::Wake(Some(waker)) = completed {
+            waker.wake();
+        }
+    }
+}
+
+/// A wait as `Registration::poll_ready` makes it on the rings.
+fn wait_readable(io: &ScheduledIo, polls: &Arc<UringPoll<FakeRings>>) {
+    let ev = loom::future::block_on(poll_fn(|cx| match io.poll_ready(cx, Direction::Read) {
+        Poll::Ready(ev) => Poll::Ready(ev),
+        Poll::Pending => {
+            polls.arm(Interest::READABLE).unwrap();
+            Poll::Pending
+        }
+    }));
+    assert!(ev.ready.is_readable(), "woken without readiness");
+}
+
+fn setup() -> (FakeRings, Arc<ScheduledIo>, Arc<UringPoll<FakeRings>>) {
+    let rings = FakeRings::default();
+    let io = Arc::new(ScheduledIo::new());
+    let polls = UringPoll::new(rings.clone(), 0, Interest::READABLE, io.clone());
+    (rings, io, polls)
+}
+
+/// The request completes while the waiting task is still arming it (its
+/// slot not yet `Armed`, so the wake finds nothing to take): the arming
+/// side's collect takes it, and the wait ends.
+#[test]
+fn loom_a_completion_during_arming_is_not_lost() {
+    loom::model(|| {
+        let (rings, io, polls) = setup();
+        let kernel = {
+            let rings = rings.clone();
+            thread::spawn(move || rings.complete_next(libc::POLLIN as i32))
+        };
+        wait_readable(&io, &polls);
+        kernel.join().unwrap();
+        assert_eq!(polls.armed(), 0, "a request was left in the kernel");
+        assert_eq!(lock(&rings.0.table).in_flight(), 0);
+    });
+}
+
+/// Readiness found, used up (the read would block, so it is cleared), and
+/// waited for again while the first completion's wake may still be
+/// running: the second wait arms a second request, which completes.
+#[test]
+fn loom_a_wait_after_clearing_arms_the_next_request() {
+    loom::model(|| {
+        let (rings, io, polls) = setup();
+        let kernel = {
+            let rings = rings.clone();
+            thread::spawn(move || {
+                rings.complete_next(libc::POLLIN as i32);
+                rings.complete_next(libc::POLLIN as i32);
+            })
+        };
+        wait_readable(&io, &polls);
+        io.clear_readiness(io.ready_now(Interest::READABLE));
+        wait_readable(&io, &polls);
+        kernel.join().unwrap();
+        assert_eq!(polls.armed(), 0, "a request was left in the kernel");
+        assert_eq!(lock(&rings.0.table).in_flight(), 0);
+    });
+}
+
+/// The `AsyncFd` goes away while its request completes: whichever comes
+/// first, the request ends (cancelled or taken) and nothing stays armed.
+#[test]
+fn loom_abandon_racing_a_completion_leaves_nothing_in_flight() {
+    loom::model(|| {
+        let (rings, _io, polls) = setup();
+        polls.arm(Interest::READABLE).unwrap();
+        let kernel = {
+            let rings = rings.clone();
+            thread::spawn(move || rings.complete_next(libc::POLLIN as i32))
+        };
+        polls.abandon();
+        kernel.join().unwrap();
+        assert_eq!(polls.armed(), 0);
+        assert_eq!(lock(&rings.0.table).in_flight(), 0);
+    });
+}
