@@ -6,6 +6,8 @@
 # `echo_load` (100-byte messages) pinned to CPU 1, utime+stime from
 # /proc/PID/stat over the run.
 #
+# PROTO=udp compares `udp_echo_server` (with `udp_echo_load`) instead.
+#
 #   BASE=HEAD~1 ROUNDS=10 DURATION=3 CONNS_LIST="1 10" bash weft-bench/experiments/echo-ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,16 +16,21 @@ ROUNDS=${ROUNDS:-10}
 DURATION=${DURATION:-3}
 CONNS_LIST=${CONNS_LIST:-"1 10 100"}
 DRIVER=${DRIVER:-uring}
+case ${PROTO:-tcp} in
+  tcp) prefix= ;;
+  udp) prefix=udp_ ;;
+  *) echo "PROTO is tcp or udp" >&2; exit 2 ;;
+esac
 . weft-bench/bench-lib.sh  # median, echo_cpu_run
-cargo build --release -p weft-bench --bin echo_server --bin echo_load >&2
+cargo build --release -p weft-bench --bin "${prefix}echo_server" --bin "${prefix}echo_load" >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 wt=$(mktemp -d)
 git worktree add -f "$wt" "$BASE" >/dev/null
 trap 'git worktree remove --force "$wt"' EXIT
 base_target=${AB_TARGET:-$PWD/target-ab}   # gitignored, kept between runs
-(cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench --bin echo_server >&2)
-load=$target_dir/release/echo_load
+(cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench --bin "${prefix}echo_server" >&2)
+load=$target_dir/release/${prefix}echo_load
 out=$(mktemp)
 run_one() { # name binary conns
   local us trips
@@ -32,8 +39,8 @@ run_one() { # name binary conns
 }
 for _ in $(seq 1 "$ROUNDS"); do
   for c in $CONNS_LIST; do
-    run_one base "$base_target/release/echo_server" "$c"
-    run_one new "$target_dir/release/echo_server" "$c"
+    run_one base "$base_target/release/${prefix}echo_server" "$c"
+    run_one new "$target_dir/release/${prefix}echo_server" "$c"
   done
 done
 echo "server CPU per round trip (µs), medians of $ROUNDS; pairs where new < base"

@@ -18,6 +18,18 @@
 //! bit may be left over from data already read). So a `read` → `EAGAIN` →
 //! `io_wait` costs no syscall besides the final `epoll_wait`.
 //!
+//! On io_uring (weft's default driver where the kernel allows it; what
+//! `Weft::Scheduler.backend` reports), the same calls wait through one-shot
+//! poll requests on the runtime's ring instead of epoll: a wait that finds
+//! no readiness arms one for its direction, and the loop blocks in the
+//! ring. Two differences follow. Only directions a waiter wants are armed
+//! ([`Poller::readiness`]). And a request in the kernel holds its file
+//! open, so a registration whose last waiter left it armed is dropped
+//! ([`Poller::release`]), cancelling the request: otherwise closing the IO
+//! would not close the socket until the request ended. Priority waits
+//! re-register the fd with `PRIORITY`, which epoll reports (weft's
+//! `AsyncFd` leaves priority to epoll on io_uring).
+//!
 //! Invariants:
 //! - [`Poller::wait`] with a non-zero timeout turns the driver **without
 //!   the GVL** (`rb_thread_call_without_gvl`). Only Rust runs then: the
@@ -87,6 +99,13 @@ struct Registration {
     /// `fstat`'s (device, inode) when registered, for sockets only: what
     /// lets a later IO on the same fd number reuse the registration.
     socket: Option<(u64, u64)>,
+    /// Registered for `PRIORITY` too (on io_uring only when a wait asked
+    /// for it: module doc).
+    priority: bool,
+    /// Directions (`READABLE`, `WRITABLE`) whose wait was left armed in
+    /// the driver and not yet seen ready: on io_uring, a poll request in
+    /// the kernel (module doc, "On io_uring").
+    armed: u8,
 }
 
 /// The fds whose registrations were woken, and the loop's waker while it is
@@ -174,6 +193,8 @@ struct PollerInner {
     /// [`Shared::close`] comes last closes it).
     _interrupt_fd: Arc<OwnedFd>,
     rt: weft::runtime::Runtime,
+    /// The runtime's driver is io_uring.
+    ring: bool,
 }
 
 /// The side other threads may touch.
@@ -207,13 +228,12 @@ fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
 
 impl Poller {
     pub fn new() -> io::Result<(Poller, Shared)> {
-        // Ruby's hooks wait for readiness and move bytes with their own
-        // syscalls; the io_uring driver would only put a ring between the
-        // park and epoll (and `Weft::Scheduler.backend` says "epoll").
+        // The driver weft chooses (io_uring where the kernel allows it,
+        // `WEFT_IO_DRIVER` to force one): what `backend` reports.
         let rt = weft::runtime::Builder::new_current_thread()
             .enable_all()
-            .io_driver(weft::runtime::IoDriver::Epoll)
             .build()?;
+        let ring = rt.metrics().io_driver() == Some(weft::runtime::IoDriver::Uring);
         // SAFETY: eventfd(2) takes no pointers; a result >= 0 is a new fd
         // that nothing else owns.
         let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
@@ -232,6 +252,7 @@ impl Poller {
                 interrupt,
                 _interrupt_fd: interrupt_fd.clone(),
                 rt,
+                ring,
             }),
             owner: {
                 let owner = OwnerPid::default();
@@ -281,7 +302,11 @@ impl Poller {
             });
         let inner = &mut *self.inner;
         let mut fresh = false;
+        // On io_uring, priority readiness comes from epoll, where it is
+        // woken by every arrival: asked for only by waits that need it.
+        let priority = !inner.ring || events & PRIORITY != 0;
         let reusable = match inner.fds.get(&fd) {
+            Some(reg) if priority && !reg.priority => false,
             Some(_) if known => true,
             Some(reg) => reg.socket.is_some() && socket_identity(fd) == reg.socket,
             None => false,
@@ -291,9 +316,10 @@ impl Poller {
             // remove the new one.
             inner.fds.remove(&fd);
             let _guard = inner.rt.enter();
-            let interest = Interest::READABLE
-                .add(Interest::WRITABLE)
-                .add(Interest::PRIORITY);
+            let mut interest = Interest::READABLE.add(Interest::WRITABLE);
+            if priority {
+                interest = interest.add(Interest::PRIORITY);
+            }
             let registered = match AsyncFd::with_interest(Fd(fd), interest) {
                 Ok(r) => r,
                 // epoll refuses regular files: they are always ready.
@@ -310,11 +336,13 @@ impl Poller {
                     fd: registered,
                     waker,
                     socket: socket_identity(fd),
+                    priority,
+                    armed: 0,
                 },
             );
             fresh = true;
         }
-        let reg = &inner.fds[&fd];
+        let reg = inner.fds.get_mut(&fd).expect("registered above");
         let mut cx = Context::from_waker(&reg.waker);
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
@@ -325,6 +353,7 @@ impl Poller {
                 ask = true;
                 let _ = reg.fd.poll_read_ready(&mut cx);
             }
+            reg.armed |= READABLE;
         }
         if events & WRITABLE != 0 {
             if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
@@ -332,6 +361,7 @@ impl Poller {
                 ask = true;
                 let _ = reg.fd.poll_write_ready(&mut cx);
             }
+            reg.armed |= WRITABLE;
         }
         // A fresh registration needs no question either when the caller
         // just failed: adding an fd to epoll reports its current readiness
@@ -345,37 +375,69 @@ impl Poller {
         Ok(Some(Watch::Pending))
     }
 
-    /// The events `fd`'s registration has seen since its waits began
-    /// (`READABLE` also covers `PRIORITY`, which the driver reports with
-    /// readability; the caller asks the kernel when it must tell them
-    /// apart). Re-arms the registration's waker for directions not ready.
-    pub fn readiness(&self, fd: RawFd) -> u8 {
-        let Some(reg) = self.inner.fds.get(&fd) else {
+    /// The events of `wanted` (its waiters' union) that `fd`'s registration
+    /// has seen since its waits began (`READABLE` also covers `PRIORITY`,
+    /// which the driver reports with readability; the caller asks the
+    /// kernel when it must tell them apart). Re-arms the registration's
+    /// waker for wanted directions not ready; a direction nobody wants is
+    /// left alone (on io_uring, arming it would put a poll request in the
+    /// kernel for nobody).
+    pub fn readiness(&mut self, fd: RawFd, wanted: u8) -> u8 {
+        let Some(reg) = self.inner.fds.get_mut(&fd) else {
             return 0;
         };
         let mut cx = Context::from_waker(&reg.waker);
         let mut ready = 0;
-        if let Poll::Ready(r) = reg.fd.poll_read_ready(&mut cx) {
-            ready |= READABLE | PRIORITY;
-            drop(r);
+        if wanted & (READABLE | PRIORITY) != 0 {
+            if reg.fd.poll_read_ready(&mut cx).is_ready() {
+                ready |= READABLE | PRIORITY;
+                reg.armed &= !READABLE;
+            } else {
+                reg.armed |= READABLE;
+            }
         }
-        if let Poll::Ready(r) = reg.fd.poll_write_ready(&mut cx) {
-            ready |= WRITABLE;
-            drop(r);
+        if wanted & WRITABLE != 0 {
+            if reg.fd.poll_write_ready(&mut cx).is_ready() {
+                ready |= WRITABLE;
+                reg.armed &= !WRITABLE;
+            } else {
+                reg.armed |= WRITABLE;
+            }
         }
         ready
+    }
+
+    /// `fd`'s last waiter left. On io_uring, a wait it left armed (it
+    /// timed out, was raised into, or wanted two directions and got one)
+    /// is a poll request holding the file open in the kernel: if the IO is
+    /// then closed, its peer would not see the close until the request
+    /// ends. So such a registration is dropped, which cancels it (the next
+    /// wait registers the fd afresh). On epoll nothing is held: a closed
+    /// fd leaves epoll by itself.
+    pub fn release(&mut self, fd: RawFd) {
+        let inner = &mut *self.inner;
+        if inner.ring && inner.fds.get(&fd).is_some_and(|reg| reg.armed != 0) {
+            inner.fds.remove(&fd);
+        }
+    }
+
+    /// Whether the driver is io_uring.
+    pub fn is_ring(&self) -> bool {
+        self.inner.ring
     }
 
     /// Turn the driver: with a zero timeout, holding the GVL; otherwise
     /// without it, until an fd is woken, [`Shared::wake`] is called or
     /// `timeout` (`None`: forever) passes. Then `f` gets each woken fd with
-    /// its [`readiness`](Poller::readiness).
+    /// its [`readiness`](Poller::readiness) for what `wanted` says its
+    /// waiters want.
     /// The outer `Err` is a Ruby interrupt (Thread#raise/kill, a signal)
     /// that arrived while blocked; the inner one is the driver's error.
     pub fn wait(
         &mut self,
         shared: &Shared,
         timeout: Option<Duration>,
+        wanted: impl Fn(RawFd) -> u8,
         mut f: impl FnMut(RawFd, u8),
     ) -> Result<io::Result<()>, magnus::Error> {
         self.turns += 1;
@@ -402,7 +464,8 @@ impl Poller {
         fds.sort_unstable();
         fds.dedup();
         for &fd in &fds {
-            f(fd, self.readiness(fd));
+            let ready = self.readiness(fd, wanted(fd));
+            f(fd, ready);
         }
         fds.clear();
         self.woken = fds;
@@ -653,10 +716,6 @@ impl Shared {
 mod tests {
     use super::*;
 
-    fn noop_cx<R>(f: impl FnOnce(&mut Context<'_>) -> R) -> R {
-        f(&mut Context::from_waker(Waker::noop()))
-    }
-
     fn pipe() -> [RawFd; 2] {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
@@ -673,7 +732,12 @@ mod tests {
     fn turn(poller: &mut Poller, shared: &Shared) -> Vec<RawFd> {
         let mut seen = Vec::new();
         poller
-            .wait(shared, Some(Duration::ZERO), |fd, _| seen.push(fd))
+            .wait(
+                shared,
+                Some(Duration::ZERO),
+                |_| READABLE | WRITABLE,
+                |fd, _| seen.push(fd),
+            )
             .unwrap()
             .unwrap();
         seen
@@ -720,7 +784,7 @@ mod tests {
     #[test]
     fn an_edge_after_the_watch_wakes_the_fd_through_weft_driver() {
         let (mut poller, _shared, fds) = fired_pipe();
-        assert_eq!(poller.readiness(fds[0]) & READABLE, READABLE);
+        assert_eq!(poller.readiness(fds[0], READABLE) & READABLE, READABLE);
         // The next wait finds the bit set, asks the kernel, and the byte is
         // still there: ready at once.
         assert!(matches!(
@@ -739,7 +803,11 @@ mod tests {
             poller.watch(fds[0], READABLE, true, false),
             Ok(Some(Watch::Pending))
         ));
-        assert_eq!(poller.readiness(fds[0]) & READABLE, 0, "bit cleared");
+        assert_eq!(
+            poller.readiness(fds[0], READABLE) & READABLE,
+            0,
+            "bit cleared"
+        );
         close(fds);
     }
 
@@ -752,7 +820,7 @@ mod tests {
             Ok(Some(Watch::Pending))
         ));
         assert_eq!(
-            poller.readiness(fds[0]) & READABLE,
+            poller.readiness(fds[0], READABLE) & READABLE,
             0,
             "left-over bit cleared"
         );
@@ -801,12 +869,16 @@ mod tests {
         t.join().unwrap();
         // A wake with nobody blocked is kept for the next wait, once.
         shared.wake();
-        let turn = |poller: &Poller| {
-            poller.inner.rt.block_on(weft::task::yield_now());
-            noop_cx(|cx| poller.poll_wake(cx))
+        let woken_within = |poller: &Poller, ms| {
+            let wait = poll_fn(|cx| poller.poll_wake(cx));
+            let limit = Duration::from_millis(ms);
+            poller
+                .inner
+                .rt
+                .block_on(async { weft::time::timeout(limit, wait).await.is_ok() })
         };
-        assert!(turn(&poller).is_ready());
-        assert!(turn(&poller).is_pending());
+        assert!(woken_within(&poller, 5_000), "the kept wake was lost");
+        assert!(!woken_within(&poller, 50), "the kept wake counted twice");
     }
 
     #[test]

@@ -431,10 +431,22 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     Ok(())
 }
 
+/// The poller's backend: the I/O driver weft picks for a new runtime
+/// (io_uring where the kernel allows it, unless `WEFT_IO_DRIVER` says
+/// otherwise), looked up once.
 fn backend() -> &'static str {
-    if cfg!(any(target_os = "linux", target_os = "android")) {
-        "epoll"
-    } else {
-        "kqueue"
-    }
+    static BACKEND: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    BACKEND.get_or_init(|| {
+        let uring = weft::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .is_ok_and(|rt| rt.metrics().io_driver() == Some(weft::runtime::IoDriver::Uring));
+        if uring {
+            "io_uring"
+        } else if cfg!(any(target_os = "linux", target_os = "android")) {
+            "epoll"
+        } else {
+            "kqueue"
+        }
+    })
 }

@@ -455,7 +455,7 @@ impl Selector {
         if now != 0 && self.scheduler_mode.get() {
             // Ready already, and a scheduler's io_wait is not ordered
             // against other fibers (module doc): return at once.
-            self.inner.borrow_mut().remove_waiter(fd, id);
+            self.leave(fd, id);
             return Ok(Some(now));
         }
         if now != 0 {
@@ -467,12 +467,28 @@ impl Selector {
                 .push_back((fd, id, now));
         }
         let result = self.suspend(ruby);
-        self.inner.borrow_mut().remove_waiter(fd, id);
+        self.leave(fd, id);
         let result = result?;
         if !result.to_bool() {
             return Ok(None);
         }
         Ok(Some(u8::try_convert(result)?))
+    }
+
+    /// The waiter `id` on `fd` is done waiting (if it was not taken
+    /// already); the poller hears when the fd's last waiter left
+    /// (`Poller::release`).
+    fn leave(&self, fd: RawFd, id: u64) {
+        let idle = {
+            let mut inner = self.inner.borrow_mut();
+            inner.remove_waiter(fd, id);
+            inner.wanted(fd) == 0
+        };
+        if idle {
+            if let Some(poller) = self.poller.borrow_mut().as_mut() {
+                poller.release(fd);
+            }
+        }
     }
 
     /// `io_read(fiber, io, buffer, length, offset = 0)`.
@@ -630,8 +646,9 @@ impl Selector {
         timeout: Option<Duration>,
         woken: &mut Vec<(RawFd, u8)>,
     ) -> Result<(), Error> {
+        let wanted = |fd| self.inner.borrow().wanted(fd);
         let result = match self.poller.borrow_mut().as_mut() {
-            Some(p) => p.wait(shared, timeout, |fd, ready| woken.push((fd, ready)))?,
+            Some(p) => p.wait(shared, timeout, wanted, |fd, ready| woken.push((fd, ready)))?,
             None => Err(std::io::Error::other("the Weft::Selector is closed")),
         };
         result.map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))

@@ -3,6 +3,7 @@
 # Run: weft-ruby/test/run.sh minitest (or `cargo test -p weft-ruby`).
 require "minitest/autorun"
 require "timeout"
+require "socket"
 require "weft"
 
 class TestWeftScheduler < Minitest::Test
@@ -28,8 +29,41 @@ class TestWeftScheduler < Minitest::Test
     Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
   end
 
-  def test_backend
-    assert_equal "epoll", Weft::Scheduler.backend
+  # The backend is the driver weft picks: io_uring where the kernel allows
+  # it, epoll when WEFT_IO_DRIVER says so.
+  def test_backend_is_the_driver_weft_picks
+    assert_includes %w[io_uring epoll], Weft::Scheduler.backend
+    backend = lambda do |driver|
+      args = $LOAD_PATH.flat_map { |dir| ["-I", dir] }
+      IO.popen({ "WEFT_IO_DRIVER" => driver },
+               [RbConfig.ruby, *args, "-r", "weft", "-e", "print Weft::Scheduler.backend"], &:read)
+    end
+    assert_equal "epoll", backend.call("epoll")
+    assert_equal Weft::Scheduler.backend, backend.call(ENV.fetch("WEFT_IO_DRIVER", "auto"))
+  end
+
+  # A wait that timed out leaves nothing holding the socket: closing it
+  # reaches the peer at once (on io_uring, a poll request left in the
+  # kernel would keep the socket open until it ended).
+  def test_closing_a_socket_after_its_wait_timed_out_reaches_the_peer
+    a, b = UNIXSocket.pair
+    timed_out, seen = with_scheduler do
+      result = nil
+      Fiber.schedule do
+        waited = a.wait_readable(0.05)
+        a.close
+        # Still under the scheduler, which would still hold a's request.
+        # At the end of the stream read_nonblock says nil.
+        result = [waited, b.wait_readable(2) ? b.read_nonblock(1, exception: false) : :no_close]
+      end
+      Fiber.scheduler.run
+      result
+    end
+    assert_nil timed_out
+    assert_nil seen, "the peer never saw the close (got #{seen.inspect})"
+  ensure
+    a&.close unless a&.closed?
+    b&.close
   end
 
   def test_several_fibers_wait_on_one_fd

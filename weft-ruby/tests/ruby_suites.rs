@@ -46,13 +46,16 @@ fn ext_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Runs one suite of `test/run.sh` and returns its standard output.
-fn run(suite: &str) -> String {
+/// Runs one suite of `test/run.sh` on weft's I/O `driver` (`WEFT_IO_DRIVER`:
+/// `auto`, io_uring where the kernel allows it, or `epoll`) and returns its
+/// standard output.
+fn run(suite: &str, driver: &str) -> String {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("bash")
         .arg(here.join("test/run.sh"))
         .arg(suite)
-        .env("WEFT_EXT_DIR", ext_dir(suite))
+        .env("WEFT_EXT_DIR", ext_dir(&format!("{suite}-{driver}")))
+        .env("WEFT_IO_DRIVER", driver)
         .output()
         .expect("bash runs test/run.sh");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -61,13 +64,22 @@ fn run(suite: &str) -> String {
     stdout
 }
 
-#[test]
-fn weft_minitest_suite() {
-    let out = run("minitest");
+fn minitest_suite(driver: &str) {
+    let out = run("minitest", driver);
     assert!(
         out.contains(" 0 failures, 0 errors, 0 skips"),
-        "weft's minitest suite did not pass cleanly (output above)"
+        "weft's minitest suite did not pass cleanly on {driver} (output above)"
     );
+}
+
+#[test]
+fn weft_minitest_suite() {
+    minitest_suite("auto");
+}
+
+#[test]
+fn weft_minitest_suite_on_epoll() {
+    minitest_suite("epoll");
 }
 
 /// Ruby's test/fiber from the 3.1.2 source passes in full on Ruby 3.1.2
@@ -76,13 +88,22 @@ fn weft_minitest_suite() {
 /// message word for word, and Ruby's own reference scheduler fails it too
 /// when the tests and the interpreter come from different 3.1 releases. So
 /// that one failure, and only it, is allowed; everything else must pass.
-#[test]
-fn ruby_test_fiber() {
-    let out = run("fiber");
+fn test_fiber(driver: &str) {
+    let out = run("fiber", driver);
     assert!(
         out.contains("58 tests, 264 assertions, 0 failures, 0 errors, 0 skips")
             || (out.contains("58 tests, 264 assertions, 1 failures, 0 errors, 0 skips")
                 && out.contains("1) Failure:\nTestFiberMutex#test_mutex_deadlock ")),
-        "Ruby's test/fiber did not pass on Weft::Scheduler (output above)"
+        "Ruby's test/fiber did not pass on Weft::Scheduler on {driver} (output above)"
     );
+}
+
+#[test]
+fn ruby_test_fiber() {
+    test_fiber("auto");
+}
+
+#[test]
+fn ruby_test_fiber_on_epoll() {
+    test_fiber("epoll");
 }
