@@ -5,8 +5,8 @@
 #   weft-ruby/bench/http_bench.sh                 # 3 rounds, 5 s runs
 #   ROUNDS=5 DURATION=10 weft-ruby/bench/http_bench.sh
 #
-# Servers: weft (Weft::Scheduler on weft's default driver: io_uring where
-# the kernel allows it), weft-epoll (the same on epoll), select (Ruby's reference IO.select
+# Servers: weft (Weft::Scheduler, on epoll, its default), weft-uring (the
+# same with WEFT_IO_DRIVER=uring), select (Ruby's reference IO.select
 # scheduler from Ruby's test/fiber), async (Debian's ruby-async, 1.x on
 # nio4r), threads (a thread per connection). Modes: close (a connection per
 # request; the response says `Connection: close` so wrk reconnects without
@@ -16,7 +16,7 @@
 # Server CPU is utime+stime from /proc/PID/stat over the measured run.
 #
 # Knobs: DURATION (5), ROUNDS (3), WARMUP (1), CONNS ("10 100 1000"),
-# MODES ("close keepalive"), KINDS ("weft weft-epoll select async threads"),
+# MODES ("close keepalive"), KINDS ("weft weft-uring select async threads"),
 # SERVER_CPU (0), CLIENT_CPU (1), PORT (3101).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +26,7 @@ ROUNDS=${ROUNDS:-3}
 WARMUP=${WARMUP:-1}
 CONNS=${CONNS:-"10 100 1000"}
 MODES=${MODES:-"close keepalive"}
-KINDS=${KINDS:-"weft weft-epoll select async threads"}
+KINDS=${KINDS:-"weft weft-uring select async threads"}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 PORT=${PORT:-3101}
@@ -62,8 +62,8 @@ trap cleanup EXIT
 
 # One measured run; appends "kind mode conns rps cpu_us_per_req".
 run_one() {
-  local kind=$1 mode=$2 conns=$3 port=$4 out t0 t1 reqs rps server=$1 driver=auto
-  [ "$kind" = weft-epoll ] && server=weft driver=epoll
+  local kind=$1 mode=$2 conns=$3 port=$4 out t0 t1 reqs rps server=$1 driver=epoll
+  [ "$kind" = weft-uring ] && server=weft driver=uring
   WEFT_IO_DRIVER=$driver taskset -c "$SERVER_CPU" ruby -W0 -I weft-ruby/lib \
     weft-ruby/examples/http_server.rb "$server" "$port" "$mode" 2>/dev/null &
   server_pid=$!

@@ -18,8 +18,8 @@
 //! bit may be left over from data already read). So a `read` → `EAGAIN` →
 //! `io_wait` costs no syscall besides the final `epoll_wait`.
 //!
-//! On io_uring (weft's default driver where the kernel allows it; what
-//! `Weft::Scheduler.backend` reports), the same calls wait through one-shot
+//! On io_uring (with `WEFT_IO_DRIVER=uring` or `auto`, see [`runtime_builder`];
+//! `Weft::Scheduler.backend` says which runs), the same calls wait through one-shot
 //! poll requests on the runtime's ring instead of epoll: a wait that finds
 //! no readiness arms one for its direction, and the loop blocks in the
 //! ring. Two differences follow. Only directions a waiter wants are armed
@@ -228,11 +228,7 @@ fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
 
 impl Poller {
     pub fn new() -> io::Result<(Poller, Shared)> {
-        // The driver weft chooses (io_uring where the kernel allows it,
-        // `WEFT_IO_DRIVER` to force one): what `backend` reports.
-        let rt = weft::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let rt = runtime_builder().enable_all().build()?;
         let ring = rt.metrics().io_driver() == Some(weft::runtime::IoDriver::Uring);
         // SAFETY: eventfd(2) takes no pointers; a result >= 0 is a new fd
         // that nothing else owns.
@@ -343,26 +339,28 @@ impl Poller {
             fresh = true;
         }
         let reg = inner.fds.get_mut(&fd).expect("registered above");
-        let mut cx = Context::from_waker(&reg.waker);
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
         let mut ask = fresh || events & PRIORITY != 0;
-        if events & (READABLE | PRIORITY) != 0 {
-            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
-                guard.clear_ready();
-                ask = true;
-                let _ = reg.fd.poll_read_ready(&mut cx);
+        on_loop(&inner.rt, inner.ring, || {
+            let mut cx = Context::from_waker(&reg.waker);
+            if events & (READABLE | PRIORITY) != 0 {
+                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
+                    guard.clear_ready();
+                    ask = true;
+                    let _ = reg.fd.poll_read_ready(&mut cx);
+                }
+                reg.armed |= READABLE;
             }
-            reg.armed |= READABLE;
-        }
-        if events & WRITABLE != 0 {
-            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
-                guard.clear_ready();
-                ask = true;
-                let _ = reg.fd.poll_write_ready(&mut cx);
+            if events & WRITABLE != 0 {
+                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
+                    guard.clear_ready();
+                    ask = true;
+                    let _ = reg.fd.poll_write_ready(&mut cx);
+                }
+                reg.armed |= WRITABLE;
             }
-            reg.armed |= WRITABLE;
-        }
+        });
         // A fresh registration needs no question either when the caller
         // just failed: adding an fd to epoll reports its current readiness
         // at the next poll, edge-triggered or not.
@@ -383,28 +381,10 @@ impl Poller {
     /// left alone (on io_uring, arming it would put a poll request in the
     /// kernel for nobody).
     pub fn readiness(&mut self, fd: RawFd, wanted: u8) -> u8 {
-        let Some(reg) = self.inner.fds.get_mut(&fd) else {
-            return 0;
-        };
-        let mut cx = Context::from_waker(&reg.waker);
-        let mut ready = 0;
-        if wanted & (READABLE | PRIORITY) != 0 {
-            if reg.fd.poll_read_ready(&mut cx).is_ready() {
-                ready |= READABLE | PRIORITY;
-                reg.armed &= !READABLE;
-            } else {
-                reg.armed |= READABLE;
-            }
-        }
-        if wanted & WRITABLE != 0 {
-            if reg.fd.poll_write_ready(&mut cx).is_ready() {
-                ready |= WRITABLE;
-                reg.armed &= !WRITABLE;
-            } else {
-                reg.armed |= WRITABLE;
-            }
-        }
-        ready
+        let inner = &mut *self.inner;
+        on_loop(&inner.rt, inner.ring, || {
+            readiness_of(&mut inner.fds, fd, wanted)
+        })
     }
 
     /// `fd`'s last waiter left. On io_uring, a wait it left armed (it
@@ -463,10 +443,12 @@ impl Poller {
         self.wakes.take(&mut fds);
         fds.sort_unstable();
         fds.dedup();
-        for &fd in &fds {
-            let ready = self.readiness(fd, wanted(fd));
-            f(fd, ready);
-        }
+        let inner = &mut *self.inner;
+        on_loop(&inner.rt, inner.ring, || {
+            for &fd in &fds {
+                f(fd, readiness_of(&mut inner.fds, fd, wanted(fd)));
+            }
+        });
         fds.clear();
         self.woken = fds;
         Ok(Ok(()))
@@ -565,6 +547,63 @@ impl Drop for Poller {
             unsafe { ManuallyDrop::drop(&mut self.inner) };
         }
         // A forked child leaks it (module invariant).
+    }
+}
+
+/// A builder for the poller's runtime, with its I/O driver (what
+/// `Weft::Scheduler.backend` reports): epoll unless `WEFT_IO_DRIVER` asks
+/// for another (`uring`, or `auto`: io_uring where the kernel allows it),
+/// which the builder then reads. Not weft's usual `Auto` default: the hooks
+/// wait for readiness, which on io_uring costs a poll request per wait,
+/// 8–18% more CPU per request of the keep-alive HTTP server than epoll's
+/// registration made once (BENCHMARKS.md, "Ruby").
+pub fn runtime_builder() -> weft::runtime::Builder {
+    let mut builder = weft::runtime::Builder::new_current_thread();
+    if std::env::var_os(weft::runtime::IO_DRIVER_ENV).is_none() {
+        builder.io_driver(weft::runtime::IoDriver::Epoll);
+    }
+    builder
+}
+
+/// [`Poller::readiness`] on the registrations `fds`.
+fn readiness_of(fds: &mut HashMap<RawFd, Registration>, fd: RawFd, wanted: u8) -> u8 {
+    let Some(reg) = fds.get_mut(&fd) else {
+        return 0;
+    };
+    let mut cx = Context::from_waker(&reg.waker);
+    let mut ready = 0;
+    if wanted & (READABLE | PRIORITY) != 0 {
+        if reg.fd.poll_read_ready(&mut cx).is_ready() {
+            ready |= READABLE | PRIORITY;
+            reg.armed &= !READABLE;
+        } else {
+            reg.armed |= READABLE;
+        }
+    }
+    if wanted & WRITABLE != 0 {
+        if reg.fd.poll_write_ready(&mut cx).is_ready() {
+            ready |= WRITABLE;
+            reg.armed &= !WRITABLE;
+        } else {
+            reg.armed |= WRITABLE;
+        }
+    }
+    ready
+}
+
+/// Run `f`, which polls registrations, as the runtime's own thread: on
+/// io_uring inside `block_on` (a future that is ready at once), so the
+/// poll requests it arms go to the ring this thread owns and wait for the
+/// loop's next turn, one `io_uring_enter` for the batch. Outside it they
+/// would go to the runtime's shared ring, submitted one by one: an
+/// `io_uring_enter` per wait (measured: one per request of the keep-alive
+/// HTTP server, 18% more CPU per request than on epoll). On epoll, arming
+/// costs nothing, so `f` just runs.
+fn on_loop<R>(rt: &weft::runtime::Runtime, ring: bool, f: impl FnOnce() -> R) -> R {
+    if ring {
+        rt.block_on(async { f() })
+    } else {
+        f()
     }
 }
 

@@ -431,13 +431,13 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     Ok(())
 }
 
-/// The poller's backend: the I/O driver weft picks for a new runtime
-/// (io_uring where the kernel allows it, unless `WEFT_IO_DRIVER` says
-/// otherwise), looked up once.
+/// The poller's backend: the I/O driver its runtime gets
+/// (`poller::runtime_builder`: epoll unless `WEFT_IO_DRIVER` asks for io_uring),
+/// looked up once.
 fn backend() -> &'static str {
     static BACKEND: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     BACKEND.get_or_init(|| {
-        let uring = weft::runtime::Builder::new_current_thread()
+        let uring = crate::poller::runtime_builder()
             .enable_io()
             .build()
             .is_ok_and(|rt| rt.metrics().io_driver() == Some(weft::runtime::IoDriver::Uring));
