@@ -28,7 +28,13 @@
 //! ([`Poller::release`]), cancelling the request: otherwise closing the IO
 //! would not close the socket until the request ended. Priority waits
 //! re-register the fd with `PRIORITY`, which epoll reports (weft's
-//! `AsyncFd` leaves priority to epoll on io_uring).
+//! `AsyncFd` leaves priority to epoll on io_uring). The requests are armed
+//! from outside the runtime's `block_on`, so they go to its shared ring,
+//! one `io_uring_enter` each; arming them inside `block_on` (on the ring
+//! the loop owns, one enter per loop turn) was tried and dropped: under
+//! 800 busy keep-alive connections some waited up to 2 s while others
+//! were served (BENCHMARKS.md, "Ruby"), a starvation whose cause was not
+//! found.
 //!
 //! Invariants:
 //! - [`Poller::wait`] with a non-zero timeout turns the driver **without
@@ -297,7 +303,21 @@ impl Poller {
                 nfd == fd && events & !nev == 0 && turn == self.turns
             });
         let inner = &mut *self.inner;
+        // On io_uring nothing is armed for a wait that is over at once: ask
+        // the kernel first (epoll's registration made once costs nothing
+        // to leave armed; a poll request would be cancelled by `release`).
+        if inner.ring && !just_failed {
+            let now = ready_now(fd, events);
+            if now != 0 {
+                return Ok(Some(Watch::Ready(now)));
+            }
+        }
         let mut fresh = false;
+        // Directions the replaced registration had armed for other waiters
+        // (a registration replaced to add priority, below), armed again on
+        // the new one: a new registration reports nothing by itself on
+        // io_uring.
+        let mut carried = 0;
         // On io_uring, priority readiness comes from epoll, where it is
         // woken by every arrival: asked for only by waits that need it.
         let priority = !inner.ring || events & PRIORITY != 0;
@@ -310,7 +330,9 @@ impl Poller {
         if !reusable {
             // Drop the old registration first: its deregistration must not
             // remove the new one.
-            inner.fds.remove(&fd);
+            if let Some(old) = inner.fds.remove(&fd) {
+                carried = old.armed;
+            }
             let _guard = inner.rt.enter();
             let mut interest = Interest::READABLE.add(Interest::WRITABLE);
             if priority {
@@ -342,29 +364,36 @@ impl Poller {
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
         let mut ask = fresh || events & PRIORITY != 0;
-        on_loop(&inner.rt, inner.ring, || {
-            let mut cx = Context::from_waker(&reg.waker);
-            if events & (READABLE | PRIORITY) != 0 {
-                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
-                    guard.clear_ready();
-                    ask = true;
-                    let _ = reg.fd.poll_read_ready(&mut cx);
-                }
-                reg.armed |= READABLE;
+        let mut cx = Context::from_waker(&reg.waker);
+        if events & (READABLE | PRIORITY) != 0 {
+            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
+                guard.clear_ready();
+                ask = true;
+                let _ = reg.fd.poll_read_ready(&mut cx);
             }
-            if events & WRITABLE != 0 {
-                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
-                    guard.clear_ready();
-                    ask = true;
-                    let _ = reg.fd.poll_write_ready(&mut cx);
-                }
-                reg.armed |= WRITABLE;
+            reg.armed |= READABLE;
+        }
+        if events & WRITABLE != 0 {
+            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
+                guard.clear_ready();
+                ask = true;
+                let _ = reg.fd.poll_write_ready(&mut cx);
             }
-        });
+            reg.armed |= WRITABLE;
+        }
+        if carried & READABLE != 0 && events & (READABLE | PRIORITY) == 0 {
+            let _ = reg.fd.poll_read_ready(&mut cx);
+            reg.armed |= READABLE;
+        }
+        if carried & WRITABLE != 0 && events & WRITABLE == 0 {
+            let _ = reg.fd.poll_write_ready(&mut cx);
+            reg.armed |= WRITABLE;
+        }
         // A fresh registration needs no question either when the caller
         // just failed: adding an fd to epoll reports its current readiness
-        // at the next poll, edge-triggered or not.
-        if ask && !just_failed {
+        // at the next poll, edge-triggered or not. On io_uring the kernel
+        // was asked above.
+        if ask && !just_failed && !inner.ring {
             let now = ready_now(fd, events);
             if now != 0 {
                 return Ok(Some(Watch::Ready(now)));
@@ -381,10 +410,7 @@ impl Poller {
     /// left alone (on io_uring, arming it would put a poll request in the
     /// kernel for nobody).
     pub fn readiness(&mut self, fd: RawFd, wanted: u8) -> u8 {
-        let inner = &mut *self.inner;
-        on_loop(&inner.rt, inner.ring, || {
-            readiness_of(&mut inner.fds, fd, wanted)
-        })
+        readiness_of(&mut self.inner.fds, fd, wanted)
     }
 
     /// `fd`'s last waiter left. On io_uring, a wait it left armed (it
@@ -394,9 +420,14 @@ impl Poller {
     /// ends. So such a registration is dropped, which cancels it (the next
     /// wait registers the fd afresh). On epoll nothing is held: a closed
     /// fd leaves epoll by itself.
+    ///
+    /// A registration for priority is dropped whatever `armed` says: epoll
+    /// reports urgent data as readability there, which can clear the read
+    /// bit while the ring's read request is still in the kernel.
     pub fn release(&mut self, fd: RawFd) {
         let inner = &mut *self.inner;
-        if inner.ring && inner.fds.get(&fd).is_some_and(|reg| reg.armed != 0) {
+        let held = |reg: &Registration| reg.armed != 0 || reg.priority;
+        if inner.ring && inner.fds.get(&fd).is_some_and(held) {
             inner.fds.remove(&fd);
         }
     }
@@ -443,12 +474,9 @@ impl Poller {
         self.wakes.take(&mut fds);
         fds.sort_unstable();
         fds.dedup();
-        let inner = &mut *self.inner;
-        on_loop(&inner.rt, inner.ring, || {
-            for &fd in &fds {
-                f(fd, readiness_of(&mut inner.fds, fd, wanted(fd)));
-            }
-        });
+        for &fd in &fds {
+            f(fd, readiness_of(&mut self.inner.fds, fd, wanted(fd)));
+        }
         fds.clear();
         self.woken = fds;
         Ok(Ok(()))
@@ -534,7 +562,8 @@ impl Poller {
         protected.map(drop)
     }
 
-    /// Registrations held (one per fd ever waited on, until re-registered).
+    /// Registrations held (one per fd waited on, until re-registered; on
+    /// io_uring also until [`release`](Poller::release)d).
     pub fn registrations(&self) -> usize {
         self.inner.fds.len()
     }
@@ -559,7 +588,8 @@ impl Drop for Poller {
 /// registration made once (BENCHMARKS.md, "Ruby").
 pub fn runtime_builder() -> weft::runtime::Builder {
     let mut builder = weft::runtime::Builder::new_current_thread();
-    if std::env::var_os(weft::runtime::IO_DRIVER_ENV).is_none() {
+    let asked = std::env::var_os(weft::runtime::IO_DRIVER_ENV).is_some_and(|v| !v.is_empty());
+    if !asked {
         builder.io_driver(weft::runtime::IoDriver::Epoll);
     }
     builder
@@ -589,22 +619,6 @@ fn readiness_of(fds: &mut HashMap<RawFd, Registration>, fd: RawFd, wanted: u8) -
         }
     }
     ready
-}
-
-/// Run `f`, which polls registrations, as the runtime's own thread: on
-/// io_uring inside `block_on` (a future that is ready at once), so the
-/// poll requests it arms go to the ring this thread owns and wait for the
-/// loop's next turn, one `io_uring_enter` for the batch. Outside it they
-/// would go to the runtime's shared ring, submitted one by one: an
-/// `io_uring_enter` per wait (measured: one per request of the keep-alive
-/// HTTP server, 18% more CPU per request than on epoll). On epoll, arming
-/// costs nothing, so `f` just runs.
-fn on_loop<R>(rt: &weft::runtime::Runtime, ring: bool, f: impl FnOnce() -> R) -> R {
-    if ring {
-        rt.block_on(async { f() })
-    } else {
-        f()
-    }
 }
 
 /// Make the eventfd `fd` readable: one `write(2)`, async-signal-safe. It

@@ -431,22 +431,22 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     Ok(())
 }
 
-/// The poller's backend: the I/O driver its runtime gets
-/// (`poller::runtime_builder`: epoll unless `WEFT_IO_DRIVER` asks for io_uring),
-/// looked up once.
-fn backend() -> &'static str {
-    static BACKEND: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
-    BACKEND.get_or_init(|| {
-        let uring = crate::poller::runtime_builder()
-            .enable_io()
-            .build()
-            .is_ok_and(|rt| rt.metrics().io_driver() == Some(weft::runtime::IoDriver::Uring));
-        if uring {
+/// The poller's backend: the I/O driver a scheduler made now gets
+/// (`poller::runtime_builder`: epoll unless `WEFT_IO_DRIVER` asks for
+/// io_uring). A `WEFT_IO_DRIVER` weft refuses raises what
+/// `Weft::Scheduler.new` would.
+fn backend(ruby: &Ruby) -> Result<&'static str, Error> {
+    let rt = crate::poller::runtime_builder()
+        .enable_io()
+        .build()
+        .map_err(|e| Error::new(ruby.exception_io_error(), e.to_string()))?;
+    Ok(
+        if rt.metrics().io_driver() == Some(weft::runtime::IoDriver::Uring) {
             "io_uring"
         } else if cfg!(any(target_os = "linux", target_os = "android")) {
             "epoll"
         } else {
             "kqueue"
-        }
-    })
+        },
+    )
 }

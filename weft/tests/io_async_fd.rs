@@ -1,9 +1,9 @@
 //! `AsyncFd` readiness on every flavour (and, through `WEFT_IO_DRIVER`, on
-//! both drivers: on io_uring it comes from poll requests on the rings,
-//! with nothing but `PRIORITY` asked of epoll, so every wait below that
-//! resolves was resolved by the ring there): waits that must wait, waits
-//! that must resolve, several waiters at once, the closed, priority and
-//! error bits, waking from another thread, and what dropping does.
+//! both drivers: on io_uring reads and writes are waited for with poll
+//! requests on the rings, while errors, hang-ups and priority still come
+//! from epoll): waits that must wait, waits that must resolve, several
+//! waiters at once, the closed, priority and error bits, a writer on a
+//! half-closed socket, waking from another thread, and what dropping does.
 
 #[macro_use]
 mod support;
@@ -147,13 +147,62 @@ rt_test! {
     }
 
     #[test]
-    fn a_peer_that_hangs_up_is_read_closed() {
+    fn a_peer_that_hangs_up_wakes_the_reader_read_closed() {
         rt().block_on(async {
             let (a, b) = pair();
-            let fd = AsyncFd::new(a).unwrap();
-            let waiting = timeout(LONG, fd.readable());
+            let fd = Arc::new(AsyncFd::new(a).unwrap());
+            let waiting = weft::spawn({
+                let fd = fd.clone();
+                async move { fd.readable().await.map(|guard| guard.ready()) }
+            });
+            weft::time::sleep(SHORT).await;
+            assert!(!waiting.is_finished(), "woken before the hang-up");
             drop(b);
-            let guard = waiting.await.expect("never woken by the hang-up").unwrap();
+            let ready = timeout(LONG, waiting)
+                .await
+                .expect("never woken by the hang-up")
+                .unwrap()
+                .unwrap();
+            assert!(ready.is_read_closed(), "{ready:?}");
+        });
+    }
+
+    /// The peer shut its sending side down, and ours is full: a writer
+    /// waits, and is woken when the peer reads (on io_uring every write
+    /// request there completes at once with only `POLLRDHUP`, so the
+    /// driver must not take that for an answer).
+    #[test]
+    fn a_writer_on_a_half_closed_socket_waits_for_room_and_gets_it() {
+        rt().block_on(async {
+            let (a, mut b) = pair();
+            let filler = vec![1u8; 64 * 1024];
+            while (&a).write(&filler).is_ok() {}
+            b.shutdown(std::net::Shutdown::Write).unwrap();
+            let fd = Arc::new(AsyncFd::new(a).unwrap());
+            let writer = weft::spawn({
+                let fd = fd.clone();
+                async move {
+                    loop {
+                        let mut guard = fd.writable().await.unwrap();
+                        match guard.try_io(|inner| inner.get_ref().write(b"more")) {
+                            Ok(result) => return result.unwrap(),
+                            Err(_would_block) => continue,
+                        }
+                    }
+                }
+            });
+            weft::time::sleep(SHORT).await;
+            assert!(!writer.is_finished(), "wrote into a full socket");
+            let mut sink = vec![0u8; 64 * 1024];
+            while let Ok(n) = b.read(&mut sink) {
+                if n == 0 {
+                    break;
+                }
+            }
+            let n = timeout(LONG, writer).await.expect("the writer never woke").unwrap();
+            assert_eq!(n, 4);
+            // The read side saw the hang-up.
+            let guard = timeout(LONG, fd.readable()).await.unwrap().unwrap();
             assert!(guard.ready().is_read_closed(), "{:?}", guard.ready());
         });
     }

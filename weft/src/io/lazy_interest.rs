@@ -1,6 +1,6 @@
 //! The poller interest of a socket whose reads go through io_uring: it
-//! starts with less than reads and writes, and gains read or write
-//! interest when a readiness-based operation first needs it.
+//! starts with less than reads and writes, and gains read, write or
+//! priority interest when a readiness-based operation first needs it.
 //!
 //! Owns: the interest the socket was registered with (`base`) and what was
 //! added since.

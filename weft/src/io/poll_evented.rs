@@ -125,8 +125,9 @@ impl<E: mio::event::Source> PollEvented<E> {
         })
     }
 
-    /// A datagram socket (UDP, Unix): registered for reads and writes,
-    /// and receiving through io_uring when the runtime's driver has rings.
+    /// A datagram socket (UDP, Unix): registered for reads and writes, or
+    /// on a driver with rings registered quietly (for nothing until a wait
+    /// needs it) and receiving through io_uring.
     #[track_caller]
     pub(crate) fn new_datagram(io: E) -> io::Result<Self>
     where
@@ -232,8 +233,8 @@ impl<E: mio::event::Source> PollEvented<E> {
         self.want_interest(Interest::WRITABLE);
     }
 
-    /// Before a wait for priority readiness (a ring-backed datagram socket
-    /// asks the poller for none until then).
+    /// Before a wait for priority readiness (a ring-backed socket, stream
+    /// or datagram, asks the poller for none until then).
     pub(crate) fn arm_priority_interest(&self) {
         self.want_interest(Interest::PRIORITY);
     }

@@ -308,9 +308,11 @@ impl Handle {
             events: libc::EPOLLET as u32,
             u64: key.token().0 as u64,
         };
-        // SAFETY: `event` is a valid epoll_event for the call; the epoll
-        // descriptor is the registry's own (mio keeps no state per
-        // registration on epoll, so its later MOD and DEL of `fd` apply).
+        // SAFETY: `event` is a valid epoll_event for the call, and the
+        // epoll descriptor is the registry's own. Later changes go through
+        // mio as a bare descriptor (`SourceFd`), which mio tracks nothing
+        // for; the registration deregisters it the same way (a mio
+        // source would refuse, in debug builds, one mio did not register).
         let added = unsafe {
             libc::epoll_ctl(
                 self.registry.as_raw_fd(),

@@ -13,7 +13,7 @@
 
 use super::ready::Interest;
 use super::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
-use super::uring::UringPoll;
+use super::uring::{DriverRings, UringPoll};
 use super::{shutdown_error, Key};
 use crate::coop;
 use crate::runtime::{context, driver};
@@ -28,7 +28,12 @@ pub(crate) struct Registration {
     key: Key,
     io: Arc<ScheduledIo>,
     /// Poll requests on the rings, for a descriptor polled there.
-    ring_poll: Option<Arc<UringPoll<driver::Handle>>>,
+    ring_poll: Option<Arc<UringPoll<DriverRings>>>,
+    /// The descriptor, if it was registered quietly (`new_quiet`): mio
+    /// never saw it, so it leaves epoll as a bare descriptor (a mio
+    /// source would refuse, in debug builds, to deregister a registration
+    /// it did not make).
+    quiet_fd: Option<RawFd>,
 }
 
 /// The handle of the current runtime's I/O driver, or a panic that says
@@ -77,6 +82,7 @@ impl Registration {
             key,
             io,
             ring_poll: None,
+            quiet_fd: None,
         })
     }
 
@@ -106,12 +112,11 @@ impl Registration {
         } else {
             Registration::new_quiet(driver.clone(), fd)?
         };
-        registration.ring_poll = Some(UringPoll::new(
+        let rings = DriverRings {
             driver,
-            fd,
-            interest,
-            registration.io.clone(),
-        ));
+            key: registration.key,
+        };
+        registration.ring_poll = Some(UringPoll::new(rings, fd, interest, registration.io.clone()));
         Ok(registration)
     }
 
@@ -125,6 +130,7 @@ impl Registration {
             key,
             io,
             ring_poll: None,
+            quiet_fd: Some(fd),
         })
     }
 
@@ -156,10 +162,14 @@ impl Registration {
         if let Some(polls) = &self.ring_poll {
             polls.abandon();
         }
-        self.driver
+        let io = self
+            .driver
             .io()
-            .expect("a registration exists only with an I/O driver")
-            .deregister(source, self.key)
+            .expect("a registration exists only with an I/O driver");
+        match self.quiet_fd {
+            Some(fd) => io.deregister(&mut mio::unix::SourceFd(&fd), self.key),
+            None => io.deregister(source, self.key),
+        }
     }
 
     /// Wait until the resource is ready in `direction`, spending budget.

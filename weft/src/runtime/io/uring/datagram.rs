@@ -35,14 +35,16 @@
 //!   while a receive is in flight or a datagram pending, which it would
 //!   overtake.
 //!
-//! - **Quiet in the poller.** The socket is registered for `PRIORITY`
-//!   only, which never fires on it: read readiness would wake the driver
+//! - **Quiet in the poller.** The socket is registered for nothing but
+//!   errors and hang-ups (`Handle::register_quiet`; not even `PRIORITY`,
+//!   which every arrival's wake-up carries): read readiness would wake the driver
 //!   for every datagram the ring receives anyway, and write readiness for
 //!   every datagram sent (a UDP socket's write-space callback wakes its
 //!   waiters each time a sent datagram's buffer is freed: on a one-socket
 //!   echo, two `io_uring_enter` and an `epoll_wait` per round trip, measured).
 //!   A readiness-based receive adds read interest, a send that would block
-//!   (or a wait for writability) write interest (io/lazy_interest.rs).
+//!   (or a wait for writability) write interest, a wait for priority
+//!   priority interest (io/lazy_interest.rs).
 //!
 //! Sends stay `sendto(2)` calls: a datagram send completes inside the
 //! call, and Tokio promises that a cancelled `send_to` sent nothing, which

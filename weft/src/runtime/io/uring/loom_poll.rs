@@ -4,7 +4,7 @@
 //! completes. The ring is a model: the real op table under a mutex, and a
 //! "kernel" thread that completes requests as they are started.
 
-use super::ops::{Completed, Leave, OpKey, OpTable};
+use super::ops::{Abandoned, Completed, Leave, OpKey, OpTable};
 use super::poll::{PollRings, UringPoll};
 use crate::loom::{lock, thread, Mutex};
 use crate::runtime::io::ready::Interest;
@@ -47,9 +47,17 @@ impl PollRings for FakeRings {
         lock(&self.0.table).try_take(key).map(|(result, _)| result)
     }
 
+    /// The kernel completes a cancelled poll with `ECANCELED` (a real
+    /// ring's completion would come a little later; the table frees the
+    /// slot either way).
     fn abandon(&self, _ring: usize, key: OpKey) {
-        let _ = lock(&self.0.table).abandon(key, Leave::Cancel);
+        let mut table = lock(&self.0.table);
+        if let (Abandoned::CancelInKernel, _) = table.abandon(key, Leave::Cancel) {
+            let _ = table.complete(key.user_data(), -libc::ECANCELED);
+        }
     }
+
+    fn writes_to_epoll(&self, _fd: RawFd, _priority: bool) {}
 }
 
 impl FakeRings {
@@ -144,5 +152,30 @@ fn loom_abandon_racing_a_completion_leaves_nothing_in_flight() {
         kernel.join().unwrap();
         assert_eq!(polls.armed(), 0);
         assert_eq!(lock(&rings.0.table).in_flight(), 0);
+    });
+}
+
+/// The kernel interrupts the request (its submitting thread exited:
+/// `ECANCELED` nobody asked for) while the `AsyncFd` goes away: the
+/// completion's wake arms a new request unless the abandon came first,
+/// and an arm that raced the abandon cancels what it started. Nothing is
+/// left in the kernel.
+#[test]
+fn loom_an_interrupted_request_is_not_armed_again_after_abandon() {
+    loom::model(|| {
+        let (rings, _io, polls) = setup();
+        polls.arm(Interest::READABLE).unwrap();
+        let kernel = {
+            let rings = rings.clone();
+            thread::spawn(move || rings.complete_next(-libc::ECANCELED))
+        };
+        polls.abandon();
+        kernel.join().unwrap();
+        assert_eq!(polls.armed(), 0, "a request was left armed");
+        assert_eq!(
+            lock(&rings.0.table).in_flight(),
+            0,
+            "a request was left in the kernel"
+        );
     });
 }

@@ -75,7 +75,7 @@ pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::datagram::UringDatagrams;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::path::{PathCall, PathOp};
-pub(crate) use self::poll::UringPoll;
+pub(crate) use self::poll::{DriverRings, UringPoll};
 pub(crate) use self::recv::UringRead;
 pub(crate) use self::ring::Ring;
 pub(crate) use self::send::UringWrite;
