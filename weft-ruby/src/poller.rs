@@ -584,7 +584,7 @@ impl Drop for Poller {
 /// for another (`uring`, or `auto`: io_uring where the kernel allows it),
 /// which the builder then reads. Not weft's usual `Auto` default: the hooks
 /// wait for readiness, which on io_uring costs a poll request per wait,
-/// 8–18% more CPU per request of the keep-alive HTTP server than epoll's
+/// 5–20% more CPU per request of the seed article's HTTP server than epoll's
 /// registration made once (BENCHMARKS.md, "Ruby").
 pub fn runtime_builder() -> weft::runtime::Builder {
     let mut builder = weft::runtime::Builder::new_current_thread();
