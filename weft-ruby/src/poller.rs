@@ -29,12 +29,8 @@
 //! would not close the socket until the request ended. Priority waits
 //! re-register the fd with `PRIORITY`, which epoll reports (weft's
 //! `AsyncFd` leaves priority to epoll on io_uring). The requests are armed
-//! from outside the runtime's `block_on`, so they go to its shared ring,
-//! one `io_uring_enter` each; arming them inside `block_on` (on the ring
-//! the loop owns, one enter per loop turn) was tried and dropped: under
-//! 800 busy keep-alive connections some waited up to 2 s while others
-//! were served (BENCHMARKS.md, "Ruby"), a starvation whose cause was not
-//! found.
+//! inside the runtime's `block_on` ([`on_loop`]), on the ring the loop
+//! owns: one `io_uring_enter` per loop turn.
 //!
 //! Invariants:
 //! - [`Poller::wait`] with a non-zero timeout turns the driver **without
@@ -364,31 +360,33 @@ impl Poller {
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
         let mut ask = fresh || events & PRIORITY != 0;
-        let mut cx = Context::from_waker(&reg.waker);
-        if events & (READABLE | PRIORITY) != 0 {
-            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
-                guard.clear_ready();
-                ask = true;
+        on_loop(&inner.rt, inner.ring, || {
+            let mut cx = Context::from_waker(&reg.waker);
+            if events & (READABLE | PRIORITY) != 0 {
+                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
+                    guard.clear_ready();
+                    ask = true;
+                    let _ = reg.fd.poll_read_ready(&mut cx);
+                }
+                reg.armed |= READABLE;
+            }
+            if events & WRITABLE != 0 {
+                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
+                    guard.clear_ready();
+                    ask = true;
+                    let _ = reg.fd.poll_write_ready(&mut cx);
+                }
+                reg.armed |= WRITABLE;
+            }
+            if carried & READABLE != 0 && events & (READABLE | PRIORITY) == 0 {
                 let _ = reg.fd.poll_read_ready(&mut cx);
+                reg.armed |= READABLE;
             }
-            reg.armed |= READABLE;
-        }
-        if events & WRITABLE != 0 {
-            if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
-                guard.clear_ready();
-                ask = true;
+            if carried & WRITABLE != 0 && events & WRITABLE == 0 {
                 let _ = reg.fd.poll_write_ready(&mut cx);
+                reg.armed |= WRITABLE;
             }
-            reg.armed |= WRITABLE;
-        }
-        if carried & READABLE != 0 && events & (READABLE | PRIORITY) == 0 {
-            let _ = reg.fd.poll_read_ready(&mut cx);
-            reg.armed |= READABLE;
-        }
-        if carried & WRITABLE != 0 && events & WRITABLE == 0 {
-            let _ = reg.fd.poll_write_ready(&mut cx);
-            reg.armed |= WRITABLE;
-        }
+        });
         // A fresh registration needs no question either when the caller
         // just failed: adding an fd to epoll reports its current readiness
         // at the next poll, edge-triggered or not. On io_uring the kernel
@@ -410,7 +408,10 @@ impl Poller {
     /// left alone (on io_uring, arming it would put a poll request in the
     /// kernel for nobody).
     pub fn readiness(&mut self, fd: RawFd, wanted: u8) -> u8 {
-        readiness_of(&mut self.inner.fds, fd, wanted)
+        let inner = &mut *self.inner;
+        on_loop(&inner.rt, inner.ring, || {
+            readiness_of(&mut inner.fds, fd, wanted)
+        })
     }
 
     /// `fd`'s last waiter left. On io_uring, a wait it left armed (it
@@ -474,9 +475,12 @@ impl Poller {
         self.wakes.take(&mut fds);
         fds.sort_unstable();
         fds.dedup();
-        for &fd in &fds {
-            f(fd, readiness_of(&mut self.inner.fds, fd, wanted(fd)));
-        }
+        let inner = &mut *self.inner;
+        on_loop(&inner.rt, inner.ring, || {
+            for &fd in &fds {
+                f(fd, readiness_of(&mut inner.fds, fd, wanted(fd)));
+            }
+        });
         fds.clear();
         self.woken = fds;
         Ok(Ok(()))
@@ -584,7 +588,7 @@ impl Drop for Poller {
 /// for another (`uring`, or `auto`: io_uring where the kernel allows it),
 /// which the builder then reads. Not weft's usual `Auto` default: the hooks
 /// wait for readiness, which on io_uring costs a poll request per wait,
-/// 5–20% more CPU per request of the seed article's HTTP server than epoll's
+/// 4–12% more CPU per request of the seed article's HTTP server than epoll's
 /// registration made once (BENCHMARKS.md, "Ruby").
 pub fn runtime_builder() -> weft::runtime::Builder {
     let mut builder = weft::runtime::Builder::new_current_thread();
@@ -593,6 +597,26 @@ pub fn runtime_builder() -> weft::runtime::Builder {
         builder.io_driver(weft::runtime::IoDriver::Epoll);
     }
     builder
+}
+
+/// Run `f`, which polls registrations (and so may arm poll requests), as
+/// the runtime's own thread: on io_uring inside `block_on`, so the
+/// requests go to the ring the loop owns and are submitted together at its
+/// next turn, one `io_uring_enter` for the batch. Outside it they would go
+/// to the runtime's shared ring one by one, an `io_uring_enter` per wait
+/// (measured: one per request of the keep-alive HTTP server).
+///
+/// `unconstrained`: a turn polls every woken fd in one `block_on`, and the
+/// coop budget (128 polls) would make the polls past it return `Pending`
+/// and re-wake their fd instead of looking. The fds are taken in number
+/// order, so the same high-numbered ones starved turn after turn: at 800
+/// keep-alive connections p99 went from 17 ms to 0.95 s.
+fn on_loop<R>(rt: &weft::runtime::Runtime, ring: bool, f: impl FnOnce() -> R) -> R {
+    if ring {
+        rt.block_on(weft::task::unconstrained(async { f() }))
+    } else {
+        f()
+    }
 }
 
 /// [`Poller::readiness`] on the registrations `fds`.
