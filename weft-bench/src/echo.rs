@@ -83,10 +83,6 @@ impl Drop for EchoClient {
     }
 }
 
-/// Starts the echo server on a fresh `$rt` runtime (multi_thread, 1 worker,
-/// `enable_all`): one task per connection doing read → `write_all`.
-/// Evaluates to the listening address and the runtime (which owns the
-/// server; dropping it stops the server).
 /// The echo servers' runtime (one worker) and their listener on a free
 /// loopback port: `(runtime, listener, address)`.
 #[macro_export]
@@ -104,6 +100,10 @@ macro_rules! echo_listener {
     }};
 }
 
+/// Starts the echo server on a fresh `$rt` runtime (multi_thread, 1 worker,
+/// `enable_all`): one task per connection doing read → `write_all`.
+/// Evaluates to the listening address and the runtime (which owns the
+/// server; dropping it stops the server).
 #[macro_export]
 macro_rules! echo_server {
     ($rt:ident) => {{

@@ -433,11 +433,6 @@ impl Poller {
         }
     }
 
-    /// Whether the driver is io_uring.
-    pub fn is_ring(&self) -> bool {
-        self.inner.ring
-    }
-
     /// Turn the driver: with a zero timeout, holding the GVL; otherwise
     /// without it, until an fd is woken, [`Shared::wake`] is called or
     /// `timeout` (`None`: forever) passes. Then `f` gets each woken fd with

@@ -11,35 +11,19 @@ mod echo_process;
 
 fn main() {
     let (addr, conns, secs) = echo_process::load_args();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let total = rt.block_on(async move {
-        let deadline = Instant::now() + Duration::from_secs_f64(secs);
-        let mut tasks = Vec::new();
-        for _ in 0..conns {
-            let s = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            s.connect(addr).await.unwrap();
-            tasks.push(tokio::spawn(async move {
-                let msg = [7u8; 100];
-                let mut buf = [0u8; 128];
-                let mut n = 0u64;
-                while Instant::now() < deadline {
-                    s.send(&msg).await.unwrap();
-                    let echo = tokio::time::timeout(Duration::from_millis(100), s.recv(&mut buf));
-                    if let Ok(Ok(100)) = echo.await {
-                        n += 1;
-                    }
-                }
-                n
-            }));
+    echo_process::run_load(conns, secs, |deadline| async move {
+        let s = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        s.connect(addr).await.unwrap();
+        let msg = [7u8; 100];
+        let mut buf = [0u8; 128];
+        let mut n = 0u64;
+        while Instant::now() < deadline {
+            s.send(&msg).await.unwrap();
+            let echo = tokio::time::timeout(Duration::from_millis(100), s.recv(&mut buf));
+            if let Ok(Ok(100)) = echo.await {
+                n += 1;
+            }
         }
-        let mut total = 0;
-        for t in tasks {
-            total += t.await.unwrap();
-        }
-        total
+        n
     });
-    println!("{total}");
 }

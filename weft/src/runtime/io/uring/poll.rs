@@ -40,10 +40,12 @@
 //! - **No completion is left untaken while a task waits.** A slot goes
 //!   `Idle` → `Arming` (under the lock) → the request is started (without
 //!   the lock: starting may reap and call wakers, this object's among
-//!   them) → `Armed` (under the lock), and then the arming side collects
-//!   any completion that arrived meanwhile. A completion's wake collects
-//!   every `Armed` slot. So a completion is taken by its wake if the slot
-//!   was `Armed` by then, by the arming side's collect otherwise.
+//!   them) → `Armed` (under the lock). A completion's wake collects every
+//!   `Armed` slot and marks every `Arming` one `missed`; the arming side,
+//!   storing `Armed`, collects if one of its slots was missed. So a
+//!   completion is taken by its wake if the slot was `Armed` by then, by
+//!   the arming side's collect otherwise, and an arm that nothing raced
+//!   does not look at the ring again.
 //! - **A slot is `Idle` again before its readiness is set**, under the
 //!   same lock: a task that finds the readiness and then waits again
 //!   cannot see the old request still armed and skip arming a new one.
@@ -189,6 +191,9 @@ pub(crate) struct UringPoll<R: PollRings> {
 /// The requests' state, under one lock.
 struct Polls {
     slots: [Slot; 2],
+    /// A completion's wake found this slot `Arming`: its result may be
+    /// the arming side's to take (module doc).
+    missed: [bool; 2],
     /// The descriptor went away ([`UringPoll::abandon`]): nothing is
     /// armed again.
     closed: bool,
@@ -210,6 +215,7 @@ impl<R: PollRings> UringPoll<R> {
             io,
             polls: Mutex::new(Polls {
                 slots: [Slot::Idle; 2],
+                missed: [false; 2],
                 closed: false,
                 writes_on_epoll: false,
             }),
@@ -282,9 +288,17 @@ impl<R: PollRings> UringPoll<R> {
                 // of its own operation rather than hang.
                 self.io.set_readiness(Ready::ERROR, &mut wakers);
             }
-            // Completions that came before their slot was `Armed` woke
-            // this object for nothing: take them now (module doc).
-            self.collect(&mut polls, &mut wakers)
+            // A completion that came before its slot was `Armed` woke this
+            // object for nothing: take it now (module doc). Only then: the
+            // look costs a lock of the ring per slot.
+            let missed = KINDS
+                .iter()
+                .any(|k| reserved[k.index()] && std::mem::take(&mut polls.missed[k.index()]));
+            if missed {
+                self.collect(&mut polls, &mut wakers)
+            } else {
+                Collected::default()
+            }
         };
         for key in orphans {
             self.rings.abandon(ring, key);
@@ -416,7 +430,15 @@ impl<R: PollRings> Wake for UringPoll<R> {
     /// A request completed: collect it (see the module doc).
     fn wake_by_ref(self: &Arc<Self>) {
         let mut wakers = Vec::new();
-        let collected = self.collect(&mut lock(&self.polls), &mut wakers);
+        let collected = {
+            let mut polls = lock(&self.polls);
+            for kind in KINDS {
+                if polls.slots[kind.index()] == Slot::Arming {
+                    polls.missed[kind.index()] = true;
+                }
+            }
+            self.collect(&mut polls, &mut wakers)
+        };
         self.finish(collected, wakers);
     }
 }
