@@ -17,13 +17,13 @@
 //! - Results follow the hook convention: the byte count, or `-errno` when
 //!   nothing was moved.
 
+use crate::fd_map::FdSet;
 use crate::scheduler::{fd_of, Scheduler};
 use crate::state::{READABLE, WRITABLE};
 use magnus::prelude::*;
 use magnus::rb_sys::{protect, AsRawValue};
 use magnus::{Error, Ruby, Value};
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::ffi::c_void;
 
 /// Which way bytes move.
@@ -164,7 +164,7 @@ thread_local! {
     /// fds last seen not to be sockets. Only a hint for speed: a socket
     /// listed here takes the `read`/`write` path (correct, one `fcntl`
     /// more), and a non-socket missing from it costs one failed `recv`.
-    static NOT_SOCKET: RefCell<HashSet<i32>> = RefCell::new(HashSet::new());
+    static NOT_SOCKET: RefCell<FdSet> = RefCell::new(FdSet::default());
 }
 
 /// One `read`/`write` (or `pread`/`pwrite` at `at`) that never blocks. A

@@ -68,9 +68,10 @@
 //!   parent's epoll instance: dropping them would deregister the parent's
 //!   fds, so a forked child's `Poller` is leaked, never dropped.
 
+use crate::fd_map::FdMap;
 use crate::held::OwnerPid;
 use crate::state::{PRIORITY, READABLE, WRITABLE};
-use std::collections::HashMap;
+use crate::vouch::next_serial;
 use std::ffi::c_void;
 use std::future::{poll_fn, Future};
 use std::io;
@@ -101,6 +102,9 @@ struct Registration {
     /// `fstat`'s (device, inode) when registered, for sockets only: what
     /// lets a later IO on the same fd number reuse the registration.
     socket: Option<(u64, u64)>,
+    /// This registration's number, which the IOs checked against it carry
+    /// (`crate::vouch`).
+    serial: u64,
     /// Registered for `PRIORITY` too (on io_uring only when a wait asked
     /// for it: module doc).
     priority: bool,
@@ -188,7 +192,7 @@ pub struct Poller {
 struct PollerInner {
     // Field order: the registrations deregister from the runtime's driver
     // before the runtime goes.
-    fds: HashMap<RawFd, Registration>,
+    fds: FdMap<Registration>,
     /// The registration of [`Shared`]'s eventfd (module invariants).
     interrupt: AsyncFd<Fd>,
     /// That eventfd, kept open while registered (whichever of this and
@@ -206,6 +210,16 @@ pub struct Shared {
     /// The eventfd [`Shared::wake`] writes (module invariants), until
     /// [`Shared::close`].
     wake_fd: Mutex<Option<Arc<OwnedFd>>>,
+}
+
+/// Why a wait may trust an fd's registration without checking the file
+/// behind the number ([`Poller::watch`]).
+#[derive(Clone, Copy, Default)]
+pub struct Trust {
+    /// The fd's current waiters wait on the same IO object.
+    pub known: bool,
+    /// The registration serial the IO object carries (`crate::vouch`).
+    pub carried: Option<u64>,
 }
 
 /// What watching an fd found.
@@ -246,7 +260,7 @@ impl Poller {
         };
         let poller = Poller {
             inner: ManuallyDrop::new(PollerInner {
-                fds: HashMap::new(),
+                fds: FdMap::default(),
                 interrupt,
                 _interrupt_fd: interrupt_fd.clone(),
                 rt,
@@ -281,18 +295,20 @@ impl Poller {
 
     /// Start a wait for `events` on `fd`. `known`: the IO is the one the
     /// fd's current waiters wait on, so its registration is trusted without
-    /// a check. `just_failed`: the caller's read or write on the fd has
+    /// a check; so it is if `carried` (the serial the IO carries, see
+    /// `crate::vouch`) is the registration's. `just_failed`: the caller's read or write on the fd has
     /// just got `EAGAIN` (no edge can have been consumed since: the driver
     /// only turns in [`Poller::wait`]), so left-over readiness is cleared
-    /// without asking the kernel. `Ok(None)`: the fd can't be polled (a
-    /// regular file), so it is always ready.
+    /// without asking the kernel. With what it found, the serial of the
+    /// fd's registration if the wait checked it. `Ok(None)`: the fd can't be polled
+    /// (a regular file), so it is always ready.
     pub fn watch(
         &mut self,
         fd: RawFd,
         events: u8,
-        known: bool,
+        trust: Trust,
         just_failed: bool,
-    ) -> io::Result<Option<Watch>> {
+    ) -> io::Result<Option<(Watch, Option<u64>)>> {
         let noted = self.eagain.take();
         let just_failed = just_failed
             || noted.is_some_and(|(nfd, nev, turn)| {
@@ -305,7 +321,8 @@ impl Poller {
         if inner.ring && !just_failed {
             let now = ready_now(fd, events);
             if now != 0 {
-                return Ok(Some(Watch::Ready(now)));
+                // Nothing checked, so no serial for the IO to carry.
+                return Ok(Some((Watch::Ready(now), None)));
             }
         }
         let mut fresh = false;
@@ -319,7 +336,7 @@ impl Poller {
         let priority = !inner.ring || events & PRIORITY != 0;
         let reusable = match inner.fds.get(&fd) {
             Some(reg) if priority && !reg.priority => false,
-            Some(_) if known => true,
+            Some(reg) if trust.known || trust.carried == Some(reg.serial) => true,
             Some(reg) => reg.socket.is_some() && socket_identity(fd) == reg.socket,
             None => false,
         };
@@ -350,6 +367,7 @@ impl Poller {
                     fd: registered,
                     waker,
                     socket: socket_identity(fd),
+                    serial: next_serial(),
                     priority,
                     armed: 0,
                 },
@@ -391,13 +409,14 @@ impl Poller {
         // just failed: adding an fd to epoll reports its current readiness
         // at the next poll, edge-triggered or not. On io_uring the kernel
         // was asked above.
+        let serial = reg.serial;
         if ask && !just_failed && !inner.ring {
             let now = ready_now(fd, events);
             if now != 0 {
-                return Ok(Some(Watch::Ready(now)));
+                return Ok(Some((Watch::Ready(now), Some(serial))));
             }
         }
-        Ok(Some(Watch::Pending))
+        Ok(Some((Watch::Pending, Some(serial))))
     }
 
     /// The events of `wanted` (its waiters' union) that `fd`'s registration
@@ -615,7 +634,7 @@ fn on_loop<R>(rt: &weft::runtime::Runtime, ring: bool, f: impl FnOnce() -> R) ->
 }
 
 /// [`Poller::readiness`] on the registrations `fds`.
-fn readiness_of(fds: &mut HashMap<RawFd, Registration>, fd: RawFd, wanted: u8) -> u8 {
+fn readiness_of(fds: &mut FdMap<Registration>, fd: RawFd, wanted: u8) -> u8 {
     let Some(reg) = fds.get_mut(&fd) else {
         return 0;
     };
@@ -652,20 +671,23 @@ fn write_eventfd(fd: RawFd) {
 /// ready for it now: 0 if it must wait, `events` if the fd can't be polled
 /// (a regular file) or there is no poller (closed), so that it never
 /// waits on nothing.
+///
+/// Also the serial of the registration the wait checked (for the IO to
+/// carry, `crate::vouch`), if there is one.
 pub fn ready_or_watch(
     poller: Option<&mut Poller>,
     fd: RawFd,
     events: u8,
-    known: bool,
+    trust: Trust,
     just_failed: bool,
-) -> io::Result<u8> {
+) -> io::Result<(u8, Option<u64>)> {
     let Some(poller) = poller else {
-        return Ok(events);
+        return Ok((events, None));
     };
-    Ok(match poller.watch(fd, events, known, just_failed)? {
-        Some(Watch::Pending) => 0,
-        Some(Watch::Ready(ready)) => ready,
-        None => events,
+    Ok(match poller.watch(fd, events, trust, just_failed)? {
+        Some((Watch::Pending, serial)) => (0, serial),
+        Some((Watch::Ready(ready), serial)) => (ready, serial),
+        None => (events, None),
     })
 }
 
@@ -788,6 +810,12 @@ impl Shared {
 mod tests {
     use super::*;
 
+    /// A wait by the IO the fd's other waiters wait on.
+    const KNOWN: Trust = Trust {
+        known: true,
+        carried: None,
+    };
+
     fn pipe() -> [RawFd; 2] {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
@@ -821,8 +849,8 @@ mod tests {
         let (mut poller, shared) = Poller::new().unwrap();
         let fds = pipe();
         assert!(matches!(
-            poller.watch(fds[0], READABLE, false, false),
-            Ok(Some(Watch::Pending))
+            poller.watch(fds[0], READABLE, Trust::default(), false),
+            Ok(Some((Watch::Pending, _)))
         ));
         write_byte(fds[1]);
         assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
@@ -860,8 +888,8 @@ mod tests {
         // The next wait finds the bit set, asks the kernel, and the byte is
         // still there: ready at once.
         assert!(matches!(
-            poller.watch(fds[0], READABLE, true, false),
-            Ok(Some(Watch::Ready(READABLE)))
+            poller.watch(fds[0], READABLE, KNOWN, false),
+            Ok(Some((Watch::Ready(READABLE), _)))
         ));
         assert_eq!(poller.registrations(), 1, "registered once");
         close(fds);
@@ -872,8 +900,8 @@ mod tests {
         let (mut poller, _shared, fds) = fired_pipe();
         assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
-            poller.watch(fds[0], READABLE, true, false),
-            Ok(Some(Watch::Pending))
+            poller.watch(fds[0], READABLE, KNOWN, false),
+            Ok(Some((Watch::Pending, _)))
         ));
         assert_eq!(
             poller.readiness(fds[0], READABLE) & READABLE,
@@ -888,8 +916,8 @@ mod tests {
         let (mut poller, shared, fds) = fired_pipe();
         assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
-            poller.watch(fds[0], READABLE, true, true),
-            Ok(Some(Watch::Pending))
+            poller.watch(fds[0], READABLE, KNOWN, true),
+            Ok(Some((Watch::Pending, _)))
         ));
         assert_eq!(
             poller.readiness(fds[0], READABLE) & READABLE,
@@ -908,8 +936,8 @@ mod tests {
         // leaves the wait pending, which shows the kernel was not asked...
         poller.note_eagain(fds[0], READABLE);
         assert!(matches!(
-            poller.watch(fds[0], READABLE, true, false),
-            Ok(Some(Watch::Pending))
+            poller.watch(fds[0], READABLE, KNOWN, false),
+            Ok(Some((Watch::Pending, _)))
         ));
         // ...while a note from before a turn is ignored: the kernel is
         // asked, and the byte found.
@@ -918,8 +946,8 @@ mod tests {
         write_byte(fds[1]);
         turn(&mut poller, &shared);
         assert!(matches!(
-            poller.watch(fds[0], READABLE, true, false),
-            Ok(Some(Watch::Ready(READABLE)))
+            poller.watch(fds[0], READABLE, KNOWN, false),
+            Ok(Some((Watch::Ready(READABLE), _)))
         ));
         close(fds);
     }
@@ -954,11 +982,62 @@ mod tests {
     }
 
     #[test]
+    fn a_registration_is_trusted_for_the_serial_it_handed_out_and_no_other() {
+        // A pipe has no socket identity, so only trust keeps its
+        // registration: a new one means the wait did not trust the old.
+        let (mut poller, _shared) = Poller::new().unwrap();
+        let fds = pipe();
+        let watch = |poller: &mut Poller, carried| {
+            let trust = Trust {
+                known: false,
+                carried,
+            };
+            match poller.watch(fds[0], READABLE, trust, false) {
+                Ok(Some((Watch::Pending, Some(serial)))) => serial,
+                _ => panic!("a pipe with nothing in it: pending, with a serial"),
+            }
+        };
+        let first = watch(&mut poller, None);
+        assert_eq!(watch(&mut poller, Some(first)), first, "trusted: kept");
+        let stale = watch(&mut poller, Some(first + 1_000));
+        assert_ne!(
+            stale, first,
+            "a serial it never handed out: registered afresh"
+        );
+        assert_ne!(
+            watch(&mut poller, None),
+            stale,
+            "no serial: registered afresh"
+        );
+        assert_eq!(poller.registrations(), 1);
+        close(fds);
+    }
+
+    #[test]
+    fn serials_are_unique_across_pollers() {
+        let (mut a, _sa) = Poller::new().unwrap();
+        let (mut b, _sb) = Poller::new().unwrap();
+        let fds = pipe();
+        let serial = |p: &mut Poller| match p.watch(fds[0], READABLE, Trust::default(), false) {
+            Ok(Some((_, Some(serial)))) => serial,
+            _ => panic!("a pipe: watched, with a serial"),
+        };
+        let in_a = serial(&mut a);
+        assert_ne!(
+            serial(&mut b),
+            in_a,
+            "an IO checked in one scheduler vouches nothing in another"
+        );
+        drop((a, b));
+        close(fds);
+    }
+
+    #[test]
     fn a_regular_file_is_always_ready() {
         let (mut poller, _shared) = Poller::new().unwrap();
         let file = std::fs::File::open("/proc/self/status").unwrap();
         assert!(matches!(
-            poller.watch(file.as_raw_fd(), READABLE, false, false),
+            poller.watch(file.as_raw_fd(), READABLE, Trust::default(), false),
             Ok(None)
         ));
     }

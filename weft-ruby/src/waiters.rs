@@ -12,8 +12,9 @@
 //!   its registration is trusted for) goes with its last waiter.
 //! - Every `Obj` held here is reported by the selector's mark function.
 
+use crate::fd_map::FdMap;
 use crate::state::Obj;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::os::fd::RawFd;
 
 #[derive(Default)]
@@ -23,7 +24,7 @@ pub(crate) struct Inner {
     /// nulled (`fiber: None`) when it comes back another way.
     pub(crate) ready: VecDeque<Queued>,
     pub(crate) next_id: u64,
-    pub(crate) fds: HashMap<RawFd, FdWaiters>,
+    pub(crate) fds: FdMap<FdWaiters>,
     /// The waiters on all fds (kept so the loop's "anything left?" costs
     /// no walk of `fds`).
     fd_waiters: usize,

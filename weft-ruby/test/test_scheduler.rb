@@ -216,6 +216,69 @@ class TestWeftScheduler < Minitest::Test
     assert_equal %w[ok ok], got
   end
 
+  # A socket waited on carries the mark of the registration it was checked
+  # against, and its next wait skips the check. A new socket on the same
+  # fd number, the old one closed, carries none: it is registered afresh
+  # and woken, not left on the closed socket's registration (which the
+  # kernel dropped with the file).
+  def test_a_new_socket_on_a_reused_fd_number_is_woken_after_the_old_one_waited
+    a, peer_a = UNIXSocket.pair
+    got = with_scheduler do
+      out = []
+      fresh = nil
+      Fiber.schedule do
+        2.times { out << a.read(1) } # each read waits: the writer sleeps first
+        number = a.fileno
+        a.close
+        fresh = UNIXSocket.pair
+        fresh.reverse! if fresh[1].fileno == number
+        out << (fresh[0].fileno == number ? :reused : :not_reused)
+        out << (fresh[0].wait_readable(2) ? fresh[0].read(1) : :never_woken)
+      end
+      Fiber.schedule do
+        %w[1 2].each { |byte| sleep 0.01; peer_a.write(byte) }
+        sleep 0.01 until fresh
+        sleep 0.01
+        fresh[1].write("3")
+      end
+      Fiber.scheduler.run
+      fresh&.each(&:close)
+      out
+    end
+    skip "the kernel did not reuse the fd number" if got[2] == :not_reused
+    assert_equal ["1", "2", :reused, "3"], got
+  ensure
+    peer_a&.close
+  end
+
+  # The mark is invisible to Ruby code, and a copy of a marked IO (`dup`,
+  # another fd) is checked and woken on its own fd.
+  def test_the_mark_is_hidden_and_a_dup_waits_on_its_own_fd
+    r, w = IO.pipe
+    got = with_scheduler do
+      out = []
+      Fiber.schedule do
+        out << r.read(1)
+        copy = r.dup
+        r.close
+        out << r.instance_variables << copy.instance_variables
+        out << copy.read(1)
+        copy.close
+      end
+      Fiber.schedule do
+        sleep 0.01
+        w.write("a")
+        sleep 0.02
+        w.write("b")
+      end
+      Fiber.scheduler.run
+      out
+    end
+    assert_equal ["a", [], [], "b"], got
+  ensure
+    w&.close
+  end
+
   def test_sleep_order
     order = []
     with_scheduler do
