@@ -60,10 +60,12 @@
 //! - Wakers carry fd numbers, never a fiber: a stale wake (an fd closed and
 //!   its number reused) can only wake that fd's current waiters, who
 //!   re-check.
-//! - A registration is trusted for a new IO on the same fd number only if
-//!   the fd still names the same socket (`fstat`'s device and inode);
-//!   anything else is registered afresh, because closing the old file took
-//!   it out of the kernel's interest list.
+//! - A registration is trusted only by a wait on an IO known to be the one
+//!   it was made or trusted for: the IO of the fd's current waiters, or
+//!   an IO carrying its serial (`crate::vouch`). Any other wait
+//!   registers the fd afresh, because the number may have been closed and
+//!   reused, and closing the old file took it out of the kernel's interest
+//!   list.
 //! - In a process forked from the owner the registrations belong to the
 //!   parent's epoll instance: dropping them would deregister the parent's
 //!   fds, so a forked child's `Poller` is leaked, never dropped.
@@ -99,9 +101,6 @@ struct Registration {
     fd: AsyncFd<Fd>,
     /// Queues this fd on [`Woken`].
     waker: Waker,
-    /// `fstat`'s (device, inode) when registered, for sockets only: what
-    /// lets a later IO on the same fd number reuse the registration.
-    socket: Option<(u64, u64)>,
     /// This registration's number, which the IOs checked against it carry
     /// (`crate::vouch`).
     serial: u64,
@@ -230,18 +229,6 @@ pub enum Watch {
     Pending,
 }
 
-/// `(device, inode)` of `fd` if it is a socket.
-fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
-    // SAFETY: `st` is written by fstat before it is read; an invalid fd
-    // only makes fstat fail.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; `st` is a valid out-pointer.
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return None;
-    }
-    (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some((st.st_dev, st.st_ino))
-}
-
 impl Poller {
     pub fn new() -> io::Result<(Poller, Shared)> {
         let rt = runtime_builder().enable_all().build()?;
@@ -334,12 +321,10 @@ impl Poller {
         // On io_uring, priority readiness comes from epoll, where it is
         // woken by every arrival: asked for only by waits that need it.
         let priority = !inner.ring || events & PRIORITY != 0;
-        let reusable = match inner.fds.get(&fd) {
-            Some(reg) if priority && !reg.priority => false,
-            Some(reg) if trust.known || trust.carried == Some(reg.serial) => true,
-            Some(reg) => reg.socket.is_some() && socket_identity(fd) == reg.socket,
-            None => false,
-        };
+        // Trust (module invariants), and priority when it is asked for.
+        let reusable = inner.fds.get(&fd).is_some_and(|reg| {
+            (reg.priority || !priority) && (trust.known || trust.carried == Some(reg.serial))
+        });
         if !reusable {
             // Drop the old registration first: its deregistration must not
             // remove the new one.
@@ -366,7 +351,6 @@ impl Poller {
                 Registration {
                     fd: registered,
                     waker,
-                    socket: socket_identity(fd),
                     serial: next_serial(),
                     priority,
                     armed: 0,
@@ -983,8 +967,8 @@ mod tests {
 
     #[test]
     fn a_registration_is_trusted_for_the_serial_it_handed_out_and_no_other() {
-        // A pipe has no socket identity, so only trust keeps its
-        // registration: a new one means the wait did not trust the old.
+        // Only trust keeps a registration: a new serial means the wait did
+        // not trust the old one.
         let (mut poller, _shared) = Poller::new().unwrap();
         let fds = pipe();
         let watch = |poller: &mut Poller, carried| {

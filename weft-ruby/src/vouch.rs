@@ -5,15 +5,17 @@
 //! (epoll's registration, made once, costs nothing to keep), and a new
 //! waiter on that fd number must not trust it blindly: the number may
 //! have been closed and reused, and closing took the old file out of the
-//! kernel's interest list. The check is an `fstat` (see
-//! [`crate::poller`]). With one fiber per connection, every wait starts
-//! with no other waiter, so every wait paid that syscall: one per request
-//! of a keep-alive server (a third of its syscalls after `recv` and
-//! `send`).
+//! kernel's interest list. With one fiber per connection, every wait
+//! starts with no other waiter on the fd. Before this mark, each such wait
+//! checked the file with an `fstat` (device and inode against the
+//! registration's): one syscall per request of a keep-alive server, a
+//! quarter of them, and two more per connection (the check, and the new
+//! registration's own identity) when each request has its own.
 //!
 //! How: every registration gets a serial number, unique in the process
 //! (several schedulers on several threads never share one). When a wait
-//! has checked (or made) the registration, the IO object gets the serial
+//! has made the registration, or trusted it (its IO is the one the fd's
+//! other waiters wait on), the IO object gets the serial
 //! as a hidden instance variable (an id without `@`, as Ruby keeps an
 //! exception's message: not listed by `instance_variables`, not settable
 //! from Ruby). A later wait whose IO carries the registration's current
@@ -25,11 +27,11 @@
 //! instance variables with it. io-event's selectors trust the IO object
 //! the same way (they compare it with the last one registered).
 //!
-//! Invariant: a serial is written only on a registration a wait checked
-//! or made itself; the one way to fool it is `IO#reopen`, which keeps the
+//! Invariant: an IO gets a serial only from a wait that made or trusted
+//! that registration for it; the one way to fool it is `IO#reopen`, which keeps the
 //! object and its fd number but swaps the file under them (`dup2`), while
 //! a fiber of this scheduler waits on it, which io-event does not handle
-//! either (README, "Ruby").
+//! either (weft-ruby/README.md, "Known gaps").
 
 use magnus::rb_sys::{AsRawId, AsRawValue, FromRawValue};
 use magnus::value::{Id, LazyId, ReprValue};

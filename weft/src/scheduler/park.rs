@@ -26,15 +26,60 @@
 //! parker is awake and goes looking for work); one that comes after leaves
 //! NOTIFIED for the next `park`. A stale driver wake-up only costs one
 //! spurious return.
+//!
+//! An unpark from the parking thread itself, while it is inside the
+//! driver, skips the driver's wake-up: the driver calls wakers only after
+//! its blocking wait (it collects them during the poll and calls them at
+//! the end, and fires timers after the poll), so such an unpark comes from
+//! the dispatch of what woke the driver, and the park is about to return
+//! anyway. The wake-up would have cost a `write(2)` to the eventfd and, at
+//! the next park, a spurious return from the poll. (A `block_on` future
+//! woken by I/O is the usual case: its waker unparks the thread that is
+//! dispatching the I/O.) Other threads cannot see this thread's flag, so
+//! nothing changes for them.
 
 use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::runtime::driver::{self, Driver};
+use std::cell::Cell;
 use std::time::Duration;
 
 const EMPTY: usize = 0;
 const PARKED_CONDVAR: usize = 1;
 const PARKED_DRIVER: usize = 2;
 const NOTIFIED: usize = 3;
+
+#[cfg(loom)]
+use loom::thread_local as parker_local;
+#[cfg(not(loom))]
+std::thread_local! {
+    /// The parker whose `park_driver` this thread is inside (as an
+    /// address: only compared, never dereferenced), or 0.
+    static IN_DRIVER: Cell<usize> = const { Cell::new(0) };
+}
+
+// The same for loom's threads, which share one OS thread (loom's
+// `thread_local!` takes no `const` block).
+#[cfg(loom)]
+loom::thread_local! {
+    static IN_DRIVER: Cell<usize> = Cell::new(0);
+}
+
+/// Marks this thread as inside `inner`'s driver park until dropped (also
+/// on a panic out of the driver).
+struct InDriver;
+
+impl InDriver {
+    fn enter(inner: &Inner) -> InDriver {
+        IN_DRIVER.with(|c| c.set(inner as *const Inner as usize));
+        InDriver
+    }
+}
+
+impl Drop for InDriver {
+    fn drop(&mut self) {
+        IN_DRIVER.with(|c| c.set(0));
+    }
+}
 
 #[derive(Clone)]
 pub(crate) struct Parker {
@@ -198,7 +243,10 @@ impl Inner {
         if self.announce_park(PARKED_DRIVER) == Announced::Notified {
             return Parked::Elsewhere;
         }
-        driver.park(handle, None);
+        {
+            let _inside = InDriver::enter(self);
+            driver.park(handle, None);
+        }
         // Either an unpark (NOTIFIED) or an event/timer woke us: both mean
         // "go and look for work".
         match self.state.swap(EMPTY, Ordering::AcqRel) {
@@ -230,7 +278,9 @@ impl Inner {
         match self.state.swap(NOTIFIED, Ordering::AcqRel) {
             EMPTY | NOTIFIED => {}
             PARKED_DRIVER => {
-                if let Some(shared) = &self.driver {
+                let from_own_dispatch =
+                    IN_DRIVER.with(|c| c.get() == self as *const Inner as usize);
+                if let (Some(shared), false) = (&self.driver, from_own_dispatch) {
                     shared.handle.unpark();
                 }
             }
