@@ -48,8 +48,6 @@ const PARKED_CONDVAR: usize = 1;
 const PARKED_DRIVER: usize = 2;
 const NOTIFIED: usize = 3;
 
-#[cfg(loom)]
-use loom::thread_local as parker_local;
 #[cfg(not(loom))]
 std::thread_local! {
     /// The parker whose `park_driver` this thread is inside (as an
