@@ -74,6 +74,7 @@ use crate::fd_map::FdMap;
 use crate::held::OwnerPid;
 use crate::state::{PRIORITY, READABLE, WRITABLE};
 use crate::vouch::next_serial;
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::future::{poll_fn, Future};
 use std::io;
@@ -107,6 +108,8 @@ struct Registration {
     /// Registered for `PRIORITY` too (on io_uring only when a wait asked
     /// for it: module doc).
     priority: bool,
+    /// On [`Poller`]'s `pending` list.
+    queued: bool,
     /// Directions (`READABLE`, `WRITABLE`) whose wait was left armed in
     /// the driver and not yet seen ready: on io_uring, a poll request in
     /// the kernel (module doc, "On io_uring").
@@ -182,8 +185,12 @@ pub struct Poller {
     /// The last read/write that gave up on `EAGAIN` without waiting: fd,
     /// direction, and the turn it happened in (see [`Poller::note_eagain`]).
     eagain: Option<(RawFd, u8, u64)>,
-    /// The fds a turn woke, reused from turn to turn.
+    /// The fds the driver woke, reused from turn to turn.
     woken: Vec<RawFd>,
+    /// Woken fds not reported yet (past [`FDS_PER_TURN`]), in the order
+    /// they were woken, each once: what `queued` marks on its
+    /// registration.
+    pending: VecDeque<RawFd>,
     /// Where the registrations' wakers queue their fds.
     wakes: Arc<Woken>,
 }
@@ -261,6 +268,7 @@ impl Poller {
             turns: 0,
             eagain: None,
             woken: Vec::new(),
+            pending: VecDeque::new(),
             wakes: Arc::new(Woken::default()),
         };
         let shared = Shared {
@@ -352,6 +360,7 @@ impl Poller {
                     fd: registered,
                     waker,
                     serial: next_serial(),
+                    queued: false,
                     priority,
                     armed: 0,
                 },
@@ -440,7 +449,8 @@ impl Poller {
     /// without it, until an fd is woken, [`Shared::wake`] is called or
     /// `timeout` (`None`: forever) passes. Then `f` gets each woken fd with
     /// its [`readiness`](Poller::readiness) for what `wanted` says its
-    /// waiters want.
+    /// waiters want: at most [`FDS_PER_TURN`] of them, the longest woken
+    /// first; while more are left the next turn does not block.
     /// The outer `Err` is a Ruby interrupt (Thread#raise/kill, a signal)
     /// that arrived while blocked; the inner one is the driver's error.
     pub fn wait(
@@ -451,7 +461,7 @@ impl Poller {
         mut f: impl FnMut(RawFd, u8),
     ) -> Result<io::Result<()>, magnus::Error> {
         self.turns += 1;
-        if timeout == Some(Duration::ZERO) {
+        if timeout == Some(Duration::ZERO) || !self.pending.is_empty() {
             // A yield lets the driver poll once without blocking.
             self.inner.rt.block_on(weft::task::yield_now());
         } else {
@@ -471,16 +481,26 @@ impl Poller {
         }
         let mut fds = std::mem::take(&mut self.woken);
         self.wakes.take(&mut fds);
-        fds.sort_unstable();
-        fds.dedup();
         let inner = &mut *self.inner;
+        for fd in fds.drain(..) {
+            // An fd without a registration is gone: nobody to tell.
+            if let Some(reg) = inner.fds.get_mut(&fd).filter(|r| !r.queued) {
+                reg.queued = true;
+                self.pending.push_back(fd);
+            }
+        }
+        self.woken = fds;
+        let pending = &mut self.pending;
         on_loop(&inner.rt, inner.ring, || {
-            for &fd in &fds {
+            for _ in 0..FDS_PER_TURN {
+                let Some(fd) = pending.pop_front() else { break };
+                let Some(reg) = inner.fds.get_mut(&fd) else {
+                    continue;
+                };
+                reg.queued = false;
                 f(fd, readiness_of(&mut inner.fds, fd, wanted(fd)));
             }
         });
-        fds.clear();
-        self.woken = fds;
         Ok(Ok(()))
     }
 
@@ -580,6 +600,17 @@ impl Drop for Poller {
         // A forked child leaks it (module invariant).
     }
 }
+
+/// The most woken fds one turn of the loop reports ([`Poller::wait`]),
+/// as io-event's selectors take at most 64 events (`EPOLL_MAX_EVENTS`)
+/// from the kernel per `select`: the rest are reported by the next turns,
+/// first come first reported. A selector's `io_wait` always goes through
+/// the loop, so a fiber that waits on a ready fd (Ruby waits on a
+/// listening socket before every `accept`) runs once per `select`; a
+/// `select` that resumed a thousand fibers made it wait for all of them
+/// (async 2.x on `Weft::Selector` at 1,000 keep-alive connections took 3 s
+/// to accept them all, and wrk's requests timed out).
+pub const FDS_PER_TURN: usize = 64;
 
 /// A builder for the poller's runtime, with its I/O driver (what
 /// `Weft::Scheduler.backend` reports): epoll unless `WEFT_IO_DRIVER` asks

@@ -146,6 +146,32 @@ class TestWeftSelector < Minitest::Test
     b&.close
   end
 
+  # A select takes at most 64 readiness events from the kernel (as io-event
+  # does), so a fiber that waits on a ready fd (Ruby waits on a listening
+  # socket before each accept) runs again within a few dozen fds, not
+  # after every ready connection; the events left are taken by the next
+  # selects, none lost.
+  def test_a_select_takes_at_most_64_events_and_the_rest_come_next
+    pipes = Array.new(200) { IO.pipe }
+    resumed = []
+    pipes.each_with_index do |(r, _), i|
+      Fiber.new { @selector.io_wait(Fiber.current, r, IO::READABLE); resumed << i }.transfer
+    end
+    pipes.each { |_, w| w.write("x") }
+    per_select = []
+    20.times do
+      break if resumed.size == pipes.size
+
+      before = resumed.size
+      @selector.select(0)
+      per_select << resumed.size - before
+    end
+    assert_equal (0...200).to_a, resumed.sort
+    assert_operator per_select.max, :<=, 64, "fibers resumed per select: #{per_select}"
+  ensure
+    pipes&.each { |p| p.each(&:close) }
+  end
+
   def test_wakeup_is_false_unless_a_select_is_blocked
     refute @selector.wakeup
     2.times do
