@@ -6,10 +6,10 @@
 //! without the GVL when it blocks; cross-thread wake), [`scheduler`]
 //! (`Weft::Scheduler` and its loop, built on the selector), [`selector`]
 //! (`Weft::Selector`, io-event's interface, and its bookkeeping in
-//! `waiters`), [`io_hooks`] (byte moves into `IO::Buffer`), [`process`]
-//! (pidfd and a non-blocking reap) and `vouch` (the mark an IO carries
-//! of the registration it was checked against). Each states its own
-//! invariants (`fd_map` holds only a hasher); the ones every `unsafe` block here relies on are:
+//! `waiters`), [`io_hooks`] (byte moves into `IO::Buffer`) and [`process`]
+//! (pidfd and a non-blocking reap). Each states its own invariants
+//! (`fd_map` holds only a hasher); the ones every `unsafe` block here
+//! relies on are:
 //! - the GVL is held whenever a Ruby object or API is touched, except in
 //!   the wait run by `rb_thread_call_without_gvl`, which touches neither;
 //! - every `VALUE` kept in Rust is marked by its owner's mark function
@@ -24,7 +24,6 @@ pub mod process;
 pub mod scheduler;
 pub mod selector;
 pub mod state;
-mod vouch;
 mod waiters;
 
 /// The extension's entry point (`Init_weft`, run by `require "weft/weft"`).

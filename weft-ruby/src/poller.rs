@@ -60,12 +60,15 @@
 //! - Wakers carry fd numbers, never a fiber: a stale wake (an fd closed and
 //!   its number reused) can only wake that fd's current waiters, who
 //!   re-check.
-//! - A registration is trusted only by a wait on an IO known to be the one
-//!   it was made or trusted for: the IO of the fd's current waiters, or
-//!   an IO carrying its serial (`crate::vouch`). Any other wait
-//!   registers the fd afresh, because the number may have been closed and
-//!   reused, and closing the old file took it out of the kernel's interest
-//!   list.
+//! - A registration is trusted without a check only by a wait on the IO
+//!   its fd's current waiters wait on. Any other wait checks that the fd
+//!   still names the registered socket (`fstat`'s device and inode) and
+//!   otherwise registers the fd afresh, because the number may have been
+//!   closed and reused, and closing the old file took it out of the
+//!   kernel's interest list. (An IO object is not trusted across waits:
+//!   `IO#reopen`, or a close by another IO object on the same fd, swaps
+//!   the file behind the same object and number, and a wait trusting it
+//!   would never be woken.)
 //! - In a process forked from the owner the registrations belong to the
 //!   parent's epoll instance: dropping them would deregister the parent's
 //!   fds, so a forked child's `Poller` is leaked, never dropped.
@@ -73,7 +76,6 @@
 use crate::fd_map::FdMap;
 use crate::held::OwnerPid;
 use crate::state::{PRIORITY, READABLE, WRITABLE};
-use crate::vouch::next_serial;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::future::{poll_fn, Future};
@@ -102,9 +104,9 @@ struct Registration {
     fd: AsyncFd<Fd>,
     /// Queues this fd on [`Woken`].
     waker: Waker,
-    /// This registration's number, which the IOs checked against it carry
-    /// (`crate::vouch`).
-    serial: u64,
+    /// `fstat`'s (device, inode) when registered, for sockets only: what
+    /// lets a later IO on the same fd number reuse the registration.
+    socket: Option<(u64, u64)>,
     /// Registered for `PRIORITY` too (on io_uring only when a wait asked
     /// for it: module doc).
     priority: bool,
@@ -218,22 +220,27 @@ pub struct Shared {
     wake_fd: Mutex<Option<Arc<OwnedFd>>>,
 }
 
-/// Why a wait may trust an fd's registration without checking the file
-/// behind the number ([`Poller::watch`]).
-#[derive(Clone, Copy, Default)]
-pub struct Trust {
-    /// The fd's current waiters wait on the same IO object.
-    pub known: bool,
-    /// The registration serial the IO object carries (`crate::vouch`).
-    pub carried: Option<u64>,
-}
-
 /// What watching an fd found.
 pub enum Watch {
     /// The fd is ready now for these of the asked events.
     Ready(u8),
     /// Not ready: the registration's waker will report the next edge.
     Pending,
+}
+
+/// `(device, inode)` of `fd` if it is a socket. The raw `fstat` syscall:
+/// glibc's `fstat` is `newfstatat` with an empty path, which the kernel
+/// looks up first.
+fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
+    // SAFETY: `st` is written by fstat before it is read; an invalid fd
+    // only makes fstat fail.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `st` is a valid out-pointer for the fstat syscall,
+    // whose struct on Linux is libc's `stat`.
+    if unsafe { libc::syscall(libc::SYS_fstat, fd, &mut st as *mut libc::stat) } != 0 {
+        return None;
+    }
+    (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some((st.st_dev, st.st_ino))
 }
 
 impl Poller {
@@ -290,20 +297,18 @@ impl Poller {
 
     /// Start a wait for `events` on `fd`. `known`: the IO is the one the
     /// fd's current waiters wait on, so its registration is trusted without
-    /// a check; so it is if `carried` (the serial the IO carries, see
-    /// `crate::vouch`) is the registration's. `just_failed`: the caller's read or write on the fd has
+    /// a check. `just_failed`: the caller's read or write on the fd has
     /// just got `EAGAIN` (no edge can have been consumed since: the driver
     /// only turns in [`Poller::wait`]), so left-over readiness is cleared
-    /// without asking the kernel. With what it found, the serial of the
-    /// fd's registration if the wait checked it. `Ok(None)`: the fd can't be polled
-    /// (a regular file), so it is always ready.
+    /// without asking the kernel. `Ok(None)`: the fd can't be polled (a
+    /// regular file), so it is always ready.
     pub fn watch(
         &mut self,
         fd: RawFd,
         events: u8,
-        trust: Trust,
+        known: bool,
         just_failed: bool,
-    ) -> io::Result<Option<(Watch, Option<u64>)>> {
+    ) -> io::Result<Option<Watch>> {
         let noted = self.eagain.take();
         let just_failed = just_failed
             || noted.is_some_and(|(nfd, nev, turn)| {
@@ -316,8 +321,7 @@ impl Poller {
         if inner.ring && !just_failed {
             let now = ready_now(fd, events);
             if now != 0 {
-                // Nothing checked, so no serial for the IO to carry.
-                return Ok(Some((Watch::Ready(now), None)));
+                return Ok(Some(Watch::Ready(now)));
             }
         }
         let mut fresh = false;
@@ -329,9 +333,17 @@ impl Poller {
         // On io_uring, priority readiness comes from epoll, where it is
         // woken by every arrival: asked for only by waits that need it.
         let priority = !inner.ring || events & PRIORITY != 0;
-        // Trust (module invariants), and priority when it is asked for.
+        // Trust or identity (module invariants), and priority when it is
+        // asked for. The identity found is the new registration's if the
+        // old one is not reused.
+        let mut identity = None;
         let reusable = inner.fds.get(&fd).is_some_and(|reg| {
-            (reg.priority || !priority) && (trust.known || trust.carried == Some(reg.serial))
+            (reg.priority || !priority)
+                && (known || {
+                    let now = socket_identity(fd);
+                    identity = Some(now);
+                    reg.socket.is_some() && now == reg.socket
+                })
         });
         if !reusable {
             // Drop the old registration first: its deregistration must not
@@ -359,7 +371,7 @@ impl Poller {
                 Registration {
                     fd: registered,
                     waker,
-                    serial: next_serial(),
+                    socket: identity.unwrap_or_else(|| socket_identity(fd)),
                     queued: false,
                     priority,
                     armed: 0,
@@ -402,14 +414,13 @@ impl Poller {
         // just failed: adding an fd to epoll reports its current readiness
         // at the next poll, edge-triggered or not. On io_uring the kernel
         // was asked above.
-        let serial = reg.serial;
         if ask && !just_failed && !inner.ring {
             let now = ready_now(fd, events);
             if now != 0 {
-                return Ok(Some((Watch::Ready(now), Some(serial))));
+                return Ok(Some(Watch::Ready(now)));
             }
         }
-        Ok(Some((Watch::Pending, Some(serial))))
+        Ok(Some(Watch::Pending))
     }
 
     /// The events of `wanted` (its waiters' union) that `fd`'s registration
@@ -686,23 +697,20 @@ fn write_eventfd(fd: RawFd) {
 /// ready for it now: 0 if it must wait, `events` if the fd can't be polled
 /// (a regular file) or there is no poller (closed), so that it never
 /// waits on nothing.
-///
-/// Also the serial of the registration the wait checked (for the IO to
-/// carry, `crate::vouch`), if there is one.
 pub fn ready_or_watch(
     poller: Option<&mut Poller>,
     fd: RawFd,
     events: u8,
-    trust: Trust,
+    known: bool,
     just_failed: bool,
-) -> io::Result<(u8, Option<u64>)> {
+) -> io::Result<u8> {
     let Some(poller) = poller else {
-        return Ok((events, None));
+        return Ok(events);
     };
-    Ok(match poller.watch(fd, events, trust, just_failed)? {
-        Some((Watch::Pending, serial)) => (0, serial),
-        Some((Watch::Ready(ready), serial)) => (ready, serial),
-        None => (events, None),
+    Ok(match poller.watch(fd, events, known, just_failed)? {
+        Some(Watch::Pending) => 0,
+        Some(Watch::Ready(ready)) => ready,
+        None => events,
     })
 }
 
@@ -826,10 +834,7 @@ mod tests {
     use super::*;
 
     /// A wait by the IO the fd's other waiters wait on.
-    const KNOWN: Trust = Trust {
-        known: true,
-        carried: None,
-    };
+    const KNOWN: bool = true;
 
     fn pipe() -> [RawFd; 2] {
         let mut fds = [0; 2];
@@ -864,8 +869,8 @@ mod tests {
         let (mut poller, shared) = Poller::new().unwrap();
         let fds = pipe();
         assert!(matches!(
-            poller.watch(fds[0], READABLE, Trust::default(), false),
-            Ok(Some((Watch::Pending, _)))
+            poller.watch(fds[0], READABLE, false, false),
+            Ok(Some(Watch::Pending))
         ));
         write_byte(fds[1]);
         assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
@@ -904,7 +909,7 @@ mod tests {
         // still there: ready at once.
         assert!(matches!(
             poller.watch(fds[0], READABLE, KNOWN, false),
-            Ok(Some((Watch::Ready(READABLE), _)))
+            Ok(Some(Watch::Ready(READABLE)))
         ));
         assert_eq!(poller.registrations(), 1, "registered once");
         close(fds);
@@ -916,7 +921,7 @@ mod tests {
         assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
             poller.watch(fds[0], READABLE, KNOWN, false),
-            Ok(Some((Watch::Pending, _)))
+            Ok(Some(Watch::Pending))
         ));
         assert_eq!(
             poller.readiness(fds[0], READABLE) & READABLE,
@@ -932,7 +937,7 @@ mod tests {
         assert_eq!(drain(fds[0]), 1);
         assert!(matches!(
             poller.watch(fds[0], READABLE, KNOWN, true),
-            Ok(Some((Watch::Pending, _)))
+            Ok(Some(Watch::Pending))
         ));
         assert_eq!(
             poller.readiness(fds[0], READABLE) & READABLE,
@@ -952,7 +957,7 @@ mod tests {
         poller.note_eagain(fds[0], READABLE);
         assert!(matches!(
             poller.watch(fds[0], READABLE, KNOWN, false),
-            Ok(Some((Watch::Pending, _)))
+            Ok(Some(Watch::Pending))
         ));
         // ...while a note from before a turn is ignored: the kernel is
         // asked, and the byte found.
@@ -962,7 +967,7 @@ mod tests {
         turn(&mut poller, &shared);
         assert!(matches!(
             poller.watch(fds[0], READABLE, KNOWN, false),
-            Ok(Some((Watch::Ready(READABLE), _)))
+            Ok(Some(Watch::Ready(READABLE)))
         ));
         close(fds);
     }
@@ -997,54 +1002,28 @@ mod tests {
     }
 
     #[test]
-    fn a_registration_is_trusted_for_the_serial_it_handed_out_and_no_other() {
-        // Only trust keeps a registration: a new serial means the wait did
-        // not trust the old one.
+    fn a_socket_registration_is_kept_for_the_same_socket_and_remade_for_another() {
         let (mut poller, _shared) = Poller::new().unwrap();
-        let fds = pipe();
-        let watch = |poller: &mut Poller, carried| {
-            let trust = Trust {
-                known: false,
-                carried,
-            };
-            match poller.watch(fds[0], READABLE, trust, false) {
-                Ok(Some((Watch::Pending, Some(serial)))) => serial,
-                _ => panic!("a pipe with nothing in it: pending, with a serial"),
-            }
+        let (a, _peer_a) = std::os::unix::net::UnixStream::pair().unwrap();
+        let fd = a.as_raw_fd();
+        let watch = |poller: &mut Poller| {
+            assert!(matches!(
+                poller.watch(fd, READABLE, false, false),
+                Ok(Some(Watch::Pending))
+            ));
+            poller.inner.fds[&fd].socket
         };
-        let first = watch(&mut poller, None);
-        assert_eq!(watch(&mut poller, Some(first)), first, "trusted: kept");
-        let stale = watch(&mut poller, Some(first + 1_000));
-        assert_ne!(
-            stale, first,
-            "a serial it never handed out: registered afresh"
-        );
-        assert_ne!(
-            watch(&mut poller, None),
-            stale,
-            "no serial: registered afresh"
-        );
+        let first = watch(&mut poller);
+        assert!(first.is_some(), "a socket has an identity");
+        assert_eq!(watch(&mut poller), first, "the same socket: kept");
+        // Another socket on the same number: registered afresh (the
+        // kernel dropped the old registration with the old file).
+        let (b, _peer_b) = std::os::unix::net::UnixStream::pair().unwrap();
+        // SAFETY: dup2 onto `fd`, which `a` owns: `a` then names b's socket.
+        assert_eq!(unsafe { libc::dup2(b.as_raw_fd(), fd) }, fd);
+        let second = watch(&mut poller);
+        assert!(second.is_some() && second != first, "a new identity");
         assert_eq!(poller.registrations(), 1);
-        close(fds);
-    }
-
-    #[test]
-    fn serials_are_unique_across_pollers() {
-        let (mut a, _sa) = Poller::new().unwrap();
-        let (mut b, _sb) = Poller::new().unwrap();
-        let fds = pipe();
-        let serial = |p: &mut Poller| match p.watch(fds[0], READABLE, Trust::default(), false) {
-            Ok(Some((_, Some(serial)))) => serial,
-            _ => panic!("a pipe: watched, with a serial"),
-        };
-        let in_a = serial(&mut a);
-        assert_ne!(
-            serial(&mut b),
-            in_a,
-            "an IO checked in one scheduler vouches nothing in another"
-        );
-        drop((a, b));
-        close(fds);
     }
 
     #[test]
@@ -1052,7 +1031,7 @@ mod tests {
         let (mut poller, _shared) = Poller::new().unwrap();
         let file = std::fs::File::open("/proc/self/status").unwrap();
         assert!(matches!(
-            poller.watch(file.as_raw_fd(), READABLE, Trust::default(), false),
+            poller.watch(file.as_raw_fd(), READABLE, false, false),
             Ok(None)
         ));
     }

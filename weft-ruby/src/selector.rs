@@ -42,8 +42,7 @@
 //!   polled before.
 //! - An fd's waiters trust its registration (skip the poller's check that
 //!   the fd number still names the registered file) only while one of them
-//!   waits on the same IO object, or if the IO carries the registration's
-//!   serial (`crate::vouch`): when the last waiter leaves, the IO is
+//!   waits on the same IO object: when the last leaves, the IO is
 //!   forgotten, because the number may then be closed and reused.
 //!
 //! `Weft::Scheduler` is built on this type (it holds one, not as a Ruby
@@ -64,10 +63,9 @@
 
 use crate::held::{mark, value, OwnerPid};
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
-use crate::poller::{ready_for, ready_or_watch, Poller, Shared, Trust};
+use crate::poller::{ready_for, ready_or_watch, Poller, Shared};
 use crate::scheduler::fd_of;
 use crate::state::Obj;
-use crate::vouch;
 use crate::waiters::{Inner, Queued};
 use magnus::prelude::*;
 use magnus::rb_sys::AsRawValue;
@@ -440,26 +438,15 @@ impl Selector {
                 .add_waiter(fd, io.as_raw(), fiber.as_raw(), events);
         // The entry this fd had without waiters was dropped, so `known`
         // is true only while a waiter on this same IO is here (module doc).
-        let carried = if known {
-            None
-        } else {
-            vouch::carried(ruby, io)
-        };
-        let trust = Trust { known, carried };
         let watched = ready_or_watch(
             self.poller.borrow_mut().as_mut(),
             fd,
             events,
-            trust,
+            known,
             just_failed,
         );
         let now = match watched {
-            Ok((now, serial)) => {
-                if let Some(serial) = serial.filter(|s| !known && carried != Some(*s)) {
-                    vouch::mark(ruby, io, serial);
-                }
-                now
-            }
+            Ok(now) => now,
             Err(e) => {
                 self.inner.borrow_mut().remove_waiter(fd, id);
                 return Err(Error::new(ruby.exception_io_error(), e.to_string()));
