@@ -432,9 +432,10 @@ impl Poller {
     /// kernel for nobody).
     pub fn readiness(&mut self, fd: RawFd, wanted: u8) -> u8 {
         let inner = &mut *self.inner;
-        on_loop(&inner.rt, inner.ring, || {
-            readiness_of(&mut inner.fds, fd, wanted)
-        })
+        let Some(reg) = inner.fds.get_mut(&fd) else {
+            return 0;
+        };
+        on_loop(&inner.rt, inner.ring, || reg.readiness(wanted))
     }
 
     /// `fd`'s last waiter left. On io_uring, a wait it left armed (it
@@ -503,13 +504,16 @@ impl Poller {
         self.woken = fds;
         let pending = &mut self.pending;
         on_loop(&inner.rt, inner.ring, || {
-            for _ in 0..FDS_PER_TURN {
+            let mut reported = 0;
+            while reported < FDS_PER_TURN {
                 let Some(fd) = pending.pop_front() else { break };
+                // Released or replaced since it was queued: nothing to say.
                 let Some(reg) = inner.fds.get_mut(&fd) else {
                     continue;
                 };
                 reg.queued = false;
-                f(fd, readiness_of(&mut inner.fds, fd, wanted(fd)));
+                f(fd, reg.readiness(wanted(fd)));
+                reported += 1;
             }
         });
         Ok(Ok(()))
@@ -646,11 +650,12 @@ pub fn runtime_builder() -> weft::runtime::Builder {
 /// to the runtime's shared ring one by one, an `io_uring_enter` per wait
 /// (measured: one per request of the keep-alive HTTP server).
 ///
-/// `unconstrained`: a turn polls every woken fd in one `block_on`, and the
-/// coop budget (128 polls) would make the polls past it return `Pending`
-/// and re-wake their fd instead of looking. The fds are taken in number
-/// order, so the same high-numbered ones starved turn after turn: at 800
-/// keep-alive connections p99 went from 17 ms to 0.95 s.
+/// `unconstrained`: a turn polls up to [`FDS_PER_TURN`] woken fds, two
+/// directions each, in one `block_on`, and the coop budget (128 polls)
+/// would make the polls past it return `Pending` and re-wake their fd
+/// instead of looking. When woken fds were taken in number order, that
+/// starved the same high-numbered ones turn after turn (at 800 keep-alive
+/// connections p99 went from 17 ms to 0.95 s).
 fn on_loop<R>(rt: &weft::runtime::Runtime, ring: bool, f: impl FnOnce() -> R) -> R {
     if ring {
         rt.block_on(weft::task::unconstrained(async { f() }))
@@ -659,30 +664,29 @@ fn on_loop<R>(rt: &weft::runtime::Runtime, ring: bool, f: impl FnOnce() -> R) ->
     }
 }
 
-/// [`Poller::readiness`] on the registrations `fds`.
-fn readiness_of(fds: &mut FdMap<Registration>, fd: RawFd, wanted: u8) -> u8 {
-    let Some(reg) = fds.get_mut(&fd) else {
-        return 0;
-    };
-    let mut cx = Context::from_waker(&reg.waker);
-    let mut ready = 0;
-    if wanted & (READABLE | PRIORITY) != 0 {
-        if reg.fd.poll_read_ready(&mut cx).is_ready() {
-            ready |= READABLE | PRIORITY;
-            reg.armed &= !READABLE;
-        } else {
-            reg.armed |= READABLE;
+impl Registration {
+    /// [`Poller::readiness`] of this registration.
+    fn readiness(&mut self, wanted: u8) -> u8 {
+        let mut cx = Context::from_waker(&self.waker);
+        let mut ready = 0;
+        if wanted & (READABLE | PRIORITY) != 0 {
+            if self.fd.poll_read_ready(&mut cx).is_ready() {
+                ready |= READABLE | PRIORITY;
+                self.armed &= !READABLE;
+            } else {
+                self.armed |= READABLE;
+            }
         }
-    }
-    if wanted & WRITABLE != 0 {
-        if reg.fd.poll_write_ready(&mut cx).is_ready() {
-            ready |= WRITABLE;
-            reg.armed &= !WRITABLE;
-        } else {
-            reg.armed |= WRITABLE;
+        if wanted & WRITABLE != 0 {
+            if self.fd.poll_write_ready(&mut cx).is_ready() {
+                ready |= WRITABLE;
+                self.armed &= !WRITABLE;
+            } else {
+                self.armed |= WRITABLE;
+            }
         }
+        ready
     }
-    ready
 }
 
 /// Make the eventfd `fd` readable: one `write(2)`, async-signal-safe. It

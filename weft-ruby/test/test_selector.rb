@@ -146,11 +146,11 @@ class TestWeftSelector < Minitest::Test
     b&.close
   end
 
-  # A select takes at most 64 readiness events from the kernel (as io-event
-  # does), so a fiber that waits on a ready fd (Ruby waits on a listening
-  # socket before each accept) runs again within a few dozen fds, not
-  # after every ready connection; the events left are taken by the next
-  # selects, none lost.
+  # A select resumes the waiters of at most 64 woken fds (io-event takes at
+  # most 64 events per select), so a fiber that waits on a ready fd (Ruby
+  # waits on a listening socket before each accept) runs again within a
+  # few dozen fds, not after every ready connection; the fds left are
+  # reported by the next selects, none lost.
   def test_a_select_takes_at_most_64_events_and_the_rest_come_next
     pipes = Array.new(200) { IO.pipe }
     resumed = []

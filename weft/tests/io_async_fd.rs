@@ -28,6 +28,12 @@ rt_test! {
         (a, b)
     }
 
+    /// Write into `socket` until its buffer is full (a write would block).
+    fn fill(socket: &UnixStream) {
+        let filler = vec![7u8; 64 * 1024];
+        while (&*socket).write(&filler).is_ok() {}
+    }
+
     /// Read everything `fd` holds, until a read would block (which clears
     /// the readiness through the guard) or the end.
     async fn drain(fd: &AsyncFd<UnixStream>) -> Vec<u8> {
@@ -87,8 +93,7 @@ rt_test! {
     fn a_reader_and_a_writer_wait_at_once_and_wake_separately() {
         rt().block_on(async {
             let (a, mut b) = pair();
-            let filler = vec![7u8; 64 * 1024];
-            while (&a).write(&filler).is_ok() {}
+            fill(&a);
             let fd = Arc::new(AsyncFd::new(a).unwrap());
             let writer = weft::spawn({
                 let fd = fd.clone();
@@ -175,8 +180,7 @@ rt_test! {
     fn a_writer_on_a_half_closed_socket_waits_for_room_and_gets_it() {
         rt().block_on(async {
             let (a, mut b) = pair();
-            let filler = vec![1u8; 64 * 1024];
-            while (&a).write(&filler).is_ok() {}
+            fill(&a);
             b.shutdown(std::net::Shutdown::Write).unwrap();
             let fd = Arc::new(AsyncFd::new(a).unwrap());
             let writer = weft::spawn({

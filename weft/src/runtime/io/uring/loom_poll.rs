@@ -137,37 +137,15 @@ fn loom_a_wait_after_clearing_arms_the_next_request() {
     });
 }
 
-/// The `AsyncFd` goes away while its request completes: whichever comes
-/// first, the request ends (cancelled or taken) and nothing stays armed.
-#[test]
-fn loom_abandon_racing_a_completion_leaves_nothing_in_flight() {
-    loom::model(|| {
+/// An armed read request completes with `result` while the `AsyncFd`
+/// goes away: afterwards nothing is armed and nothing is in the kernel.
+fn abandon_racing_a_completion(result: i32) {
+    loom::model(move || {
         let (rings, _io, polls) = setup();
         polls.arm(Interest::READABLE).unwrap();
         let kernel = {
             let rings = rings.clone();
-            thread::spawn(move || rings.complete_next(libc::POLLIN as i32))
-        };
-        polls.abandon();
-        kernel.join().unwrap();
-        assert_eq!(polls.armed(), 0);
-        assert_eq!(lock(&rings.0.table).in_flight(), 0);
-    });
-}
-
-/// The kernel interrupts the request (its submitting thread exited:
-/// `ECANCELED` nobody asked for) while the `AsyncFd` goes away: the
-/// completion's wake arms a new request unless the abandon came first,
-/// and an arm that raced the abandon cancels what it started. Nothing is
-/// left in the kernel.
-#[test]
-fn loom_an_interrupted_request_is_not_armed_again_after_abandon() {
-    loom::model(|| {
-        let (rings, _io, polls) = setup();
-        polls.arm(Interest::READABLE).unwrap();
-        let kernel = {
-            let rings = rings.clone();
-            thread::spawn(move || rings.complete_next(-libc::ECANCELED))
+            thread::spawn(move || rings.complete_next(result))
         };
         polls.abandon();
         kernel.join().unwrap();
@@ -178,4 +156,21 @@ fn loom_an_interrupted_request_is_not_armed_again_after_abandon() {
             "a request was left in the kernel"
         );
     });
+}
+
+/// The `AsyncFd` goes away while its request completes: whichever comes
+/// first, the request ends (cancelled or taken) and nothing stays armed.
+#[test]
+fn loom_abandon_racing_a_completion_leaves_nothing_in_flight() {
+    abandon_racing_a_completion(libc::POLLIN as i32);
+}
+
+/// The kernel interrupts the request (its submitting thread exited:
+/// `ECANCELED` nobody asked for) while the `AsyncFd` goes away: the
+/// completion's wake arms a new request unless the abandon came first,
+/// and an arm that raced the abandon cancels what it started. Nothing is
+/// left in the kernel.
+#[test]
+fn loom_an_interrupted_request_is_not_armed_again_after_abandon() {
+    abandon_racing_a_completion(-libc::ECANCELED);
 }

@@ -291,9 +291,12 @@ impl<R: PollRings> UringPoll<R> {
             // A completion that came before its slot was `Armed` woke this
             // object for nothing: take it now (module doc). Only then: the
             // look costs a lock of the ring per slot.
-            let missed = KINDS
-                .iter()
-                .any(|k| reserved[k.index()] && std::mem::take(&mut polls.missed[k.index()]));
+            // Every reserved slot's mark is cleared (no short cut), so none
+            // is left to cost a later arm a needless look.
+            let missed = KINDS.iter().fold(false, |any, k| {
+                let i = k.index();
+                (reserved[i] && std::mem::take(&mut polls.missed[i])) || any
+            });
             if missed {
                 self.collect(&mut polls, &mut wakers)
             } else {
@@ -458,18 +461,20 @@ impl DriverRings {
             .expect("a ring-polled AsyncFd has an I/O driver")
     }
 
+    fn rings(&self) -> &super::Rings {
+        self.io()
+            .rings()
+            .expect("a ring-polled AsyncFd's driver has rings")
+    }
+
     fn ring(&self, index: usize) -> &super::Ring {
-        self.io().rings().expect("and rings").get(index)
+        self.rings().get(index)
     }
 }
 
 impl PollRings for DriverRings {
     fn here(&self) -> (usize, bool) {
-        let io = self.io();
-        io.current_ring(
-            io.rings()
-                .expect("a ring-polled AsyncFd's driver has rings"),
-        )
+        self.io().current_ring(self.rings())
     }
 
     fn start_poll(
