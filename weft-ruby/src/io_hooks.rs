@@ -16,6 +16,11 @@
 //!   raises `IOError` and a reused fd number is never read or written.
 //! - Results follow the hook convention: the byte count, or `-errno` when
 //!   nothing was moved.
+//! - A read the poller knows would get `EAGAIN` is not made: a `recv` on a
+//!   stream socket that moved fewer bytes than asked drained it, and until
+//!   the driver turns, the move waits (or gives up) as if the next read had
+//!   failed (`Poller::read_would_fail`, which says why that is safe). A
+//!   keep-alive server's read after each response is such a read.
 
 use crate::fd_map::FdSet;
 use crate::scheduler::{fd_of, Scheduler};
@@ -99,6 +104,12 @@ pub trait WaitFd {
     /// The move gave up on `EAGAIN` without waiting (a zero `length`): the
     /// caller (Ruby) will most likely call `io_wait` on the fd next.
     fn gave_up(&mut self, fd: i32, events: u8);
+    /// A read on `fd` moved fewer bytes than asked
+    /// ([`Poller::note_short_read`](crate::poller::Poller::note_short_read)).
+    fn short_read(&mut self, fd: i32);
+    /// Would a read on `fd` get `EAGAIN` for sure
+    /// ([`Poller::read_would_fail`](crate::poller::Poller::read_would_fail))?
+    fn read_would_fail(&mut self, fd: i32) -> bool;
 }
 
 struct SchedulerWait<'a> {
@@ -116,6 +127,14 @@ impl WaitFd for SchedulerWait<'_> {
 
     fn gave_up(&mut self, fd: i32, events: u8) {
         self.scheduler.note_eagain(fd, events);
+    }
+
+    fn short_read(&mut self, fd: i32) {
+        self.scheduler.selector().note_short_read(fd);
+    }
+
+    fn read_would_fail(&mut self, fd: i32) -> bool {
+        self.scheduler.selector().read_would_fail(fd)
     }
 }
 
@@ -247,28 +266,45 @@ pub fn move_bytes(
         if offset >= size {
             return Ok((offset - start) as isize);
         }
-        // SAFETY: `base..base+size` is the buffer's memory, fetched just
-        // now with the GVL held and not held across a suspension (module
-        // invariant); `offset < size`.
-        let n = unsafe {
-            let mem = base.add(offset) as *mut c_void;
-            let pos = at.map(|p| p + (offset - start) as i64);
-            one_move(fd, mem, size - offset, &dir, pos, &mut nonblocking_set)
+        // A read sure to fail is not made (`read_would_fail`): `EAGAIN`.
+        let skip = matches!(dir, Dir::Read) && at.is_none() && waiter.read_would_fail(fd);
+        let moved = if skip {
+            Err(libc::EAGAIN)
+        } else {
+            let asked = size - offset;
+            // SAFETY: `base..base+size` is the buffer's memory, fetched just
+            // now with the GVL held and not held across a suspension (module
+            // invariant); `offset < size`.
+            let n = unsafe {
+                let mem = base.add(offset) as *mut c_void;
+                let pos = at.map(|p| p + (offset - start) as i64);
+                one_move(fd, mem, asked, &dir, pos, &mut nonblocking_set)
+            };
+            // Noted for any fd: only a stream socket's counts (the poller
+            // asks which it is).
+            if matches!(dir, Dir::Read) && at.is_none() && n > 0 && (n as usize) < asked {
+                waiter.short_read(fd);
+            }
+            usize::try_from(n).map_err(|_| {
+                std::io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EIO)
+            })
         };
-        if n > 0 {
-            offset += n as usize;
-            if offset >= length {
+        let errno = match moved {
+            Ok(0) => {
+                // End of file (read), or nothing accepted (write of 0 bytes).
                 return Ok((offset - start) as isize);
             }
-            continue;
-        }
-        if n == 0 {
-            // End of file (read), or nothing accepted (write of 0 bytes).
-            return Ok((offset - start) as isize);
-        }
-        let errno = std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO);
+            Ok(n) => {
+                offset += n;
+                if offset >= length {
+                    return Ok((offset - start) as isize);
+                }
+                continue;
+            }
+            Err(errno) => errno,
+        };
         match errno {
             libc::EINTR => continue,
             libc::EAGAIN if length == start && offset == start => {

@@ -16,7 +16,10 @@
 //! starts waiting on a direction whose bit is set clears it and asks the
 //! kernel with a zero-timeout `poll(2)` whether the fd is still ready (the
 //! bit may be left over from data already read). So a `read` → `EAGAIN` →
-//! `io_wait` costs no syscall besides the final `epoll_wait`.
+//! `io_wait` costs no syscall besides the final `epoll_wait`. The `read`
+//! itself is skipped when one that came up short on the same stream
+//! socket, in the same turn, drained it ([`Poller::read_would_fail`]): a
+//! keep-alive server's read after each response.
 //!
 //! On io_uring (with `WEFT_IO_DRIVER=uring` or `auto`, see [`runtime_builder`];
 //! `Weft::Scheduler.backend` says which runs), the same calls wait through one-shot
@@ -112,6 +115,9 @@ struct Registration {
     priority: bool,
     /// On [`Poller`]'s `pending` list.
     queued: bool,
+    /// A stream socket (`SO_TYPE`), asked the first time a read hint needs
+    /// it ([`Poller::read_would_fail`]).
+    stream: Option<bool>,
     /// Directions (`READABLE`, `WRITABLE`) whose wait was left armed in
     /// the driver and not yet seen ready: on io_uring, a poll request in
     /// the kernel (module doc, "On io_uring").
@@ -187,6 +193,9 @@ pub struct Poller {
     /// The last read/write that gave up on `EAGAIN` without waiting: fd,
     /// direction, and the turn it happened in (see [`Poller::note_eagain`]).
     eagain: Option<(RawFd, u8, u64)>,
+    /// The last read that moved fewer bytes than asked: fd and turn (see
+    /// [`Poller::read_would_fail`]).
+    drained: Option<(RawFd, u64)>,
     /// The fds the driver woke, reused from turn to turn.
     woken: Vec<RawFd>,
     /// Woken fds not reported yet (past [`FDS_PER_TURN`]), in the order
@@ -243,6 +252,24 @@ fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
     (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some((st.st_dev, st.st_ino))
 }
 
+/// Is `fd` a stream socket (`SO_TYPE` is `SOCK_STREAM`)?
+fn stream_socket(fd: RawFd) -> bool {
+    let mut kind: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `kind` and `len` are valid out-pointers of the sizes passed;
+    // an fd that is not a socket only makes the call fail.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&mut kind as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && kind == libc::SOCK_STREAM
+}
+
 impl Poller {
     pub fn new() -> io::Result<(Poller, Shared)> {
         let rt = runtime_builder().enable_all().build()?;
@@ -274,6 +301,7 @@ impl Poller {
             },
             turns: 0,
             eagain: None,
+            drained: None,
             woken: Vec::new(),
             pending: VecDeque::new(),
             wakes: Arc::new(Woken::default()),
@@ -293,6 +321,38 @@ impl Poller {
     /// (only a turn can consume an edge).
     pub fn note_eagain(&mut self, fd: RawFd, events: u8) {
         self.eagain = Some((fd, events, self.turns));
+    }
+
+    /// A read on `fd` just moved fewer bytes than it asked for: on a
+    /// stream socket, its receive queue was empty then.
+    pub fn note_short_read(&mut self, fd: RawFd) {
+        self.drained = Some((fd, self.turns));
+    }
+
+    /// Is a read on `fd` sure to get `EAGAIN` now, so that the caller may
+    /// skip it and wait as if it had? True when the last read was on
+    /// `fd`, came up short, and happened in this turn of the driver, and
+    /// `fd` is a registered stream socket. A short read drained a stream
+    /// socket (a datagram socket returns one datagram however many are
+    /// queued), and bytes that came since raised an edge the driver has not
+    /// taken yet (it takes edges only in [`Poller::wait`]), which the wait
+    /// that follows sees: as good as [`note_eagain`](Poller::note_eagain)'s
+    /// `EAGAIN`, minus the `recv`. With an unregistered fd the read is made.
+    ///
+    /// The one exception, shared with Tokio and weft's own sockets
+    /// (`weft/src/io/poll_evented.rs`): TCP stops a read at urgent data,
+    /// short, with bytes left behind; a program that sends urgent data
+    /// (`MSG_OOB`) to a socket read this way may see its reader wait for
+    /// the next bytes instead.
+    pub fn read_would_fail(&mut self, fd: RawFd) -> bool {
+        let turns = self.turns;
+        if self.drained.take() != Some((fd, turns)) {
+            return false;
+        }
+        let Some(reg) = self.inner.fds.get_mut(&fd) else {
+            return false;
+        };
+        *reg.stream.get_or_insert_with(|| stream_socket(fd))
     }
 
     /// Start a wait for `events` on `fd`. `known`: the IO is the one the
@@ -373,6 +433,7 @@ impl Poller {
                     waker,
                     socket: identity.unwrap_or_else(|| socket_identity(fd)),
                     queued: false,
+                    stream: None,
                     priority,
                     armed: 0,
                 },
@@ -383,13 +444,18 @@ impl Poller {
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
         let mut ask = fresh || events & PRIORITY != 0;
+        // Readiness a clear can't take away: the driver keeps "the peer
+        // closed" once seen, and that is real whatever `just_failed` says
+        // (a read skipped after a short read, `read_would_fail`, would have
+        // found the end of the stream, not `EAGAIN`).
+        let mut kept = false;
         on_loop(&inner.rt, inner.ring, || {
             let mut cx = Context::from_waker(&reg.waker);
             if events & (READABLE | PRIORITY) != 0 {
                 if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
                     guard.clear_ready();
                     ask = true;
-                    let _ = reg.fd.poll_read_ready(&mut cx);
+                    kept |= reg.fd.poll_read_ready(&mut cx).is_ready();
                 }
                 reg.armed |= READABLE;
             }
@@ -397,7 +463,7 @@ impl Poller {
                 if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
                     guard.clear_ready();
                     ask = true;
-                    let _ = reg.fd.poll_write_ready(&mut cx);
+                    kept |= reg.fd.poll_write_ready(&mut cx).is_ready();
                 }
                 reg.armed |= WRITABLE;
             }
@@ -414,7 +480,7 @@ impl Poller {
         // just failed: adding an fd to epoll reports its current readiness
         // at the next poll, edge-triggered or not. On io_uring the kernel
         // was asked above.
-        if ask && !just_failed && !inner.ring {
+        if kept || (ask && !just_failed && !inner.ring) {
             let now = ready_now(fd, events);
             if now != 0 {
                 return Ok(Some(Watch::Ready(now)));
@@ -973,6 +1039,62 @@ mod tests {
             poller.watch(fds[0], READABLE, KNOWN, false),
             Ok(Some(Watch::Ready(READABLE)))
         ));
+        close(fds);
+    }
+
+    fn socket_pair(kind: libc::c_int) -> [RawFd; 2] {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors socketpair writes.
+        assert_eq!(
+            unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) },
+            0
+        );
+        fds
+    }
+
+    #[test]
+    fn a_short_read_counts_once_only_until_the_driver_turns_and_on_streams_only() {
+        let (mut poller, shared) = Poller::new().unwrap();
+        let stream = socket_pair(libc::SOCK_STREAM);
+        let datagrams = socket_pair(libc::SOCK_DGRAM);
+        poller.note_short_read(stream[0]);
+        assert!(!poller.read_would_fail(stream[0]), "not registered");
+        for fd in [stream[0], datagrams[0]] {
+            let _ = poller.watch(fd, READABLE, false, false).unwrap();
+        }
+        poller.note_short_read(stream[0]);
+        assert!(!poller.read_would_fail(datagrams[0]), "another fd");
+        poller.note_short_read(stream[0]);
+        assert!(poller.read_would_fail(stream[0]));
+        assert!(!poller.read_would_fail(stream[0]), "once");
+        poller.note_short_read(datagrams[0]);
+        assert!(!poller.read_would_fail(datagrams[0]), "a datagram socket");
+        poller.note_short_read(stream[0]);
+        turn(&mut poller, &shared);
+        assert!(!poller.read_would_fail(stream[0]), "a turn took the edges");
+        close(stream);
+        close(datagrams);
+    }
+
+    #[test]
+    fn bytes_that_come_after_a_short_read_wake_the_wait_that_skipped_the_read() {
+        let (mut poller, shared) = Poller::new().unwrap();
+        let fds = socket_pair(libc::SOCK_STREAM);
+        let _ = poller.watch(fds[0], READABLE, false, false).unwrap();
+        write_byte(fds[1]);
+        assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
+        assert_eq!(drain(fds[0]), 1, "short of 16");
+        poller.note_short_read(fds[0]);
+        write_byte(fds[1]);
+        assert!(poller.read_would_fail(fds[0]));
+        // What the hooks do next: note the EAGAIN and wait.
+        poller.note_eagain(fds[0], READABLE);
+        assert!(matches!(
+            poller.watch(fds[0], READABLE, KNOWN, false),
+            Ok(Some(Watch::Pending))
+        ));
+        assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
+        assert_eq!(poller.readiness(fds[0], READABLE) & READABLE, READABLE);
         close(fds);
     }
 

@@ -215,6 +215,11 @@ impl Scheduler {
         self.selector.note_eagain(fd, events);
     }
 
+    /// The selector under this scheduler.
+    pub(crate) fn selector(&self) -> &Selector {
+        &self.selector
+    }
+
     /// `block(blocker, timeout)` core: true if unblocked, false on timeout.
     fn block_for(ruby: &Ruby, rb_self: &Self, timeout: Value) -> Result<bool, Error> {
         rb_self.check_owner(ruby)?;

@@ -123,6 +123,14 @@ impl WaitFd for SelectorWait<'_> {
     fn gave_up(&mut self, fd: i32, events: u8) {
         self.selector.note_eagain(fd, events);
     }
+
+    fn short_read(&mut self, fd: i32) {
+        self.selector.note_short_read(fd);
+    }
+
+    fn read_would_fail(&mut self, fd: i32) -> bool {
+        self.selector.read_would_fail(fd)
+    }
 }
 
 /// Runs `f`, then nulls the ready-queue entry `id` whatever happened (the
@@ -277,6 +285,22 @@ impl Selector {
         if let Some(p) = self.poller.borrow_mut().as_mut() {
             p.note_eagain(fd, events);
         }
+    }
+
+    /// A `recv` on `fd` came up short (see [`Poller::note_short_read`]).
+    pub(crate) fn note_short_read(&self, fd: RawFd) {
+        if let Some(p) = self.poller.borrow_mut().as_mut() {
+            p.note_short_read(fd);
+        }
+    }
+
+    /// Would a read on `fd` get `EAGAIN` for sure (see
+    /// [`Poller::read_would_fail`])?
+    pub(crate) fn read_would_fail(&self, fd: RawFd) -> bool {
+        self.poller
+            .borrow_mut()
+            .as_mut()
+            .is_some_and(|p| p.read_would_fail(fd))
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {

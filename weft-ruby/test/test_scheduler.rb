@@ -204,6 +204,103 @@ class TestWeftScheduler < Minitest::Test
     w&.close
   end
 
+  # A read that came up short drained a stream socket: the next read in
+  # the same turn of the loop is not made but reported as EAGAIN (saving a
+  # recv that would fail), and the wait Ruby makes next still sees the
+  # bytes that came in between.
+  def test_a_read_after_a_short_read_waits_and_gets_what_came_since
+    a, b = UNIXSocket.pair
+    got = with_scheduler do |s|
+      out = []
+      Fiber.schedule do
+        a.wait_readable # registers a
+        buffer = IO::Buffer.new(100)
+        out << buffer.get_string(0, s.io_read(a, buffer, 0))
+        b.write("two") # in before the next read, with no turn between
+        out << s.io_read(a, buffer, 0)
+        out << (a.wait_readable(2) ? buffer.get_string(0, s.io_read(a, buffer, 0)) : :never_woken)
+      end
+      Fiber.schedule { b.write("one") }
+      Fiber.scheduler.run
+      out
+    end
+    assert_equal ["one", -Errno::EAGAIN::Errno, "two"], got
+  ensure
+    a&.close
+    b&.close
+  end
+
+  # A short read does not mean EAGAIN next when the peer has closed: the
+  # read after it finds the end of the stream (the read is skipped, but
+  # the wait sees the close the loop already took from the kernel).
+  def test_a_short_read_before_the_peers_close_then_finds_the_end
+    a, b = UNIXSocket.pair
+    got = with_scheduler do
+      out = nil
+      Fiber.schedule do
+        out = Timeout.timeout(2) { a.read(20) } # waits, then reads 11 of 20
+      rescue Timeout::Error
+        out = :never_woken
+      end
+      Fiber.schedule { b.write("Hello World"); b.close }
+      Fiber.scheduler.run
+      out
+    end
+    assert_equal "Hello World", got
+  ensure
+    a&.close
+    b&.close unless b&.closed?
+  end
+
+  # A datagram socket returns one datagram per read however many are
+  # queued, so a short read says nothing there: the next is made.
+  def test_a_short_read_of_a_datagram_does_not_hold_back_the_next
+    a, b = UNIXSocket.pair(:DGRAM)
+    got = with_scheduler do |s|
+      out = []
+      Fiber.schedule do
+        a.wait_readable # registers a
+        buffer = IO::Buffer.new(100)
+        2.times { out << buffer.get_string(0, s.io_read(a, buffer, 0)) }
+      end
+      Fiber.schedule { b.send("one", 0); b.send("two", 0) }
+      Fiber.scheduler.run
+      out
+    end
+    assert_equal %w[one two], got
+  ensure
+    a&.close
+    b&.close
+  end
+
+  # A short read, then IO#reopen onto another socket in the same turn:
+  # the read that follows may be reported as EAGAIN, but the wait checks
+  # the fd's identity and finds the new socket's bytes.
+  def test_a_reopen_after_a_short_read_still_reads_the_new_socket
+    a, peer_a = UNIXSocket.pair
+    b, peer_b = UNIXSocket.pair
+    got = with_scheduler do
+      out = []
+      Fiber.schedule do
+        out << a.readpartial(10) # waits: registers a's socket
+        peer_b.write("2")
+        a.reopen(b)
+        b.close
+        out << begin
+          Timeout.timeout(2) { a.readpartial(10) }
+        rescue Timeout::Error
+          :never_woken
+        end
+      end
+      Fiber.schedule { peer_a.write("1") }
+      Fiber.scheduler.run
+      out
+    end
+    assert_equal %w[1 2], got
+  ensure
+    [a, peer_a, b, peer_b].each { |io| io&.close unless io&.closed? }
+  end
+
   def test_fd_reuse_after_close
     got = []
     with_scheduler do

@@ -203,6 +203,29 @@ class TestWeftSelector < Minitest::Test
     b&.close
   end
 
+  # A short read drained the stream socket: the read still owed is not
+  # made at once (it would get EAGAIN) but waits for the loop, which
+  # reports the bytes that came in between.
+  def test_a_read_after_a_short_read_waits_for_the_loop
+    a, b = UNIXSocket.pair
+    buffer = IO::Buffer.new(64)
+    got = []
+    read = -> { buffer.get_string(0, @selector.io_read(Fiber.current, a, buffer, 1)) }
+    Fiber.new do
+      got << read.call
+      b.write("second")
+      got << read.call
+    end.transfer
+    b.write("first")
+    @selector.select(1)
+    assert_equal ["first"], got, "the second read waits though its bytes are in"
+    select_until { got.size == 2 }
+    assert_equal %w[first second], got
+  ensure
+    a&.close
+    b&.close
+  end
+
   def test_process_wait_for_a_child_that_has_exited_already
     pid = Process.spawn("true")
     sleep 0.05
