@@ -130,11 +130,11 @@ impl WaitFd for SchedulerWait<'_> {
     }
 
     fn short_read(&mut self, fd: i32) {
-        self.scheduler.selector().note_short_read(fd);
+        self.scheduler.selector().note_short_read(fd, self.io);
     }
 
     fn read_would_fail(&mut self, fd: i32) -> bool {
-        self.scheduler.selector().read_would_fail(fd)
+        self.scheduler.selector().read_would_fail(fd, self.io)
     }
 }
 

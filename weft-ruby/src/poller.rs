@@ -193,9 +193,9 @@ pub struct Poller {
     /// The last read/write that gave up on `EAGAIN` without waiting: fd,
     /// direction, and the turn it happened in (see [`Poller::note_eagain`]).
     eagain: Option<(RawFd, u8, u64)>,
-    /// The last read that moved fewer bytes than asked: fd and turn (see
-    /// [`Poller::read_would_fail`]).
-    drained: Option<(RawFd, u64)>,
+    /// The last read that moved fewer bytes than asked: fd, turn and
+    /// reader (see [`Poller::read_would_fail`]).
+    drained: Option<(RawFd, u64, u64)>,
     /// The fds the driver woke, reused from turn to turn.
     woken: Vec<RawFd>,
     /// Woken fds not reported yet (past [`FDS_PER_TURN`]), in the order
@@ -323,30 +323,39 @@ impl Poller {
         self.eagain = Some((fd, events, self.turns));
     }
 
-    /// A read on `fd` just moved fewer bytes than it asked for: on a
-    /// stream socket, its receive queue was empty then.
-    pub fn note_short_read(&mut self, fd: RawFd) {
-        self.drained = Some((fd, self.turns));
+    /// A read on `fd` by `reader` (an opaque key: the Ruby IO) just moved
+    /// fewer bytes than it asked for: on a stream socket, its receive queue
+    /// was empty then.
+    pub fn note_short_read(&mut self, fd: RawFd, reader: u64) {
+        self.drained = Some((fd, self.turns, reader));
     }
 
-    /// Is a read on `fd` sure to get `EAGAIN` now, so that the caller may
-    /// skip it and wait as if it had? True when the last read was on
-    /// `fd`, came up short, and happened in this turn of the driver, and
-    /// `fd` is a registered stream socket. A short read drained a stream
-    /// socket (a datagram socket returns one datagram however many are
-    /// queued), and bytes that came since raised an edge the driver has not
-    /// taken yet (it takes edges only in [`Poller::wait`]), which the wait
-    /// that follows sees: as good as [`note_eagain`](Poller::note_eagain)'s
-    /// `EAGAIN`, minus the `recv`. With an unregistered fd the read is made.
+    /// Is a read on `fd` by `reader` sure to get `EAGAIN` now, so that the
+    /// caller may skip it and wait as if it had? True when the last read
+    /// was by the same reader on `fd`, came up short, and happened in this
+    /// turn of the driver, and `fd` is a registered stream socket. A short
+    /// read drained a stream socket (a datagram socket returns one datagram
+    /// however many are queued), and bytes that came since raised an edge
+    /// the driver has not taken yet (it takes edges only in
+    /// [`Poller::wait`]), which the wait that follows sees: as good as
+    /// [`note_eagain`](Poller::note_eagain)'s `EAGAIN`, minus the `recv`.
+    /// So is the end of the stream: the driver keeps "the peer closed" once
+    /// seen, which the wait reports ([`Poller::watch`]).
+    ///
+    /// The reader must match because the fd number may have been closed
+    /// and reused since (a connection closed and the next accepted in the
+    /// same turn): the new socket's first read is made. If the same IO
+    /// names another file by then (`IO#reopen`), a wrongly skipped read
+    /// still ends well: the wait checks the fd's identity, and a new
+    /// registration reports the readiness the file has.
     ///
     /// The one exception, shared with Tokio and weft's own sockets
     /// (`weft/src/io/poll_evented.rs`): TCP stops a read at urgent data,
     /// short, with bytes left behind; a program that sends urgent data
     /// (`MSG_OOB`) to a socket read this way may see its reader wait for
     /// the next bytes instead.
-    pub fn read_would_fail(&mut self, fd: RawFd) -> bool {
-        let turns = self.turns;
-        if self.drained.take() != Some((fd, turns)) {
+    pub fn read_would_fail(&mut self, fd: RawFd, reader: u64) -> bool {
+        if self.drained.take() != Some((fd, self.turns, reader)) {
             return false;
         }
         let Some(reg) = self.inner.fds.get_mut(&fd) else {
@@ -1042,6 +1051,9 @@ mod tests {
         close(fds);
     }
 
+    /// A reader's key ([`Poller::note_short_read`]).
+    const IO: u64 = 0x1000;
+
     fn socket_pair(kind: libc::c_int) -> [RawFd; 2] {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors socketpair writes.
@@ -1057,21 +1069,29 @@ mod tests {
         let (mut poller, shared) = Poller::new().unwrap();
         let stream = socket_pair(libc::SOCK_STREAM);
         let datagrams = socket_pair(libc::SOCK_DGRAM);
-        poller.note_short_read(stream[0]);
-        assert!(!poller.read_would_fail(stream[0]), "not registered");
+        poller.note_short_read(stream[0], IO);
+        assert!(!poller.read_would_fail(stream[0], IO), "not registered");
         for fd in [stream[0], datagrams[0]] {
             let _ = poller.watch(fd, READABLE, false, false).unwrap();
         }
-        poller.note_short_read(stream[0]);
-        assert!(!poller.read_would_fail(datagrams[0]), "another fd");
-        poller.note_short_read(stream[0]);
-        assert!(poller.read_would_fail(stream[0]));
-        assert!(!poller.read_would_fail(stream[0]), "once");
-        poller.note_short_read(datagrams[0]);
-        assert!(!poller.read_would_fail(datagrams[0]), "a datagram socket");
-        poller.note_short_read(stream[0]);
+        poller.note_short_read(stream[0], IO);
+        assert!(!poller.read_would_fail(datagrams[0], IO), "another fd");
+        poller.note_short_read(stream[0], IO);
+        assert!(!poller.read_would_fail(stream[0], IO + 1), "another IO");
+        poller.note_short_read(stream[0], IO);
+        assert!(poller.read_would_fail(stream[0], IO));
+        assert!(!poller.read_would_fail(stream[0], IO), "once");
+        poller.note_short_read(datagrams[0], IO);
+        assert!(
+            !poller.read_would_fail(datagrams[0], IO),
+            "a datagram socket"
+        );
+        poller.note_short_read(stream[0], IO);
         turn(&mut poller, &shared);
-        assert!(!poller.read_would_fail(stream[0]), "a turn took the edges");
+        assert!(
+            !poller.read_would_fail(stream[0], IO),
+            "a turn took the edges"
+        );
         close(stream);
         close(datagrams);
     }
@@ -1084,9 +1104,9 @@ mod tests {
         write_byte(fds[1]);
         assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
         assert_eq!(drain(fds[0]), 1, "short of 16");
-        poller.note_short_read(fds[0]);
+        poller.note_short_read(fds[0], IO);
         write_byte(fds[1]);
-        assert!(poller.read_would_fail(fds[0]));
+        assert!(poller.read_would_fail(fds[0], IO));
         // What the hooks do next: note the EAGAIN and wait.
         poller.note_eagain(fds[0], READABLE);
         assert!(matches!(

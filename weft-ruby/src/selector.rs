@@ -125,11 +125,11 @@ impl WaitFd for SelectorWait<'_> {
     }
 
     fn short_read(&mut self, fd: i32) {
-        self.selector.note_short_read(fd);
+        self.selector.note_short_read(fd, self.io);
     }
 
     fn read_would_fail(&mut self, fd: i32) -> bool {
-        self.selector.read_would_fail(fd)
+        self.selector.read_would_fail(fd, self.io)
     }
 }
 
@@ -287,20 +287,21 @@ impl Selector {
         }
     }
 
-    /// A `recv` on `fd` came up short (see [`Poller::note_short_read`]).
-    pub(crate) fn note_short_read(&self, fd: RawFd) {
+    /// A read on `fd` of `io` came up short (see
+    /// [`Poller::note_short_read`]).
+    pub(crate) fn note_short_read(&self, fd: RawFd, io: Value) {
         if let Some(p) = self.poller.borrow_mut().as_mut() {
-            p.note_short_read(fd);
+            p.note_short_read(fd, io.as_raw() as u64);
         }
     }
 
     /// Would a read on `fd` get `EAGAIN` for sure (see
     /// [`Poller::read_would_fail`])?
-    pub(crate) fn read_would_fail(&self, fd: RawFd) -> bool {
+    pub(crate) fn read_would_fail(&self, fd: RawFd, io: Value) -> bool {
         self.poller
             .borrow_mut()
             .as_mut()
-            .is_some_and(|p| p.read_would_fail(fd))
+            .is_some_and(|p| p.read_would_fail(fd, io.as_raw() as u64))
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {

@@ -230,6 +230,38 @@ class TestWeftScheduler < Minitest::Test
     b&.close
   end
 
+  # The short read of a socket closed since says nothing about the next
+  # socket on its fd number (a connection closed and the next accepted in
+  # the same turn of the loop): that socket's first read is made.
+  def test_a_short_read_does_not_carry_over_to_a_new_socket_on_the_same_number
+    a, b = UNIXSocket.pair
+    got = with_scheduler do |s|
+      out = []
+      fresh = nil
+      Fiber.schedule do
+        a.wait_readable # registers a
+        buffer = IO::Buffer.new(100)
+        out << buffer.get_string(0, s.io_read(a, buffer, 0))
+        number = a.fileno
+        a.close
+        fresh = UNIXSocket.pair
+        fresh.reverse! if fresh[1].fileno == number
+        out << (fresh[0].fileno == number ? :reused : :not_reused)
+        fresh[1].write("two")
+        out << s.io_read(fresh[0], buffer, 0)
+      end
+      Fiber.schedule { b.write("one") }
+      Fiber.scheduler.run
+      fresh&.each(&:close)
+      out
+    end
+    skip "the kernel did not reuse the fd number" if got[1] == :not_reused
+    assert_equal ["one", :reused, 3], got
+  ensure
+    a&.close unless a&.closed?
+    b&.close
+  end
+
   # A short read does not mean EAGAIN next when the peer has closed: the
   # read after it finds the end of the stream (the read is skipped, but
   # the wait sees the close the loop already took from the kernel).
