@@ -291,7 +291,7 @@ impl Selector {
     /// [`Poller::note_short_read`]).
     pub(crate) fn note_short_read(&self, fd: RawFd, io: Value) {
         if let Some(p) = self.poller.borrow_mut().as_mut() {
-            p.note_short_read(fd, io.as_raw() as u64);
+            p.note_short_read(fd, io.as_raw());
         }
     }
 
@@ -301,7 +301,7 @@ impl Selector {
         self.poller
             .borrow_mut()
             .as_mut()
-            .is_some_and(|p| p.read_would_fail(fd, io.as_raw() as u64))
+            .is_some_and(|p| p.read_would_fail(fd, io.as_raw()))
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {
