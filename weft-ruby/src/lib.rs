@@ -17,6 +17,7 @@
 //!   so it stays alive (and unmoved) while Rust holds it.
 
 mod fd_map;
+mod fd_query;
 mod held;
 pub mod io_hooks;
 pub mod poller;

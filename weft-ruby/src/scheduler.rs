@@ -34,8 +34,8 @@
 //!   else (`exit`, `Interrupt`, thread kill) stops the loop at once and
 //!   propagates.
 
+use crate::fd_query::{poll_one, ready_now};
 use crate::held::{mark, value};
-use crate::poller::{poll_one, ready_now};
 use crate::selector::Selector;
 use crate::state::{Key, Obj, Raise, State, Wake};
 use magnus::prelude::*;

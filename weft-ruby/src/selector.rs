@@ -61,9 +61,10 @@
 //!   failed fiber neither stops the loop nor strands the fibers the same
 //!   `select` was about to resume.
 
+use crate::fd_query::ready_for;
 use crate::held::{mark, value, OwnerPid};
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
-use crate::poller::{ready_for, ready_or_watch, Poller, Shared};
+use crate::poller::{ready_or_watch, Poller, Shared};
 use crate::scheduler::fd_of;
 use crate::state::Obj;
 use crate::waiters::{Inner, Queued};

@@ -43,8 +43,8 @@ pub(crate) struct Queued {
 
 #[derive(Default)]
 pub(crate) struct FdWaiters {
-    /// The IO the waiters wait on (the registration's trust, as in
-    /// [`crate::state::IoCtl`]).
+    /// The IO the waiters wait on: a wait by the same IO while waiters are
+    /// here trusts the fd's registration (`Poller::watch`'s `known`).
     pub(crate) io: Option<Obj>,
     pub(crate) waiters: Vec<IoWaiter>,
 }

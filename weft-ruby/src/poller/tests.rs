@@ -1,0 +1,265 @@
+//! The poller's unit tests: registrations, edges, left-over readiness,
+//! the hooks' hints (`EAGAIN`, short reads) and cross-thread wakes, on
+//! pipes and socket pairs without a Ruby VM.
+
+use super::*;
+
+/// A wait by the IO the fd's other waiters wait on.
+const KNOWN: bool = true;
+
+fn pipe() -> [RawFd; 2] {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    fds
+}
+
+fn write_byte(fd: RawFd) {
+    // SAFETY: `fd` is an open write end; the buffer is one byte.
+    assert_eq!(unsafe { libc::write(fd, b"x".as_ptr().cast(), 1) }, 1);
+}
+
+/// One driver turn without blocking: the fds it woke.
+fn turn(poller: &mut Poller, shared: &Shared) -> Vec<RawFd> {
+    let mut seen = Vec::new();
+    poller
+        .wait(
+            shared,
+            Some(Duration::ZERO),
+            |_| READABLE | WRITABLE,
+            |fd, _| seen.push(fd),
+        )
+        .unwrap()
+        .unwrap();
+    seen
+}
+
+/// A poller watching a pipe's read end for `READABLE`, after a byte was
+/// written and a turn saw it (the registration's bit is set).
+fn fired_pipe() -> (Poller, Shared, [RawFd; 2]) {
+    let (mut poller, shared) = Poller::new().unwrap();
+    let fds = pipe();
+    assert!(matches!(
+        poller.watch(fds[0], READABLE, false, false),
+        Ok(Some(Watch::Pending))
+    ));
+    write_byte(fds[1]);
+    assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
+    (poller, shared, fds)
+}
+
+/// Read what is in the pipe (up to 16 bytes): the byte count.
+fn drain(fd: RawFd) -> isize {
+    let mut buf = [0u8; 16];
+    // SAFETY: reading into `buf`, of that length, from an open fd.
+    unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }
+}
+
+fn close(fds: [RawFd; 2]) {
+    for fd in fds {
+        // SAFETY: closing descriptors the test opened.
+        unsafe { libc::close(fd) };
+    }
+}
+
+#[test]
+fn an_edge_after_the_watch_wakes_the_fd_through_weft_driver() {
+    let (mut poller, _shared, fds) = fired_pipe();
+    assert_eq!(poller.readiness(fds[0], READABLE) & READABLE, READABLE);
+    // The next wait finds the bit set, asks the kernel, and the byte is
+    // still there: ready at once.
+    assert!(matches!(
+        poller.watch(fds[0], READABLE, KNOWN, false),
+        Ok(Some(Watch::Ready(READABLE)))
+    ));
+    assert_eq!(poller.registrations(), 1, "registered once");
+    close(fds);
+}
+
+#[test]
+fn a_left_over_bit_is_cleared_when_the_data_is_gone() {
+    let (mut poller, _shared, fds) = fired_pipe();
+    assert_eq!(drain(fds[0]), 1);
+    assert!(matches!(
+        poller.watch(fds[0], READABLE, KNOWN, false),
+        Ok(Some(Watch::Pending))
+    ));
+    assert_eq!(
+        poller.readiness(fds[0], READABLE) & READABLE,
+        0,
+        "bit cleared"
+    );
+    close(fds);
+}
+
+#[test]
+fn a_wait_after_eagain_trusts_the_caller_and_sees_the_next_edge() {
+    let (mut poller, shared, fds) = fired_pipe();
+    assert_eq!(drain(fds[0]), 1);
+    assert!(matches!(
+        poller.watch(fds[0], READABLE, KNOWN, true),
+        Ok(Some(Watch::Pending))
+    ));
+    assert_eq!(
+        poller.readiness(fds[0], READABLE) & READABLE,
+        0,
+        "left-over bit cleared"
+    );
+    write_byte(fds[1]);
+    assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
+    close(fds);
+}
+
+#[test]
+fn a_noted_eagain_counts_only_until_the_driver_turns() {
+    let (mut poller, shared, fds) = fired_pipe();
+    // The byte is unread, so a noted EAGAIN is a lie here: trusting it
+    // leaves the wait pending, which shows the kernel was not asked...
+    poller.note_eagain(fds[0], READABLE);
+    assert!(matches!(
+        poller.watch(fds[0], READABLE, KNOWN, false),
+        Ok(Some(Watch::Pending))
+    ));
+    // ...while a note from before a turn is ignored: the kernel is
+    // asked, and the byte found.
+    poller.note_eagain(fds[0], READABLE);
+    turn(&mut poller, &shared);
+    write_byte(fds[1]);
+    turn(&mut poller, &shared);
+    assert!(matches!(
+        poller.watch(fds[0], READABLE, KNOWN, false),
+        Ok(Some(Watch::Ready(READABLE)))
+    ));
+    close(fds);
+}
+
+/// A reader's key ([`Poller::note_short_read`]).
+const IO: u64 = 0x1000;
+
+fn socket_pair(kind: libc::c_int) -> [RawFd; 2] {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors socketpair writes.
+    assert_eq!(
+        unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) },
+        0
+    );
+    fds
+}
+
+#[test]
+fn a_short_read_counts_once_only_until_the_driver_turns_and_on_streams_only() {
+    let (mut poller, shared) = Poller::new().unwrap();
+    let stream = socket_pair(libc::SOCK_STREAM);
+    let datagrams = socket_pair(libc::SOCK_DGRAM);
+    poller.note_short_read(stream[0], IO);
+    assert!(!poller.read_would_fail(stream[0], IO), "not registered");
+    for fd in [stream[0], datagrams[0]] {
+        let _ = poller.watch(fd, READABLE, false, false).unwrap();
+    }
+    poller.note_short_read(stream[0], IO);
+    assert!(!poller.read_would_fail(datagrams[0], IO), "another fd");
+    poller.note_short_read(stream[0], IO);
+    assert!(!poller.read_would_fail(stream[0], IO + 1), "another IO");
+    poller.note_short_read(stream[0], IO);
+    assert!(poller.read_would_fail(stream[0], IO));
+    assert!(!poller.read_would_fail(stream[0], IO), "once");
+    poller.note_short_read(datagrams[0], IO);
+    assert!(
+        !poller.read_would_fail(datagrams[0], IO),
+        "a datagram socket"
+    );
+    poller.note_short_read(stream[0], IO);
+    turn(&mut poller, &shared);
+    assert!(
+        !poller.read_would_fail(stream[0], IO),
+        "a turn took the edges"
+    );
+    close(stream);
+    close(datagrams);
+}
+
+#[test]
+fn bytes_that_come_after_a_short_read_wake_the_wait_that_skipped_the_read() {
+    let (mut poller, shared) = Poller::new().unwrap();
+    let fds = socket_pair(libc::SOCK_STREAM);
+    let _ = poller.watch(fds[0], READABLE, false, false).unwrap();
+    write_byte(fds[1]);
+    assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
+    assert_eq!(drain(fds[0]), 1, "short of 16");
+    poller.note_short_read(fds[0], IO);
+    write_byte(fds[1]);
+    assert!(poller.read_would_fail(fds[0], IO));
+    // What the hooks do next: note the EAGAIN and wait.
+    poller.note_eagain(fds[0], READABLE);
+    assert!(matches!(
+        poller.watch(fds[0], READABLE, KNOWN, false),
+        Ok(Some(Watch::Pending))
+    ));
+    assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
+    assert_eq!(poller.readiness(fds[0], READABLE) & READABLE, READABLE);
+    close(fds);
+}
+
+#[test]
+fn a_wake_from_another_thread_ends_a_blocked_wait_without_ruby() {
+    // Without a Ruby VM the blocking path can't release a GVL, so drive
+    // the same future directly: a wake from another thread ends it.
+    let (poller, shared) = Poller::new().unwrap();
+    let shared = Arc::new(shared);
+    let other = shared.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        other.wake();
+    });
+    let start = std::time::Instant::now();
+    poller.inner.rt.block_on(poll_fn(|cx| poller.poll_wake(cx)));
+    assert!(start.elapsed() < Duration::from_secs(5));
+    t.join().unwrap();
+    // A wake with nobody blocked is kept for the next wait, once.
+    shared.wake();
+    let woken_within = |poller: &Poller, ms| {
+        let wait = poll_fn(|cx| poller.poll_wake(cx));
+        let limit = Duration::from_millis(ms);
+        poller
+            .inner
+            .rt
+            .block_on(async { weft::time::timeout(limit, wait).await.is_ok() })
+    };
+    assert!(woken_within(&poller, 5_000), "the kept wake was lost");
+    assert!(!woken_within(&poller, 50), "the kept wake counted twice");
+}
+
+#[test]
+fn a_socket_registration_is_kept_for_the_same_socket_and_remade_for_another() {
+    let (mut poller, _shared) = Poller::new().unwrap();
+    let (a, _peer_a) = std::os::unix::net::UnixStream::pair().unwrap();
+    let fd = a.as_raw_fd();
+    let watch = |poller: &mut Poller| {
+        assert!(matches!(
+            poller.watch(fd, READABLE, false, false),
+            Ok(Some(Watch::Pending))
+        ));
+        poller.inner.fds[&fd].socket
+    };
+    let first = watch(&mut poller);
+    assert!(first.is_some(), "a socket has an identity");
+    assert_eq!(watch(&mut poller), first, "the same socket: kept");
+    // Another socket on the same number: registered afresh (the
+    // kernel dropped the old registration with the old file).
+    let (b, _peer_b) = std::os::unix::net::UnixStream::pair().unwrap();
+    // SAFETY: dup2 onto `fd`, which `a` owns: `a` then names b's socket.
+    assert_eq!(unsafe { libc::dup2(b.as_raw_fd(), fd) }, fd);
+    let second = watch(&mut poller);
+    assert!(second.is_some() && second != first, "a new identity");
+    assert_eq!(poller.registrations(), 1);
+}
+
+#[test]
+fn a_regular_file_is_always_ready() {
+    let (mut poller, _shared) = Poller::new().unwrap();
+    let file = std::fs::File::open("/proc/self/status").unwrap();
+    assert!(matches!(
+        poller.watch(file.as_raw_fd(), READABLE, false, false),
+        Ok(None)
+    ));
+}
