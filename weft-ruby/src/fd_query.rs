@@ -4,10 +4,10 @@
 //! (`poll(2)`). The poller asks these when a registration can't answer:
 //! a wait that must check the fd still names the registered socket, a
 //! readiness bit left over from data already read, a read hint that only
-//! holds for stream sockets.
+//! holds for byte-stream sockets.
 //!
-//! Owns nothing; each function is one syscall on an fd number, which
-//! fails harmlessly if the number is not open.
+//! Owns nothing; each function is a syscall or two on an fd number, which
+//! fail harmlessly if the number is not open.
 
 use crate::state::{PRIORITY, READABLE, WRITABLE};
 use std::os::fd::RawFd;
@@ -16,8 +16,8 @@ use std::os::fd::RawFd;
 /// glibc's `fstat` is `newfstatat` with an empty path, which the kernel
 /// looks up first.
 pub fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
-    // SAFETY: `st` is written by fstat before it is read; an invalid fd
-    // only makes fstat fail.
+    // SAFETY: `libc::stat` is plain integers, for which all zeros is a
+    // valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: as above; `st` is a valid out-pointer for the fstat syscall,
     // whose struct on Linux is libc's `stat`.
@@ -27,22 +27,37 @@ pub fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
     (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some((st.st_dev, st.st_ino))
 }
 
-/// Is `fd` a stream socket (`SO_TYPE` is `SOCK_STREAM`)?
-pub fn stream_socket(fd: RawFd) -> bool {
-    let mut kind: libc::c_int = 0;
+/// An `int` socket option of `fd` (`SOL_SOCKET` level), if it has one.
+fn socket_option(fd: RawFd, option: libc::c_int) -> Option<libc::c_int> {
+    let mut value: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `kind` and `len` are valid out-pointers of the sizes passed;
+    // SAFETY: `value` and `len` are valid out-pointers of the sizes passed;
     // an fd that is not a socket only makes the call fail.
     let r = unsafe {
         libc::getsockopt(
             fd,
             libc::SOL_SOCKET,
-            libc::SO_TYPE,
-            (&mut kind as *mut libc::c_int).cast(),
+            option,
+            (&mut value as *mut libc::c_int).cast(),
             &mut len,
         )
     };
-    r == 0 && kind == libc::SOCK_STREAM
+    (r == 0).then_some(value)
+}
+
+/// Multipath TCP's protocol number (Linux 5.6+), a byte stream like TCP.
+const IPPROTO_MPTCP: libc::c_int = 262;
+
+/// Is `fd` a socket whose reads drain a byte stream: a short read means
+/// nothing was left? `SOCK_STREAM` over TCP, Multipath TCP, or a protocol
+/// that is the family's only one (AF_UNIX, vsock). Not SCTP's one-to-one
+/// `SOCK_STREAM`, which returns one message per read.
+pub fn byte_stream_socket(fd: RawFd) -> bool {
+    socket_option(fd, libc::SO_TYPE) == Some(libc::SOCK_STREAM)
+        && matches!(
+            socket_option(fd, libc::SO_PROTOCOL),
+            Some(0 | libc::IPPROTO_TCP | IPPROTO_MPTCP)
+        )
 }
 
 /// What of `wanted` a woken fd is ready for, given its driver `ready`ness.
@@ -105,38 +120,55 @@ pub fn poll_one(fd: RawFd, events: u8, ms: i32) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
 
     #[test]
     fn ready_now_sees_a_pipe_become_readable() {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        assert_eq!(ready_now(fds[0], READABLE), 0);
-        assert_eq!(ready_now(fds[1], WRITABLE), WRITABLE);
-        // SAFETY: one byte from a static buffer to the pipe's write end.
-        assert_eq!(unsafe { libc::write(fds[1], b"x".as_ptr().cast(), 1) }, 1);
-        assert_eq!(ready_now(fds[0], READABLE | WRITABLE), READABLE);
-        assert_eq!(ready_for(fds[0], READABLE, READABLE | WRITABLE), READABLE);
-        for fd in fds {
-            // SAFETY: closing descriptors the test opened.
-            unsafe { libc::close(fd) };
-        }
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (r, w) = (reader.as_raw_fd(), writer.as_raw_fd());
+        assert_eq!(ready_now(r, READABLE), 0);
+        assert_eq!(ready_now(w, WRITABLE), WRITABLE);
+        writer.write_all(b"x").unwrap();
+        assert_eq!(ready_now(r, READABLE | WRITABLE), READABLE);
+        assert_eq!(ready_for(r, READABLE, READABLE | WRITABLE), READABLE);
     }
 
+    fn socket(domain: libc::c_int, kind: libc::c_int, protocol: libc::c_int) -> Option<OwnedFd> {
+        // SAFETY: socket(2) takes no pointers; a result >= 0 is a new fd
+        // that nothing else owns.
+        let fd = unsafe { libc::socket(domain, kind, protocol) };
+        // SAFETY: as above.
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    use std::os::fd::{FromRawFd, OwnedFd};
+
     #[test]
-    fn a_socket_has_an_identity_and_a_type() {
+    fn a_socket_has_an_identity_and_only_byte_streams_count_as_such() {
         let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
-        let d = std::os::unix::net::UnixDatagram::unbound().unwrap();
-        use std::os::fd::AsRawFd;
+        let datagrams = std::os::unix::net::UnixDatagram::unbound().unwrap();
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let packets = socket(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0).unwrap();
         assert!(socket_identity(a.as_raw_fd()).is_some());
         assert_ne!(
             socket_identity(a.as_raw_fd()),
-            socket_identity(d.as_raw_fd())
+            socket_identity(datagrams.as_raw_fd())
         );
-        assert!(stream_socket(a.as_raw_fd()));
-        assert!(!stream_socket(d.as_raw_fd()));
+        assert!(byte_stream_socket(a.as_raw_fd()));
+        assert!(byte_stream_socket(tcp.as_raw_fd()));
+        assert!(!byte_stream_socket(datagrams.as_raw_fd()));
+        assert!(
+            !byte_stream_socket(packets.as_raw_fd()),
+            "records, not bytes"
+        );
+        // SCTP's one-to-one socket is a SOCK_STREAM of messages (where the
+        // kernel has SCTP at all).
+        if let Some(sctp) = socket(libc::AF_INET, libc::SOCK_STREAM, libc::IPPROTO_SCTP) {
+            assert!(!byte_stream_socket(sctp.as_raw_fd()), "SCTP");
+        }
         let file = std::fs::File::open("/proc/self/status").unwrap();
         assert_eq!(socket_identity(file.as_raw_fd()), None, "not a socket");
-        assert!(!stream_socket(file.as_raw_fd()));
+        assert!(!byte_stream_socket(file.as_raw_fd()));
     }
 }

@@ -261,14 +261,15 @@ pub fn move_bytes(
     let mut nonblocking_set = false;
     let mut offset = start;
     let length = start.saturating_add(length);
+    // Reads at the file position are what the short-read hints are about.
+    let hinted = matches!(dir, Dir::Read) && at.is_none();
     loop {
         let (base, size) = bytes(buffer, &dir)?;
         if offset >= size {
             return Ok((offset - start) as isize);
         }
         // A read sure to fail is not made (`read_would_fail`): `EAGAIN`.
-        let skip = matches!(dir, Dir::Read) && at.is_none() && waiter.read_would_fail(fd);
-        let moved = if skip {
+        let moved = if hinted && waiter.read_would_fail(fd) {
             Err(libc::EAGAIN)
         } else {
             let asked = size - offset;
@@ -280,16 +281,17 @@ pub fn move_bytes(
                 let pos = at.map(|p| p + (offset - start) as i64);
                 one_move(fd, mem, asked, &dir, pos, &mut nonblocking_set)
             };
-            // Noted for any fd: only a stream socket's counts (the poller
-            // asks which it is).
-            if matches!(dir, Dir::Read) && at.is_none() && n > 0 && (n as usize) < asked {
-                waiter.short_read(fd);
-            }
-            usize::try_from(n).map_err(|_| {
+            let moved = usize::try_from(n).map_err(|_| {
                 std::io::Error::last_os_error()
                     .raw_os_error()
                     .unwrap_or(libc::EIO)
-            })
+            });
+            // Noted for any fd: only a byte stream's counts (the poller
+            // asks which it is).
+            if hinted && moved.is_ok_and(|n| n > 0 && n < asked) {
+                waiter.short_read(fd);
+            }
+            moved
         };
         let errno = match moved {
             Ok(0) => {

@@ -72,12 +72,18 @@
 //!   `IO#reopen`, or a close by another IO object on the same fd, swaps
 //!   the file behind the same object and number, and a wait trusting it
 //!   would never be woken.)
+//! - The driver takes edges only in [`Poller::wait`] (`turns` counts its
+//!   calls): an edge raised after a read is still there for the next wait
+//!   if no turn came between. That is what the hooks' hints lean on: an
+//!   `EAGAIN` ([`Poller::note_eagain`]) and a short read
+//!   ([`Poller::note_short_read`]) count only within the turn they were
+//!   noted in.
 //! - In a process forked from the owner the registrations belong to the
 //!   parent's epoll instance: dropping them would deregister the parent's
 //!   fds, so a forked child's `Poller` is leaked, never dropped.
 
 use crate::fd_map::FdMap;
-use crate::fd_query::{ready_now, socket_identity, stream_socket};
+use crate::fd_query::{byte_stream_socket, ready_now, socket_identity};
 use crate::held::OwnerPid;
 use crate::state::{PRIORITY, READABLE, WRITABLE};
 use std::collections::VecDeque;
@@ -116,13 +122,23 @@ struct Registration {
     priority: bool,
     /// On [`Poller`]'s `pending` list.
     queued: bool,
-    /// A stream socket (`SO_TYPE`), asked the first time a read hint needs
-    /// it ([`Poller::read_would_fail`]).
+    /// A byte-stream socket ([`byte_stream_socket`]), asked the first
+    /// time a read hint needs it ([`Poller::read_would_fail`]).
     stream: Option<bool>,
     /// Directions (`READABLE`, `WRITABLE`) whose wait was left armed in
     /// the driver and not yet seen ready: on io_uring, a poll request in
     /// the kernel (module doc, "On io_uring").
     armed: u8,
+}
+
+/// A read that moved fewer bytes than it asked for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ShortRead {
+    fd: RawFd,
+    /// [`Poller`]'s driver turn it happened in.
+    turn: u64,
+    /// Who read (an opaque key: the Ruby IO).
+    reader: u64,
 }
 
 /// The fds whose registrations were woken, and the loop's waker while it is
@@ -194,9 +210,9 @@ pub struct Poller {
     /// The last read/write that gave up on `EAGAIN` without waiting: fd,
     /// direction, and the turn it happened in (see [`Poller::note_eagain`]).
     eagain: Option<(RawFd, u8, u64)>,
-    /// The last read that moved fewer bytes than asked: fd, turn and
-    /// reader (see [`Poller::read_would_fail`]).
-    drained: Option<(RawFd, u64, u64)>,
+    /// The last read that moved fewer bytes than asked (see
+    /// [`Poller::read_would_fail`]).
+    drained: Option<ShortRead>,
     /// The fds the driver woke, reused from turn to turn.
     woken: Vec<RawFd>,
     /// Woken fds not reported yet (past [`FDS_PER_TURN`]), in the order
@@ -292,44 +308,63 @@ impl Poller {
     }
 
     /// A read on `fd` by `reader` (an opaque key: the Ruby IO) just moved
-    /// fewer bytes than it asked for: on a stream socket, its receive queue
-    /// was empty then.
+    /// fewer bytes than it asked for: on a byte-stream socket, its receive
+    /// queue was empty then.
     pub fn note_short_read(&mut self, fd: RawFd, reader: u64) {
-        self.drained = Some((fd, self.turns, reader));
+        self.drained = Some(ShortRead {
+            fd,
+            turn: self.turns,
+            reader,
+        });
+    }
+
+    /// Forget a short read noted on `fd`: its fiber is asking whether the
+    /// fd is ready, and a read after a "readable" must not get `EAGAIN`.
+    pub fn forget_short_read(&mut self, fd: RawFd) {
+        if self.drained.is_some_and(|s| s.fd == fd) {
+            self.drained = None;
+        }
     }
 
     /// Is a read on `fd` by `reader` sure to get `EAGAIN` now, so that the
-    /// caller may skip it and wait as if it had? True when the last read
-    /// was by the same reader on `fd`, came up short, and happened in this
-    /// turn of the driver, and `fd` is a registered stream socket. A short
-    /// read drained a stream socket (a datagram socket returns one datagram
-    /// however many are queued), and bytes that came since raised an edge
-    /// the driver has not taken yet (it takes edges only in
-    /// [`Poller::wait`]), which the wait that follows sees: as good as
-    /// [`note_eagain`](Poller::note_eagain)'s `EAGAIN`, minus the `recv`.
-    /// So is the end of the stream: the driver keeps "the peer closed" once
-    /// seen, which the wait reports ([`Poller::watch`]).
+    /// caller may skip it and wait as if it had? Uses the noted short read
+    /// up, whatever the answer. True when the last read was by the same
+    /// reader on `fd`, came up short, and happened in this turn of the
+    /// driver, and `fd` is a registered byte-stream socket. A short read
+    /// drained a byte stream (a datagram or an SCTP socket returns one
+    /// message however many are queued), and bytes that came since raised
+    /// an edge the driver has not taken yet (module invariants), which the
+    /// wait that follows sees: as good as [`note_eagain`](Poller::note_eagain)'s
+    /// `EAGAIN`, minus the `recv`. So are the end of the stream and a
+    /// reset or error that came with the bytes: the wait reports what the
+    /// driver holds beyond readability ([`Poller::watch`]).
     ///
     /// The reader must match because the fd number may have been closed
     /// and reused since (a connection closed and the next accepted in the
     /// same turn): the new socket's first read is made. If the same IO
-    /// names another file by then (`IO#reopen`), a wrongly skipped read
-    /// still ends well: the wait checks the fd's identity, and a new
-    /// registration reports the readiness the file has.
+    /// names another file by then (`IO#reopen`), a skipped read still ends
+    /// well only if the wait checks the fd's identity, that is, if no
+    /// other fiber waits on the IO (`known`): the caller asks only then.
     ///
-    /// The one exception, shared with Tokio and weft's own sockets
-    /// (`weft/src/io/poll_evented.rs`): TCP stops a read at urgent data,
-    /// short, with bytes left behind; a program that sends urgent data
-    /// (`MSG_OOB`) to a socket read this way may see its reader wait for
-    /// the next bytes instead.
+    /// Where a byte stream stops a read short with bytes left behind, the
+    /// skipped read's fiber waits for the next bytes instead (weft's own
+    /// sockets and Tokio's `poll_read` share this): TCP's urgent data
+    /// (`MSG_OOB`), and on AF_UNIX a chunk carrying file descriptors, a
+    /// change of the writer's credentials under `SO_PASSCRED`, or its
+    /// `MSG_OOB`.
     pub fn read_would_fail(&mut self, fd: RawFd, reader: u64) -> bool {
-        if self.drained.take() != Some((fd, self.turns, reader)) {
+        let this_read = ShortRead {
+            fd,
+            turn: self.turns,
+            reader,
+        };
+        if self.drained.take() != Some(this_read) {
             return false;
         }
         let Some(reg) = self.inner.fds.get_mut(&fd) else {
             return false;
         };
-        *reg.stream.get_or_insert_with(|| stream_socket(fd))
+        *reg.stream.get_or_insert_with(|| byte_stream_socket(fd))
     }
 
     /// Start a wait for `events` on `fd`. `known`: the IO is the one the
@@ -346,6 +381,7 @@ impl Poller {
         known: bool,
         just_failed: bool,
     ) -> io::Result<Option<Watch>> {
+        self.forget_short_read(fd);
         let noted = self.eagain.take();
         let just_failed = just_failed
             || noted.is_some_and(|(nfd, nev, turn)| {
@@ -421,15 +457,17 @@ impl Poller {
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
         let mut ask = fresh || events & PRIORITY != 0;
-        // Readiness a clear can't take away: the driver keeps "the peer
-        // closed" once seen, and that is real whatever `just_failed` says
-        // (a read skipped after a short read, `read_would_fail`, would have
-        // found the end of the stream, not `EAGAIN`).
+        // What the driver holds beyond plain readiness is real whatever
+        // `just_failed` says (a read skipped after a short read,
+        // `read_would_fail`, would have found it, not `EAGAIN`): "the peer
+        // closed", which a clear can't take away, and a pending error,
+        // which it can.
         let mut kept = false;
         on_loop(&inner.rt, inner.ring, || {
             let mut cx = Context::from_waker(&reg.waker);
             if events & (READABLE | PRIORITY) != 0 {
                 if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
+                    kept |= guard.ready().is_error();
                     guard.clear_ready();
                     ask = true;
                     kept |= reg.fd.poll_read_ready(&mut cx).is_ready();
@@ -438,6 +476,7 @@ impl Poller {
             }
             if events & WRITABLE != 0 {
                 if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
+                    kept |= guard.ready().is_error();
                     guard.clear_ready();
                     ask = true;
                     kept |= reg.fd.poll_write_ready(&mut cx).is_ready();

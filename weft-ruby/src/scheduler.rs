@@ -189,7 +189,9 @@ impl Scheduler {
             return Ok(wait_blocking(fd, events, timeout));
         }
         if timeout == Some(Duration::ZERO) {
-            // A zero timeout is a readiness check: ask the kernel.
+            // A zero timeout is a readiness check: ask the kernel (and let
+            // a read after a "readable" be made).
+            self.selector.forget_short_read(fd);
             let now = ready_now(fd, events);
             return Ok((now != 0).then_some(now));
         }

@@ -296,13 +296,29 @@ impl Selector {
         }
     }
 
-    /// Would a read on `fd` get `EAGAIN` for sure (see
-    /// [`Poller::read_would_fail`])?
+    /// Would a read on `fd` of `io` get `EAGAIN` for sure (see
+    /// [`Poller::read_would_fail`])? Never while other fibers wait on the
+    /// fd: the wait that follows a skipped read would then trust the fd's
+    /// registration without checking its identity (`known`), which a
+    /// skipped read may not do.
     pub(crate) fn read_would_fail(&self, fd: RawFd, io: Value) -> bool {
-        self.poller
-            .borrow_mut()
-            .as_mut()
-            .is_some_and(|p| p.read_would_fail(fd, io.as_raw()))
+        let mut poller = self.poller.borrow_mut();
+        let Some(p) = poller.as_mut() else {
+            return false;
+        };
+        if self.inner.borrow().has_waiters(fd) {
+            p.forget_short_read(fd);
+            return false;
+        }
+        p.read_would_fail(fd, io.as_raw())
+    }
+
+    /// Forget a short read noted on `fd` (see
+    /// [`Poller::forget_short_read`]).
+    pub(crate) fn forget_short_read(&self, fd: RawFd) {
+        if let Some(p) = self.poller.borrow_mut().as_mut() {
+            p.forget_short_read(fd);
+        }
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {

@@ -103,6 +103,11 @@ impl Inner {
         Some(waiter.fiber)
     }
 
+    /// Some fiber waits on `fd`.
+    pub(crate) fn has_waiters(&self, fd: RawFd) -> bool {
+        self.fds.get(&fd).is_some_and(|e| !e.waiters.is_empty())
+    }
+
     pub(crate) fn wanted(&self, fd: RawFd) -> u8 {
         self.fds
             .get(&fd)

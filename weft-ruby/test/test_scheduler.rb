@@ -230,6 +230,50 @@ class TestWeftScheduler < Minitest::Test
     b&.close
   end
 
+  # The block's value, or :never_woken if it takes over `seconds`.
+  def within(seconds = 2, &block)
+    Timeout.timeout(seconds, &block)
+  rescue Timeout::Error
+    :never_woken
+  end
+
+  # A short read of a socket, then IO#reopen onto another socket whose
+  # bytes are in, in the same turn of the loop; `other_waiter`: another
+  # fiber waits on the IO meanwhile. What the two reads got.
+  def reopen_after_a_short_read(other_waiter:)
+    a, peer_a = UNIXSocket.pair
+    b, peer_b = UNIXSocket.pair
+    with_scheduler do
+      out = []
+      Fiber.schedule { a.wait_priority(0.5) } if other_waiter
+      Fiber.schedule do
+        out << a.readpartial(10) # waits: registers a's socket
+        peer_b.write("2")
+        a.reopen(b)
+        b.close
+        out << within { a.readpartial(10) }
+      end
+      Fiber.schedule { peer_a.write("1") }
+      Fiber.scheduler.run
+      out
+    end
+  ensure
+    [a, peer_a, b, peer_b].each { |io| io&.close unless io&.closed? }
+  end
+
+  # The read after the short read may be skipped (EAGAIN), but the wait
+  # then checks the fd's identity and finds the new socket's bytes.
+  def test_a_reopen_after_a_short_read_still_reads_the_new_socket
+    assert_equal %w[1 2], reopen_after_a_short_read(other_waiter: false)
+  end
+
+  # While another fiber waits on the IO, a wait trusts the fd's
+  # registration without checking its identity, so the read after the
+  # short read is made, not skipped.
+  def test_a_reopen_after_a_short_read_with_another_waiter_reads_the_new_socket
+    assert_equal %w[1 2], reopen_after_a_short_read(other_waiter: true)
+  end
+
   # The short read of a socket closed since says nothing about the next
   # socket on its fd number (a connection closed and the next accepted in
   # the same turn of the loop): that socket's first read is made.
@@ -269,11 +313,7 @@ class TestWeftScheduler < Minitest::Test
     a, b = UNIXSocket.pair
     got = with_scheduler do
       out = nil
-      Fiber.schedule do
-        out = Timeout.timeout(2) { a.read(20) } # waits, then reads 11 of 20
-      rescue Timeout::Error
-        out = :never_woken
-      end
+      Fiber.schedule { out = within { a.read(20) } } # waits, then reads 11 of 20
       Fiber.schedule { b.write("Hello World"); b.close }
       Fiber.scheduler.run
       out
@@ -282,6 +322,64 @@ class TestWeftScheduler < Minitest::Test
   ensure
     a&.close
     b&.close unless b&.closed?
+  end
+
+  # A wait or a readiness check after a short read ends the rule that
+  # skips the next read: a read after "readable" gets the bytes.
+  def test_a_read_after_readable_is_made_even_right_after_a_short_read
+    a, b = UNIXSocket.pair
+    got = with_scheduler do |s|
+      out = []
+      Fiber.schedule do
+        a.wait_readable # registers a
+        buffer = IO::Buffer.new(100)
+        read = -> { buffer.get_string(0, s.io_read(a, buffer, 0)) }
+        out << read.call # "one", short
+        b.write("two")
+        out << a.wait_readable(1).class
+        out << read.call # short again
+        b.write("three")
+        out << a.wait_readable(0).class # a check, not a wait
+        out << read.call
+      end
+      Fiber.schedule { b.write("one") }
+      Fiber.scheduler.run
+      out
+    end
+    assert_equal ["one", UNIXSocket, "two", UNIXSocket, "three"], got
+  ensure
+    a&.close
+    b&.close
+  end
+
+  # A reset that came after the bytes is raised by the read after the short
+  # read, not waited past.
+  def test_a_reset_after_a_short_read_is_raised
+    server = TCPServer.new("127.0.0.1", 0)
+    client = TCPSocket.new("127.0.0.1", server.addr[1])
+    conn = server.accept
+    got = with_scheduler do
+      out = []
+      Fiber.schedule do
+        out << conn.readpartial(10) # waits, then "x", short
+        out << within do
+          conn.readpartial(10)
+        rescue SystemCallError, EOFError => e
+          e.class
+        end
+      end
+      Fiber.schedule do
+        client.write("x")
+        client.setsockopt(Socket::SOL_SOCKET, Socket::SO_LINGER, [1, 0].pack("ii"))
+        client.close # with a zero linger: a reset
+      end
+      Fiber.scheduler.run
+      out
+    end
+    assert_equal "x", got[0]
+    assert_includes [Errno::ECONNRESET, EOFError], got[1]
+  ensure
+    [server, client, conn].each { |io| io&.close unless io&.closed? }
   end
 
   # A datagram socket returns one datagram per read however many are
@@ -303,34 +401,6 @@ class TestWeftScheduler < Minitest::Test
   ensure
     a&.close
     b&.close
-  end
-
-  # A short read, then IO#reopen onto another socket in the same turn:
-  # the read that follows may be reported as EAGAIN, but the wait checks
-  # the fd's identity and finds the new socket's bytes.
-  def test_a_reopen_after_a_short_read_still_reads_the_new_socket
-    a, peer_a = UNIXSocket.pair
-    b, peer_b = UNIXSocket.pair
-    got = with_scheduler do
-      out = []
-      Fiber.schedule do
-        out << a.readpartial(10) # waits: registers a's socket
-        peer_b.write("2")
-        a.reopen(b)
-        b.close
-        out << begin
-          Timeout.timeout(2) { a.readpartial(10) }
-        rescue Timeout::Error
-          :never_woken
-        end
-      end
-      Fiber.schedule { peer_a.write("1") }
-      Fiber.scheduler.run
-      out
-    end
-    assert_equal %w[1 2], got
-  ensure
-    [a, peer_a, b, peer_b].each { |io| io&.close unless io&.closed? }
   end
 
   def test_fd_reuse_after_close

@@ -226,6 +226,23 @@ class TestWeftSelector < Minitest::Test
     b&.close
   end
 
+  # A short read whose bytes came with the peer's close: the read still
+  # owed finds the end of the stream (io_read returns what it has).
+  def test_a_read_for_more_after_a_short_read_finds_the_peers_close
+    a, b = UNIXSocket.pair
+    buffer = IO::Buffer.new(64)
+    got = nil
+    Fiber.new { got = @selector.io_read(Fiber.current, a, buffer, 20) }.transfer
+    b.write("Hello World")
+    b.close
+    select_until(5, 0.2) { got }
+    assert_equal 11, got
+    assert_equal "Hello World", buffer.get_string(0, got)
+  ensure
+    a&.close
+    b&.close unless b&.closed?
+  end
+
   def test_process_wait_for_a_child_that_has_exited_already
     pid = Process.spawn("true")
     sleep 0.05
