@@ -486,6 +486,7 @@ impl Selector {
             events,
             known,
             just_failed,
+            crate::trust::stamp(io),
         );
         let now = match watched {
             Ok(now) => now,
