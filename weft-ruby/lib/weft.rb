@@ -15,25 +15,6 @@ end
 require "socket"
 
 module Weft
-  # Counts the calls that can make an IO object's fd number name another
-  # file, IO#close (a close through another IO object on the same fd lets
-  # the number be reused) and IO#reopen, so that a wait trusts an fd's
-  # registration, verified by an earlier wait of the same IO, only while
-  # none happened anywhere (weft-ruby/src/trust.rs). One native call per
-  # close or reopen.
-  module IOSwaps
-    def close
-      Weft._io_swapped
-      super
-    end
-
-    def reopen(...)
-      Weft._io_swapped
-      super
-    end
-  end
-  IO.prepend(IOSwaps)
-
   # A Fiber::Scheduler built on Weft::Selector. The hot hooks (io_wait,
   # block, kernel_sleep, unblock) and the event loop (run) are in Rust;
   # these are the rest.

@@ -6,9 +6,8 @@
 //! without the GVL when it blocks; cross-thread wake), [`scheduler`]
 //! (`Weft::Scheduler` and its loop, built on the selector), [`selector`]
 //! (`Weft::Selector`, io-event's interface, and its bookkeeping in
-//! `waiters`), [`io_hooks`] (byte moves into `IO::Buffer`), [`process`]
-//! (pidfd and a non-blocking reap) and `trust` (when a wait may skip the
-//! fd identity check). Each states its own invariants
+//! `waiters`), [`io_hooks`] (byte moves into `IO::Buffer`) and [`process`]
+//! (pidfd and a non-blocking reap). Each states its own invariants
 //! (`fd_map` holds only a hasher); the ones every `unsafe` block here
 //! relies on are:
 //! - the GVL is held whenever a Ruby object or API is touched, except in
@@ -26,7 +25,6 @@ pub mod process;
 pub mod scheduler;
 pub mod selector;
 pub mod state;
-mod trust;
 mod waiters;
 
 /// The extension's entry point (`Init_weft`, run by `require "weft/weft"`).
@@ -34,6 +32,5 @@ mod waiters;
 fn init(ruby: &magnus::Ruby) -> Result<(), magnus::Error> {
     scheduler::define(ruby)?;
     selector::define(ruby)?;
-    trust::define(ruby)?;
     process::define(ruby)
 }

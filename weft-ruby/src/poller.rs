@@ -64,16 +64,14 @@
 //!   its number reused) can only wake that fd's current waiters, who
 //!   re-check.
 //! - A registration is trusted without a check only by a wait on the IO
-//!   its fd's current waiters wait on, or by a wait with the stamp of the
-//!   wait that last verified it (same IO object, and no `IO#close`,
-//!   `IO#reopen` or garbage collection in the process since: `trust.rs`).
-//!   Any other wait checks that the fd still names the registered socket
-//!   (`fstat`'s device and inode) and otherwise registers the fd afresh,
-//!   because the number may have been closed and reused, and closing the
-//!   old file took it out of the kernel's interest list. (An IO object
-//!   alone is not trusted across waits: `IO#reopen`, or a close by another
-//!   IO object on the same fd, swaps the file behind the same object and
-//!   number, and a wait trusting it would never be woken.)
+//!   its fd's current waiters wait on. Any other wait checks that the fd
+//!   still names the registered socket (`fstat`'s device and inode) and
+//!   otherwise registers the fd afresh, because the number may have been
+//!   closed and reused, and closing the old file took it out of the
+//!   kernel's interest list. (An IO object is not trusted across waits:
+//!   `IO#reopen`, or a close by another IO object on the same fd, swaps
+//!   the file behind the same object and number, and a wait trusting it
+//!   would never be woken.)
 //! - The driver takes edges only in [`Poller::wait`] (`turns` counts its
 //!   calls): an edge raised after a read is still there for the next wait
 //!   if no turn came between. That is what the hooks' hints lean on: an
@@ -88,7 +86,6 @@ use crate::fd_map::FdMap;
 use crate::fd_query::{byte_stream_socket, ready_now, socket_identity};
 use crate::held::OwnerPid;
 use crate::state::{PRIORITY, READABLE, WRITABLE};
-use crate::trust::Stamp;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::future::{poll_fn, Future};
@@ -120,10 +117,6 @@ struct Registration {
     /// `fstat`'s (device, inode) when registered, for sockets only: what
     /// lets a later IO on the same fd number reuse the registration.
     socket: Option<(u64, u64)>,
-    /// The stamp of the wait that last verified this registration (its
-    /// identity checked, or made afresh): a wait with the same stamp
-    /// trusts it without a check (`trust.rs`).
-    verified: Option<Stamp>,
     /// Registered for `PRIORITY` too (on io_uring only when a wait asked
     /// for it: module doc).
     priority: bool,
@@ -376,7 +369,7 @@ impl Poller {
 
     /// Start a wait for `events` on `fd`. `known`: the IO is the one the
     /// fd's current waiters wait on, so its registration is trusted without
-    /// a check; so it is if `stamp` is the one it was last verified with. `just_failed`: the caller's read or write on the fd has
+    /// a check. `just_failed`: the caller's read or write on the fd has
     /// just got `EAGAIN` (no edge can have been consumed since: the driver
     /// only turns in [`Poller::wait`]), so left-over readiness is cleared
     /// without asking the kernel. `Ok(None)`: the fd can't be polled (a
@@ -387,7 +380,6 @@ impl Poller {
         events: u8,
         known: bool,
         just_failed: bool,
-        stamp: Stamp,
     ) -> io::Result<Option<Watch>> {
         self.forget_short_read(fd);
         let noted = self.eagain.take();
@@ -420,7 +412,7 @@ impl Poller {
         let mut identity = None;
         let reusable = inner.fds.get(&fd).is_some_and(|reg| {
             (reg.priority || !priority)
-                && (known || (reg.socket.is_some() && reg.verified == Some(stamp)) || {
+                && (known || {
                     let now = socket_identity(fd);
                     identity = Some(now);
                     reg.socket.is_some() && now == reg.socket
@@ -455,7 +447,6 @@ impl Poller {
                     socket: identity.unwrap_or_else(|| socket_identity(fd)),
                     queued: false,
                     stream: None,
-                    verified: None,
                     priority,
                     armed: 0,
                 },
@@ -463,7 +454,6 @@ impl Poller {
             fresh = true;
         }
         let reg = inner.fds.get_mut(&fd).expect("registered above");
-        reg.verified = Some(stamp);
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
         let mut ask = fresh || events & PRIORITY != 0;
@@ -799,12 +789,11 @@ pub fn ready_or_watch(
     events: u8,
     known: bool,
     just_failed: bool,
-    stamp: Stamp,
 ) -> io::Result<u8> {
     let Some(poller) = poller else {
         return Ok(events);
     };
-    Ok(match poller.watch(fd, events, known, just_failed, stamp)? {
+    Ok(match poller.watch(fd, events, known, just_failed)? {
         Some(Watch::Pending) => 0,
         Some(Watch::Ready(ready)) => ready,
         None => events,

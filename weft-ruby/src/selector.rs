@@ -486,7 +486,6 @@ impl Selector {
             events,
             known,
             just_failed,
-            crate::trust::stamp(io),
         );
         let now = match watched {
             Ok(now) => now,

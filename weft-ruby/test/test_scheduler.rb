@@ -274,63 +274,6 @@ class TestWeftScheduler < Minitest::Test
     assert_equal %w[1 2], reopen_after_a_short_read(other_waiter: true)
   end
 
-  # A wait of the IO that verified its fd's registration trusts it later
-  # only while no IO was closed or reopened and no GC ran. Here the fd is
-  # closed behind the first IO (through another IO object, or by a raw
-  # close(2) followed by a GC, as a finalizer would) and a new socket
-  # takes the number: the next wait of the first IO checks the fd and is
-  # woken by the new socket.
-  def swap_behind(how)
-    a, peer_a = UNIXSocket.pair
-    with_scheduler do
-      out = []
-      fresh = nil
-      Fiber.schedule do
-        out << a.read(1) # waits: registers and verifies a's socket
-        number = a.fileno
-        case how
-        when :close then IO.for_fd(number, autoclose: true).close
-        when :gc
-          syscall(RAW_CLOSE, number) # not IO#close: not counted
-          GC.start
-        end
-        fresh = UNIXSocket.pair
-        fresh.reverse! if fresh[1].fileno == number
-        out << (fresh[0].fileno == number ? :reused : :not_reused)
-        out << within { a.read(1) }
-      end
-      Fiber.schedule do
-        peer_a.write("1")
-        200.times { fresh ? break : sleep(0.01) }
-        sleep 0.02
-        fresh&.last&.write("2")
-      end
-      Fiber.scheduler.run
-      fresh&.each(&:close)
-      out
-    end
-  ensure
-    # a's number was closed behind it: it must not close it again later.
-    a&.autoclose = false
-    peer_a&.close
-  end
-
-  # close(2)'s syscall number, where known.
-  RAW_CLOSE = { "x86_64" => 3, "aarch64" => 57 }[RbConfig::CONFIG["host_cpu"]]
-
-  def test_a_close_through_another_io_object_ends_the_trust
-    got = swap_behind(:close)
-    skip "the kernel did not reuse the fd number" if got.include?(:not_reused)
-    assert_equal ["1", :reused, "2"], got
-  end
-
-  def test_a_gc_ends_the_trust
-    skip "close(2)'s syscall number is not known here" unless RAW_CLOSE
-    got = swap_behind(:gc)
-    skip "the kernel did not reuse the fd number" if got.include?(:not_reused)
-    assert_equal ["1", :reused, "2"], got
-  end
-
   # The short read of a socket closed since says nothing about the next
   # socket on its fd number (a connection closed and the next accepted in
   # the same turn of the loop): that socket's first read is made.

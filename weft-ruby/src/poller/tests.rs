@@ -4,13 +4,6 @@
 
 use super::*;
 
-/// The stamp of every wait here (one IO, nothing closed, no GC).
-const S: Stamp = Stamp {
-    reader: 1,
-    swaps: 0,
-    gcs: 0,
-};
-
 /// A wait by the IO the fd's other waiters wait on.
 const KNOWN: bool = true;
 
@@ -47,7 +40,7 @@ fn fired_pipe() -> (Poller, Shared, [RawFd; 2]) {
     let (mut poller, shared) = Poller::new().unwrap();
     let fds = pipe();
     assert!(matches!(
-        poller.watch(fds[0], READABLE, false, false, S),
+        poller.watch(fds[0], READABLE, false, false),
         Ok(Some(Watch::Pending))
     ));
     write_byte(fds[1]);
@@ -76,7 +69,7 @@ fn an_edge_after_the_watch_wakes_the_fd_through_weft_driver() {
     // The next wait finds the bit set, asks the kernel, and the byte is
     // still there: ready at once.
     assert!(matches!(
-        poller.watch(fds[0], READABLE, KNOWN, false, S),
+        poller.watch(fds[0], READABLE, KNOWN, false),
         Ok(Some(Watch::Ready(READABLE)))
     ));
     assert_eq!(poller.registrations(), 1, "registered once");
@@ -88,7 +81,7 @@ fn a_left_over_bit_is_cleared_when_the_data_is_gone() {
     let (mut poller, _shared, fds) = fired_pipe();
     assert_eq!(drain(fds[0]), 1);
     assert!(matches!(
-        poller.watch(fds[0], READABLE, KNOWN, false, S),
+        poller.watch(fds[0], READABLE, KNOWN, false),
         Ok(Some(Watch::Pending))
     ));
     assert_eq!(
@@ -104,7 +97,7 @@ fn a_wait_after_eagain_trusts_the_caller_and_sees_the_next_edge() {
     let (mut poller, shared, fds) = fired_pipe();
     assert_eq!(drain(fds[0]), 1);
     assert!(matches!(
-        poller.watch(fds[0], READABLE, KNOWN, true, S),
+        poller.watch(fds[0], READABLE, KNOWN, true),
         Ok(Some(Watch::Pending))
     ));
     assert_eq!(
@@ -124,7 +117,7 @@ fn a_noted_eagain_counts_only_until_the_driver_turns() {
     // leaves the wait pending, which shows the kernel was not asked...
     poller.note_eagain(fds[0], READABLE);
     assert!(matches!(
-        poller.watch(fds[0], READABLE, KNOWN, false, S),
+        poller.watch(fds[0], READABLE, KNOWN, false),
         Ok(Some(Watch::Pending))
     ));
     // ...while a note from before a turn is ignored: the kernel is
@@ -134,7 +127,7 @@ fn a_noted_eagain_counts_only_until_the_driver_turns() {
     write_byte(fds[1]);
     turn(&mut poller, &shared);
     assert!(matches!(
-        poller.watch(fds[0], READABLE, KNOWN, false, S),
+        poller.watch(fds[0], READABLE, KNOWN, false),
         Ok(Some(Watch::Ready(READABLE)))
     ));
     close(fds);
@@ -161,7 +154,7 @@ fn a_short_read_counts_once_only_until_the_driver_turns_and_on_streams_only() {
     poller.note_short_read(stream[0], IO);
     assert!(!poller.read_would_fail(stream[0], IO), "not registered");
     for fd in [stream[0], datagrams[0]] {
-        let _ = poller.watch(fd, READABLE, false, false, S).unwrap();
+        let _ = poller.watch(fd, READABLE, false, false).unwrap();
     }
     poller.note_short_read(stream[0], IO);
     assert!(!poller.read_would_fail(datagrams[0], IO), "another fd");
@@ -189,7 +182,7 @@ fn a_short_read_counts_once_only_until_the_driver_turns_and_on_streams_only() {
 fn bytes_that_come_after_a_short_read_wake_the_wait_that_skipped_the_read() {
     let (mut poller, shared) = Poller::new().unwrap();
     let fds = socket_pair(libc::SOCK_STREAM);
-    let _ = poller.watch(fds[0], READABLE, false, false, S).unwrap();
+    let _ = poller.watch(fds[0], READABLE, false, false).unwrap();
     write_byte(fds[1]);
     assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
     assert_eq!(drain(fds[0]), 1, "short of 16");
@@ -199,7 +192,7 @@ fn bytes_that_come_after_a_short_read_wake_the_wait_that_skipped_the_read() {
     // What the hooks do next: note the EAGAIN and wait.
     poller.note_eagain(fds[0], READABLE);
     assert!(matches!(
-        poller.watch(fds[0], READABLE, KNOWN, false, S),
+        poller.watch(fds[0], READABLE, KNOWN, false),
         Ok(Some(Watch::Pending))
     ));
     assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
@@ -211,7 +204,7 @@ fn bytes_that_come_after_a_short_read_wake_the_wait_that_skipped_the_read() {
 fn a_close_taken_with_the_bytes_is_reported_to_a_wait_after_a_skipped_read() {
     let (mut poller, shared) = Poller::new().unwrap();
     let fds = socket_pair(libc::SOCK_STREAM);
-    let _ = poller.watch(fds[0], READABLE, false, false, S).unwrap();
+    let _ = poller.watch(fds[0], READABLE, false, false).unwrap();
     write_byte(fds[1]);
     // SAFETY: closing the peer end the test opened.
     unsafe { libc::close(fds[1]) };
@@ -223,7 +216,7 @@ fn a_close_taken_with_the_bytes_is_reported_to_a_wait_after_a_skipped_read() {
     poller.note_eagain(fds[0], READABLE);
     // No edge is left to wake a wait: the driver's "closed" must answer.
     assert!(matches!(
-        poller.watch(fds[0], READABLE, KNOWN, false, S),
+        poller.watch(fds[0], READABLE, KNOWN, false),
         Ok(Some(Watch::Ready(READABLE)))
     ));
     assert_eq!(drain(fds[0]), 0, "the end of the stream");
@@ -235,9 +228,9 @@ fn a_close_taken_with_the_bytes_is_reported_to_a_wait_after_a_skipped_read() {
 fn a_wait_or_a_readiness_check_ends_the_short_read_hint() {
     let (mut poller, _shared) = Poller::new().unwrap();
     let fds = socket_pair(libc::SOCK_STREAM);
-    let _ = poller.watch(fds[0], READABLE, false, false, S).unwrap();
+    let _ = poller.watch(fds[0], READABLE, false, false).unwrap();
     poller.note_short_read(fds[0], IO);
-    let _ = poller.watch(fds[0], WRITABLE, KNOWN, false, S).unwrap();
+    let _ = poller.watch(fds[0], WRITABLE, KNOWN, false).unwrap();
     assert!(!poller.read_would_fail(fds[0], IO), "a wait came between");
     poller.note_short_read(fds[0], IO);
     poller.forget_short_read(fds[1]);
@@ -279,76 +272,24 @@ fn a_socket_registration_is_kept_for_the_same_socket_and_remade_for_another() {
     let (mut poller, _shared) = Poller::new().unwrap();
     let (a, _peer_a) = std::os::unix::net::UnixStream::pair().unwrap();
     let fd = a.as_raw_fd();
-    let watch = |poller: &mut Poller, stamp: Stamp| {
+    let watch = |poller: &mut Poller| {
         assert!(matches!(
-            poller.watch(fd, READABLE, false, false, stamp),
+            poller.watch(fd, READABLE, false, false),
             Ok(Some(Watch::Pending))
         ));
         poller.inner.fds[&fd].socket
     };
-    let another_io = Stamp { reader: 2, ..S };
-    let first = watch(&mut poller, S);
+    let first = watch(&mut poller);
     assert!(first.is_some(), "a socket has an identity");
-    assert_eq!(
-        watch(&mut poller, another_io),
-        first,
-        "the same socket: kept"
-    );
+    assert_eq!(watch(&mut poller), first, "the same socket: kept");
     // Another socket on the same number: registered afresh (the
     // kernel dropped the old registration with the old file).
     let (b, _peer_b) = std::os::unix::net::UnixStream::pair().unwrap();
     // SAFETY: dup2 onto `fd`, which `a` owns: `a` then names b's socket.
     assert_eq!(unsafe { libc::dup2(b.as_raw_fd(), fd) }, fd);
-    // A dup2 behind Ruby's back leaves the stamp as it was: trusted (the
-    // limit `trust.rs` states)...
-    assert_eq!(
-        watch(&mut poller, another_io),
-        first,
-        "trusted by its stamp"
-    );
-    // ...while IO#reopen, which does that dup2, counts as a swap.
-    let after_reopen = Stamp {
-        swaps: 1,
-        ..another_io
-    };
-    let second = watch(&mut poller, after_reopen);
+    let second = watch(&mut poller);
     assert!(second.is_some() && second != first, "a new identity");
     assert_eq!(poller.registrations(), 1);
-}
-
-#[test]
-fn a_wait_trusts_a_registration_only_with_the_stamp_that_verified_it() {
-    let (mut poller, _shared) = Poller::new().unwrap();
-    let (a, _peer_a) = std::os::unix::net::UnixStream::pair().unwrap();
-    let fd = a.as_raw_fd();
-    let identity = |poller: &mut Poller, stamp: Stamp| {
-        assert!(matches!(
-            poller.watch(fd, READABLE, false, false, stamp),
-            Ok(Some(Watch::Pending))
-        ));
-        poller.inner.fds[&fd].socket
-    };
-    let mut before = identity(&mut poller, S);
-    // Kept open, so that nothing on the number reads as closed.
-    let mut peers = Vec::new();
-    // Each stamp differs from the verifying wait's in one way, and each
-    // time another socket is put on the number first: the wait checks the
-    // fd, finds the new socket, and registers it afresh.
-    let stamps = [
-        Stamp { reader: 9, ..S },
-        Stamp { swaps: 9, ..S },
-        Stamp { gcs: 9, ..S },
-    ];
-    for changed in stamps {
-        let (other, peer) = std::os::unix::net::UnixStream::pair().unwrap();
-        // SAFETY: dup2 onto `fd`, which `a` owns, from a live socket.
-        assert_eq!(unsafe { libc::dup2(other.as_raw_fd(), fd) }, fd);
-        let now = identity(&mut poller, changed);
-        assert_ne!(now, before, "{changed:?} checked the fd");
-        assert_eq!(now, socket_identity(fd), "{changed:?} registered it afresh");
-        before = now;
-        peers.push(peer);
-    }
 }
 
 #[test]
@@ -358,7 +299,7 @@ fn a_regular_file_is_always_ready() {
     // epoll refuses to register it; io_uring's driver asks the kernel
     // first, which says ready: either way the wait is over at once.
     assert!(matches!(
-        poller.watch(file.as_raw_fd(), READABLE, false, false, S),
+        poller.watch(file.as_raw_fd(), READABLE, false, false),
         Ok(None | Some(Watch::Ready(READABLE)))
     ));
 }
