@@ -274,6 +274,63 @@ class TestWeftScheduler < Minitest::Test
     assert_equal %w[1 2], reopen_after_a_short_read(other_waiter: true)
   end
 
+  # The fd of an IO whose registration an earlier wait verified is closed
+  # behind it (through another IO object, or by a raw close(2) followed by
+  # a GC, as a leaked IO's finalizer would) and a new socket takes the
+  # number: the next wait of the first IO checks the fd and is woken by
+  # the new socket. (A trust that skipped the check on what Ruby saw
+  # would fail these; BENCHMARKS.md, "Ruby: one recv".)
+  def swap_behind(how)
+    a, peer_a = UNIXSocket.pair
+    with_scheduler do
+      out = []
+      fresh = nil
+      Fiber.schedule do
+        out << a.read(1) # waits: registers and verifies a's socket
+        number = a.fileno
+        case how
+        when :close then IO.for_fd(number, autoclose: true).close
+        when :gc
+          syscall(RAW_CLOSE, number) # not IO#close: not counted
+          GC.start
+        end
+        fresh = UNIXSocket.pair
+        fresh.reverse! if fresh[1].fileno == number
+        out << (fresh[0].fileno == number ? :reused : :not_reused)
+        out << within { a.read(1) }
+      end
+      Fiber.schedule do
+        peer_a.write("1")
+        200.times { fresh ? break : sleep(0.01) }
+        sleep 0.02
+        fresh&.last&.write("2")
+      end
+      Fiber.scheduler.run
+      fresh&.each(&:close)
+      out
+    end
+  ensure
+    # a's number was closed behind it: it must not close it again later.
+    a&.autoclose = false
+    peer_a&.close
+  end
+
+  # close(2)'s syscall number, where known.
+  RAW_CLOSE = { "x86_64" => 3, "aarch64" => 57 }[RbConfig::CONFIG["host_cpu"]]
+
+  def test_a_close_through_another_io_object_is_seen_by_the_next_wait
+    got = swap_behind(:close)
+    skip "the kernel did not reuse the fd number" if got.include?(:not_reused)
+    assert_equal ["1", :reused, "2"], got
+  end
+
+  def test_a_close_behind_ruby_is_seen_by_the_next_wait
+    skip "close(2)'s syscall number is not known here" unless RAW_CLOSE
+    got = swap_behind(:gc)
+    skip "the kernel did not reuse the fd number" if got.include?(:not_reused)
+    assert_equal ["1", :reused, "2"], got
+  end
+
   # The short read of a socket closed since says nothing about the next
   # socket on its fd number (a connection closed and the next accepted in
   # the same turn of the loop): that socket's first read is made.
