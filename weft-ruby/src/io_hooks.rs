@@ -126,7 +126,7 @@ impl WaitFd for SchedulerWait<'_> {
     }
 
     fn gave_up(&mut self, fd: i32, events: u8) {
-        self.scheduler.note_eagain(fd, events);
+        self.scheduler.selector().note_eagain(fd, events);
     }
 
     fn short_read(&mut self, fd: i32) {

@@ -352,13 +352,23 @@ impl Poller {
     /// (`MSG_OOB`), and on AF_UNIX a chunk carrying file descriptors, a
     /// change of the writer's credentials under `SO_PASSCRED`, or its
     /// `MSG_OOB`.
-    pub fn read_would_fail(&mut self, fd: RawFd, reader: u64) -> bool {
+    ///
+    /// `others_wait` says whether other fibers wait on `fd`; asked only
+    /// when the hint matches (a lookup saved on every other read). The
+    /// read is made then: the wait after a skipped read would trust the
+    /// registration without checking its identity (`known`).
+    pub fn read_would_fail(
+        &mut self,
+        fd: RawFd,
+        reader: u64,
+        others_wait: impl FnOnce() -> bool,
+    ) -> bool {
         let this_read = ShortRead {
             fd,
             turn: self.turns,
             reader,
         };
-        if self.drained.take() != Some(this_read) {
+        if self.drained.take() != Some(this_read) || others_wait() {
             return false;
         }
         let Some(reg) = self.inner.fds.get_mut(&fd) else {

@@ -211,12 +211,6 @@ impl Scheduler {
         result
     }
 
-    /// A hook's read/write on `fd` gave up on `EAGAIN` (see
-    /// [`crate::poller::Poller::note_eagain`]).
-    pub(crate) fn note_eagain(&self, fd: i32, events: u8) {
-        self.selector.note_eagain(fd, events);
-    }
-
     /// The selector under this scheduler.
     pub(crate) fn selector(&self) -> &Selector {
         &self.selector

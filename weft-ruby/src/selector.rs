@@ -283,42 +283,34 @@ impl Selector {
     /// A read or write on `fd` gave up on `EAGAIN` without waiting (see
     /// [`Poller::note_eagain`]).
     pub(crate) fn note_eagain(&self, fd: RawFd, events: u8) {
-        if let Some(p) = self.poller.borrow_mut().as_mut() {
-            p.note_eagain(fd, events);
-        }
+        self.with_poller(|p| p.note_eagain(fd, events));
     }
 
     /// A read on `fd` of `io` came up short (see
     /// [`Poller::note_short_read`]).
     pub(crate) fn note_short_read(&self, fd: RawFd, io: Value) {
-        if let Some(p) = self.poller.borrow_mut().as_mut() {
-            p.note_short_read(fd, io.as_raw());
-        }
+        self.with_poller(|p| p.note_short_read(fd, io.as_raw()));
     }
 
     /// Would a read on `fd` of `io` get `EAGAIN` for sure (see
     /// [`Poller::read_would_fail`])? Never while other fibers wait on the
-    /// fd: the wait that follows a skipped read would then trust the fd's
-    /// registration without checking its identity (`known`), which a
-    /// skipped read may not do.
+    /// fd.
     pub(crate) fn read_would_fail(&self, fd: RawFd, io: Value) -> bool {
-        let mut poller = self.poller.borrow_mut();
-        let Some(p) = poller.as_mut() else {
-            return false;
-        };
-        if self.inner.borrow().has_waiters(fd) {
-            p.forget_short_read(fd);
-            return false;
-        }
-        p.read_would_fail(fd, io.as_raw())
+        self.with_poller(|p| {
+            p.read_would_fail(fd, io.as_raw(), || self.inner.borrow().has_waiters(fd))
+        })
+        .unwrap_or(false)
     }
 
     /// Forget a short read noted on `fd` (see
     /// [`Poller::forget_short_read`]).
     pub(crate) fn forget_short_read(&self, fd: RawFd) {
-        if let Some(p) = self.poller.borrow_mut().as_mut() {
-            p.forget_short_read(fd);
-        }
+        self.with_poller(|p| p.forget_short_read(fd));
+    }
+
+    /// `f` on the poller, unless the selector is closed.
+    fn with_poller<R>(&self, f: impl FnOnce(&mut Poller) -> R) -> Option<R> {
+        self.poller.borrow_mut().as_mut().map(f)
     }
 
     fn shared(&self, ruby: &Ruby) -> Result<&Shared, Error> {

@@ -152,26 +152,35 @@ fn a_short_read_counts_once_only_until_the_driver_turns_and_on_streams_only() {
     let stream = socket_pair(libc::SOCK_STREAM);
     let datagrams = socket_pair(libc::SOCK_DGRAM);
     poller.note_short_read(stream[0], IO);
-    assert!(!poller.read_would_fail(stream[0], IO), "not registered");
+    assert!(
+        !poller.read_would_fail(stream[0], IO, || false),
+        "not registered"
+    );
     for fd in [stream[0], datagrams[0]] {
         let _ = poller.watch(fd, READABLE, false, false).unwrap();
     }
     poller.note_short_read(stream[0], IO);
-    assert!(!poller.read_would_fail(datagrams[0], IO), "another fd");
+    assert!(
+        !poller.read_would_fail(datagrams[0], IO, || false),
+        "another fd"
+    );
     poller.note_short_read(stream[0], IO);
-    assert!(!poller.read_would_fail(stream[0], IO + 1), "another IO");
+    assert!(
+        !poller.read_would_fail(stream[0], IO + 1, || false),
+        "another IO"
+    );
     poller.note_short_read(stream[0], IO);
-    assert!(poller.read_would_fail(stream[0], IO));
-    assert!(!poller.read_would_fail(stream[0], IO), "once");
+    assert!(poller.read_would_fail(stream[0], IO, || false));
+    assert!(!poller.read_would_fail(stream[0], IO, || false), "once");
     poller.note_short_read(datagrams[0], IO);
     assert!(
-        !poller.read_would_fail(datagrams[0], IO),
+        !poller.read_would_fail(datagrams[0], IO, || false),
         "a datagram socket"
     );
     poller.note_short_read(stream[0], IO);
     turn(&mut poller, &shared);
     assert!(
-        !poller.read_would_fail(stream[0], IO),
+        !poller.read_would_fail(stream[0], IO, || false),
         "a turn took the edges"
     );
     close(stream);
@@ -188,7 +197,7 @@ fn bytes_that_come_after_a_short_read_wake_the_wait_that_skipped_the_read() {
     assert_eq!(drain(fds[0]), 1, "short of 16");
     poller.note_short_read(fds[0], IO);
     write_byte(fds[1]);
-    assert!(poller.read_would_fail(fds[0], IO));
+    assert!(poller.read_would_fail(fds[0], IO, || false));
     // What the hooks do next: note the EAGAIN and wait.
     poller.note_eagain(fds[0], READABLE);
     assert!(matches!(
@@ -212,7 +221,7 @@ fn a_close_taken_with_the_bytes_is_reported_to_a_wait_after_a_skipped_read() {
     assert_eq!(turn(&mut poller, &shared), vec![fds[0]]);
     assert_eq!(drain(fds[0]), 1, "short of 16");
     poller.note_short_read(fds[0], IO);
-    assert!(poller.read_would_fail(fds[0], IO));
+    assert!(poller.read_would_fail(fds[0], IO, || false));
     poller.note_eagain(fds[0], READABLE);
     // No edge is left to wake a wait: the driver's "closed" must answer.
     assert!(matches!(
@@ -231,10 +240,16 @@ fn a_wait_or_a_readiness_check_ends_the_short_read_hint() {
     let _ = poller.watch(fds[0], READABLE, false, false).unwrap();
     poller.note_short_read(fds[0], IO);
     let _ = poller.watch(fds[0], WRITABLE, KNOWN, false).unwrap();
-    assert!(!poller.read_would_fail(fds[0], IO), "a wait came between");
+    assert!(
+        !poller.read_would_fail(fds[0], IO, || false),
+        "a wait came between"
+    );
     poller.note_short_read(fds[0], IO);
     poller.forget_short_read(fds[1]);
-    assert!(poller.read_would_fail(fds[0], IO), "another fd's check");
+    assert!(
+        poller.read_would_fail(fds[0], IO, || false),
+        "another fd's check"
+    );
     close(fds);
 }
 
