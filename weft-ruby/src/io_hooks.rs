@@ -16,6 +16,15 @@
 //!   raises `IOError` and a reused fd number is never read or written.
 //! - Results follow the hook convention: the byte count, or `-errno` when
 //!   nothing was moved.
+//! - A read with a `length` of 0 ("at most one attempt, never wait") into
+//!   the IO's own read buffer waits for a byte here instead. Only Ruby's
+//!   `io_fillbuf` (under `gets`, `read(n)`, `each_line`, `eof?`...) reads
+//!   into that buffer, and on `EAGAIN` it always calls `io_wait` and then
+//!   `io_read` again: the same wait, two hook calls and an `IO::Buffer`
+//!   later (a sixth of a keep-alive request's CPU). Reads into other
+//!   memory (`read_nonblock`, `readpartial`, `sysread`) keep the
+//!   convention. Only before Ruby 3.2 (`FILL_WAITS`): from 3.2 Ruby's
+//!   wait honours `IO#timeout`, which this one does not read.
 //! - A read the poller knows would get `EAGAIN` is not made: a `recv` on a
 //!   stream socket that moved fewer bytes than asked drained it, and until
 //!   the driver turns, the move waits (or gives up) as if the next read had
@@ -23,13 +32,17 @@
 //!   keep-alive server's read after each response is such a read.
 
 use crate::fd_map::FdSet;
-use crate::scheduler::{fd_of, Scheduler};
+use crate::scheduler::{fd_of, io_read_buffer, Scheduler};
 use crate::state::{READABLE, WRITABLE};
 use magnus::prelude::*;
 use magnus::rb_sys::{protect, AsRawValue};
 use magnus::{Error, Ruby, Value};
 use std::cell::RefCell;
 use std::ffi::c_void;
+
+/// Whether a fill of an IO's read buffer waits in the hook (module doc):
+/// only before Ruby 3.2, whose wait in Ruby also honours `IO#timeout`.
+const FILL_WAITS: bool = rb_sys::RUBY_API_VERSION_CODE < 30200;
 
 /// Which way bytes move.
 pub enum Dir {
@@ -260,9 +273,14 @@ pub fn move_bytes(
     let mut fd = fd_of(ruby, io)?;
     let mut nonblocking_set = false;
     let mut offset = start;
-    let length = start.saturating_add(length);
     // Reads at the file position are what the short-read hints are about.
     let hinted = matches!(dir, Dir::Read) && at.is_none();
+    // Ruby filling the IO's own read buffer waits here (module doc).
+    let fills = FILL_WAITS && hinted && length == 0 && start == 0 && {
+        let (base, _) = bytes(buffer, &dir)?;
+        !base.is_null() && base as *const u8 == io_read_buffer(io)
+    };
+    let length = start.saturating_add(length.max(usize::from(fills)));
     loop {
         let (base, size) = bytes(buffer, &dir)?;
         if offset >= size {
@@ -321,6 +339,12 @@ pub fn move_bytes(
                 // closed), never read a stale fd number.
                 fd = fd_of(ruby, io)?;
                 nonblocking_set = false;
+                // A read buffer the IO no longer has (none of Ruby 3.1's
+                // calls replaces an open IO's, but it costs one compare)
+                // is not read into: Ruby waits and reads into the new one.
+                if fills && io_read_buffer(io) != bytes(buffer, &dir)?.0 as *const u8 {
+                    return Ok(-(libc::EAGAIN as isize));
+                }
             }
             e if offset == start => return Ok(-(e as isize)),
             _ => return Ok((offset - start) as isize),

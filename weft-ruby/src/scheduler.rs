@@ -88,6 +88,26 @@ fn io_fd(io: Value) -> Result<Option<i32>, ()> {
     Ok((fd >= 0).then_some(fd))
 }
 
+/// The memory of `io`'s read buffer (`rb_io_t`'s `rbuf`), which only
+/// Ruby's `io_fillbuf` reads into: null if `io` has none (not allocated
+/// yet, freed by a close) or is not a Ruby IO.
+pub(crate) fn io_read_buffer(io: Value) -> *const u8 {
+    let Some(file) = magnus::RFile::from_value(io) else {
+        return std::ptr::null();
+    };
+    let raw = file.as_raw() as *const rb_sys::RFile;
+    // SAFETY: as in `io_fd`: a live T_FILE whose `fptr` is null or its
+    // rb_io_t; read with the GVL held. Only the pointer's value is read.
+    unsafe {
+        let fptr = (*raw).fptr;
+        if fptr.is_null() {
+            std::ptr::null()
+        } else {
+            (*fptr).rbuf.ptr as *const u8
+        }
+    }
+}
+
 /// `poll(2)` on one fd, blocking the thread (only for a forked child).
 fn wait_blocking(fd: i32, events: u8, timeout: Option<Duration>) -> Option<u8> {
     let ms = timeout.map_or(-1, |t| i32::try_from(t.as_millis()).unwrap_or(i32::MAX));

@@ -152,6 +152,70 @@ class TestWeftScheduler < Minitest::Test
     w&.close
   end
 
+  # Ruby fills an IO's read buffer (gets) with a zero-length io_read and,
+  # on EAGAIN, calls io_wait and io_read again; the hook waits itself
+  # instead: one io_read call per fill, no io_wait.
+  def test_a_line_read_waits_inside_one_io_read_call
+    counting = Class.new(Weft::Scheduler) do
+      attr_reader :calls
+
+      def io_read(...)
+        (@calls ||= Hash.new(0))[:io_read] += 1
+        super
+      end
+
+      def io_wait(...)
+        (@calls ||= Hash.new(0))[:io_wait] += 1
+        super
+      end
+    end
+    a, b = UNIXSocket.pair
+    line = calls = nil
+    Thread.new do
+      scheduler = counting.new
+      Fiber.set_scheduler(scheduler)
+      Fiber.schedule { line = a.gets }
+      Fiber.schedule do
+        sleep 0.01
+        b.write("hello\n")
+      end
+      Fiber.set_scheduler(nil)
+      calls = scheduler.calls
+    end.join
+    assert_equal "hello\n", line
+    assert_equal({ io_read: 1 }, calls)
+  ensure
+    a&.close
+    b&.close
+  end
+
+  # A read into the caller's own string (read_nonblock) is not a buffer
+  # fill: it still says "would block" instead of waiting.
+  # (A pipe: a socket's read_nonblock is BasicSocket's, which never calls
+  # the hook.)
+  def test_read_nonblock_still_says_it_would_block
+    a, b = IO.pipe
+    first = nil
+    order = []
+    with_scheduler do
+      Fiber.schedule do
+        first = a.read_nonblock(5, exception: false)
+        order << :read_returned
+      end
+      Fiber.schedule do
+        sleep 0.01
+        b.write("late")
+        order << :wrote
+      end
+    end
+    assert_equal :wait_readable, first
+    assert_equal %i[read_returned wrote], order
+    assert_equal "late", a.read_nonblock(5)
+  ensure
+    a&.close
+    b&.close
+  end
+
   def test_waiting_on_a_closed_io_raises
     r, w = IO.pipe
     r.close
