@@ -278,7 +278,7 @@ pub fn move_bytes(
     // Ruby filling the IO's own read buffer waits here (module doc).
     let fills = FILL_WAITS && hinted && length == 0 && start == 0 && {
         let (base, _) = bytes(buffer, &dir)?;
-        !base.is_null() && base as *const u8 == io_read_buffer(io)
+        !base.is_null() && std::ptr::eq(base, io_read_buffer(io))
     };
     let length = start.saturating_add(length.max(usize::from(fills)));
     loop {
@@ -342,7 +342,7 @@ pub fn move_bytes(
                 // A read buffer the IO no longer has (none of Ruby 3.1's
                 // calls replaces an open IO's, but it costs one compare)
                 // is not read into: Ruby waits and reads into the new one.
-                if fills && io_read_buffer(io) != bytes(buffer, &dir)?.0 as *const u8 {
+                if fills && !std::ptr::eq(io_read_buffer(io), bytes(buffer, &dir)?.0) {
                     return Ok(-(libc::EAGAIN as isize));
                 }
             }
