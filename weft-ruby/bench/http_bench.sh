@@ -8,7 +8,10 @@
 # Servers: weft (Weft::Scheduler, on epoll, its default), weft-uring (the
 # same with WEFT_IO_DRIVER=uring), select (Ruby's reference IO.select
 # scheduler from Ruby's test/fiber), async (Debian's ruby-async, 1.x on
-# nio4r), threads (a thread per connection). Modes: close (a connection per
+# nio4r), threads (a thread per connection), and floor: no Ruby at all, a
+# one-thread epoll loop in Rust making only the syscalls a request needs
+# (weft-bench's hello_http_raw with RAW_SEED, same response and socket
+# options), the least any Ruby server can cost. Modes: close (a connection per
 # request; the response says `Connection: close` so wrk reconnects without
 # counting errors) and keepalive. Each server runs on CPU $SERVER_CPU, wrk
 # -t1 on CPU $CLIENT_CPU; servers alternate within each round; a run with
@@ -16,7 +19,7 @@
 # Server CPU is utime+stime from /proc/PID/stat over the measured run.
 #
 # Knobs: DURATION (5), ROUNDS (3), WARMUP (1), CONNS ("10 100 1000"),
-# MODES ("close keepalive"), KINDS ("weft weft-uring select async threads"),
+# MODES ("close keepalive"), KINDS ("weft weft-uring select async threads floor"),
 # SERVER_CPU (0), CLIENT_CPU (1), PORT (3101).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +29,7 @@ ROUNDS=${ROUNDS:-3}
 WARMUP=${WARMUP:-1}
 CONNS=${CONNS:-"10 100 1000"}
 MODES=${MODES:-"close keepalive"}
-KINDS=${KINDS:-"weft weft-uring select async threads"}
+KINDS=${KINDS:-"weft weft-uring select async threads floor"}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 PORT=${PORT:-3101}
@@ -44,6 +47,11 @@ fi
 step "building weft-ruby (release) and fetching Ruby's test/fiber (for the select scheduler)"
 PROFILE=release weft-ruby/build.sh >&2
 weft-ruby/test/fetch-ruby-tests.sh >&2
+if [[ " $KINDS " == *" floor "* ]]; then
+  step "building the floor server (weft-bench's hello_http_raw)"
+  cargo build --release -q -p weft-bench --bin hello_http_raw >&2
+  floor_bin="$(cargo metadata --format-version 1 --no-deps | ruby -rjson -e 'print JSON.parse(STDIN.read)["target_directory"]')/release/hello_http_raw"
+fi
 
 hz=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -64,8 +72,12 @@ trap cleanup EXIT
 run_one() {
   local kind=$1 mode=$2 conns=$3 port=$4 out t0 t1 reqs rps server=$1 driver=epoll
   [ "$kind" = weft-uring ] && server=weft driver=uring
-  WEFT_IO_DRIVER=$driver taskset -c "$SERVER_CPU" ruby -W0 -I weft-ruby/lib \
-    weft-ruby/examples/http_server.rb "$server" "$port" "$mode" 2>/dev/null &
+  if [ "$kind" = floor ]; then
+    PORT=$port RAW_SEED=$mode taskset -c "$SERVER_CPU" "$floor_bin" >/dev/null 2>&1 &
+  else
+    WEFT_IO_DRIVER=$driver taskset -c "$SERVER_CPU" ruby -W0 -I weft-ruby/lib \
+      weft-ruby/examples/http_server.rb "$server" "$port" "$mode" 2>/dev/null &
+  fi
   server_pid=$!
   wait_for_port "$port" || { echo "$kind did not listen on $port" >&2; exit 1; }
   local hdr=()

@@ -7,6 +7,13 @@
 //!
 //! `PORT` (default 3000): `cargo run --release -p weft-bench --bin
 //! hello_http_raw`, then `curl http://127.0.0.1:3000/`.
+//!
+//! With `RAW_SEED=keepalive` or `RAW_SEED=close` it is instead the floor of
+//! weft-ruby's benchmark (`weft-ruby/bench/http_bench.sh`): the response of
+//! the Ruby seed server (`weft-ruby/examples/http_server.rb`), no
+//! `TCP_NODELAY` (Ruby sets none), and in `close` mode the connection closed
+//! after each answer. A Ruby server makes at least these syscalls per
+//! request and runs Ruby besides: no Ruby scheduler can cost less.
 
 #[path = "../http_hello.rs"]
 #[allow(dead_code, unused_macros)] // only `port` is used here
@@ -20,6 +27,46 @@ const LISTENER: Token = Token(usize::MAX);
 /// hyper's response to the hello handler, byte for byte apart from the date.
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 13\r\ndate: Sun, 22 Nov 2026 00:00:00 GMT\r\n\r\nHello, World!";
 
+/// The Ruby seed server's responses (`RAW_SEED`).
+const SEED_KEEPALIVE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World\n";
+const SEED_CLOSE: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\nConnection: close\r\n\r\nHello World\n";
+
+/// What to answer and how (`RAW_SEED`, module doc).
+#[derive(Clone, Copy)]
+struct Style {
+    response: &'static [u8],
+    nodelay: bool,
+    /// Close the connection after each answer.
+    close: bool,
+}
+
+impl Style {
+    fn from_env() -> Style {
+        let seed = std::env::var("RAW_SEED").ok();
+        match seed.as_deref() {
+            None | Some("") => Style {
+                response: RESPONSE,
+                nodelay: true,
+                close: false,
+            },
+            Some("keepalive") => Style {
+                response: SEED_KEEPALIVE,
+                nodelay: false,
+                close: false,
+            },
+            Some("close") => Style {
+                response: SEED_CLOSE,
+                nodelay: false,
+                close: true,
+            },
+            Some(other) => {
+                panic!("RAW_SEED={other:?}: expected `keepalive` or `close` (or unset)")
+            }
+        }
+    }
+}
+
 /// One connection: its socket and the bytes of an unfinished request head.
 struct Conn {
     stream: mio::net::TcpStream,
@@ -29,7 +76,7 @@ struct Conn {
 impl Conn {
     /// Reads what is there and answers every complete request head.
     /// Returns false once the connection is closed or failed.
-    fn serve(&mut self, buf: &mut [u8]) -> bool {
+    fn serve(&mut self, buf: &mut [u8], style: Style) -> bool {
         loop {
             let n = match self.stream.read(buf) {
                 Ok(0) => return false,
@@ -41,9 +88,15 @@ impl Conn {
             let mut answers = Vec::new();
             while let Some(end) = self.pending.windows(4).position(|w| w == b"\r\n\r\n") {
                 self.pending.drain(..end + 4);
-                answers.extend_from_slice(RESPONSE);
+                answers.extend_from_slice(style.response);
+                if style.close {
+                    break;
+                }
             }
             if self.stream.write_all(&answers).is_err() {
+                return false;
+            }
+            if style.close && !answers.is_empty() {
                 return false;
             }
             // Edge-triggered: a short read drained the socket.
@@ -64,28 +117,36 @@ fn main() -> std::io::Result<()> {
     let mut conns: Vec<Option<Conn>> = Vec::new();
     let mut events = Events::with_capacity(1024);
     let mut buf = vec![0u8; 8192];
+    let style = Style::from_env();
     loop {
         poll.poll(&mut events, None)?;
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 while let Ok((mut stream, _)) = listener.accept() {
-                    stream.set_nodelay(true)?;
+                    if style.nodelay {
+                        stream.set_nodelay(true)?;
+                    }
                     let slot = conns.iter().position(Option::is_none).unwrap_or_else(|| {
                         conns.push(None);
                         conns.len() - 1
                     });
                     poll.registry()
                         .register(&mut stream, Token(slot), Interest::READABLE)?;
-                    conns[slot] = Some(Conn {
+                    let mut conn = Conn {
                         stream,
                         pending: Vec::new(),
-                    });
+                    };
+                    // The request may be there already (a server closing
+                    // each connection reads at once, as the Ruby ones do).
+                    if !style.close || conn.serve(&mut buf, style) {
+                        conns[slot] = Some(conn);
+                    }
                 }
                 continue;
             }
             let slot = &mut conns[ev.token().0];
             if let Some(conn) = slot {
-                if !conn.serve(&mut buf) {
+                if !conn.serve(&mut buf, style) {
                     // Dropping the stream closes it and deregisters it.
                     *slot = None;
                 }
