@@ -9,7 +9,10 @@
 //! Invariants:
 //! - The buffer's base pointer and size are fetched again after every
 //!   wait, because other fibers run during it and may resize or free the
-//!   buffer; no pointer into the buffer is held across a suspension.
+//!   buffer; no pointer into the buffer is held across a suspension. A
+//!   fill of the IO's read buffer (below) also checks after every wait
+//!   that the IO still has that buffer, since a close and a reopen by
+//!   path during the wait free it and allocate another.
 //! - The fd is switched to `O_NONBLOCK` (as `IO#read_nonblock` does), so a
 //!   read or write never blocks the thread while holding the GVL.
 //! - After every wait the fd is read from the IO again, so a closed IO
@@ -18,13 +21,16 @@
 //!   nothing was moved.
 //! - A read with a `length` of 0 ("at most one attempt, never wait") into
 //!   the IO's own read buffer waits for a byte here instead. Only Ruby's
-//!   `io_fillbuf` (under `gets`, `read(n)`, `each_line`, `eof?`...) reads
-//!   into that buffer, and on `EAGAIN` it always calls `io_wait` and then
-//!   `io_read` again: the same wait, two hook calls and an `IO::Buffer`
-//!   later (a sixth of a keep-alive request's CPU). Reads into other
-//!   memory (`read_nonblock`, `readpartial`, `sysread`) keep the
-//!   convention. Only before Ruby 3.2 (`FILL_WAITS`): from 3.2 Ruby's
-//!   wait honours `IO#timeout`, which this one does not read.
+//!   `io_fillbuf` (under `gets`, `each_line`, `getc`, `eof?`...) reads
+//!   into that buffer, and on `EAGAIN` it always calls `io_wait`, with no
+//!   timeout on 3.1, and then `io_read` again: the same wait, two hook
+//!   calls and an `IO::Buffer` later (5% of a keep-alive request's CPU).
+//!   Reads into other memory (`read(n)` and `read` with nothing buffered,
+//!   `read_nonblock`, `readpartial`, `sysread`) keep the convention. What
+//!   a program can see: a subclass's `io_wait` is not called for a fill,
+//!   and an exception raised into the waiting fiber comes out of `io_read`.
+//!   Only before Ruby 3.2 (`FILL_WAITS`): from 3.2 Ruby's wait honours
+//!   `IO#timeout`, which this one does not read.
 //! - A read the poller knows would get `EAGAIN` is not made: a `recv` on a
 //!   stream socket that moved fewer bytes than asked drained it, and until
 //!   the driver turns, the move waits (or gives up) as if the next read had
@@ -42,7 +48,7 @@ use std::ffi::c_void;
 
 /// Whether a fill of an IO's read buffer waits in the hook (module doc):
 /// only before Ruby 3.2, whose wait in Ruby also honours `IO#timeout`.
-const FILL_WAITS: bool = rb_sys::RUBY_API_VERSION_CODE < 30200;
+const FILL_WAITS: bool = cfg!(ruby_lt_3_2);
 
 /// Which way bytes move.
 pub enum Dir {
@@ -199,6 +205,15 @@ thread_local! {
     static NOT_SOCKET: RefCell<FdSet> = RefCell::new(FdSet::default());
 }
 
+/// Is `mem` (an `IO::Buffer`'s memory) `io`'s own read buffer, the one
+/// `io_fillbuf` fills: the same address and the same size? The size
+/// matters: a buffer freed by a close and another allocated by a reopen
+/// can share the address and not the size.
+fn is_read_buffer(io: Value, (base, size): (*mut u8, usize)) -> bool {
+    let (rbuf, capa) = io_read_buffer(io);
+    !base.is_null() && std::ptr::eq(base, rbuf) && size == capa
+}
+
 /// One `read`/`write` (or `pread`/`pwrite` at `at`) that never blocks. A
 /// socket gets `recv`/`send` with `MSG_DONTWAIT`, which needs no
 /// `O_NONBLOCK` and so no `fcntl` per call (Ruby's sockets are usually
@@ -275,14 +290,13 @@ pub fn move_bytes(
     let mut offset = start;
     // Reads at the file position are what the short-read hints are about.
     let hinted = matches!(dir, Dir::Read) && at.is_none();
+    // The buffer's memory, fetched once per pass (module invariants).
+    let mut mem = bytes(buffer, &dir)?;
     // Ruby filling the IO's own read buffer waits here (module doc).
-    let fills = FILL_WAITS && hinted && length == 0 && start == 0 && {
-        let (base, _) = bytes(buffer, &dir)?;
-        !base.is_null() && std::ptr::eq(base, io_read_buffer(io))
-    };
+    let fills = FILL_WAITS && hinted && length == 0 && start == 0 && is_read_buffer(io, mem);
     let length = start.saturating_add(length.max(usize::from(fills)));
     loop {
-        let (base, size) = bytes(buffer, &dir)?;
+        let (base, size) = mem;
         if offset >= size {
             return Ok((offset - start) as isize);
         }
@@ -291,13 +305,13 @@ pub fn move_bytes(
             Err(libc::EAGAIN)
         } else {
             let asked = size - offset;
-            // SAFETY: `base..base+size` is the buffer's memory, fetched just
-            // now with the GVL held and not held across a suspension (module
+            // SAFETY: `base..base+size` is the buffer's memory, fetched
+            // with the GVL held after the last suspension, if any (module
             // invariant); `offset < size`.
             let n = unsafe {
-                let mem = base.add(offset) as *mut c_void;
+                let ptr = base.add(offset) as *mut c_void;
                 let pos = at.map(|p| p + (offset - start) as i64);
-                one_move(fd, mem, asked, &dir, pos, &mut nonblocking_set)
+                one_move(fd, ptr, asked, &dir, pos, &mut nonblocking_set)
             };
             let moved = usize::try_from(n).map_err(|_| {
                 std::io::Error::last_os_error()
@@ -339,10 +353,13 @@ pub fn move_bytes(
                 // closed), never read a stale fd number.
                 fd = fd_of(ruby, io)?;
                 nonblocking_set = false;
-                // A read buffer the IO no longer has (none of Ruby 3.1's
-                // calls replaces an open IO's, but it costs one compare)
-                // is not read into: Ruby waits and reads into the new one.
-                if fills && !std::ptr::eq(io_read_buffer(io), bytes(buffer, &dir)?.0) {
+                mem = bytes(buffer, &dir)?;
+                // Load-bearing: another fiber may have closed the File and
+                // reopened it by path during the wait, which frees the
+                // buffer `buffer` points into and allocates another
+                // (perhaps at the same address, smaller). Not read into
+                // then: Ruby waits and reads into the IO's new buffer.
+                if fills && !is_read_buffer(io, mem) {
                     return Ok(-(libc::EAGAIN as isize));
                 }
             }

@@ -88,24 +88,37 @@ fn io_fd(io: Value) -> Result<Option<i32>, ()> {
     Ok((fd >= 0).then_some(fd))
 }
 
-/// The memory of `io`'s read buffer (`rb_io_t`'s `rbuf`), which only
-/// Ruby's `io_fillbuf` reads into: null if `io` has none (not allocated
-/// yet, freed by a close) or is not a Ruby IO.
-pub(crate) fn io_read_buffer(io: Value) -> *const u8 {
+/// `io`'s read buffer (`rb_io_t`'s `rbuf`) as (memory, capacity), which
+/// only Ruby's `io_fillbuf` reads into: (null, 0) if `io` has none (not
+/// allocated yet, freed by a close) or is not a Ruby IO. Read only on
+/// Ruby < 3.2, where a fill waits in the hook (`io_hooks`' module doc).
+#[cfg(ruby_lt_3_2)]
+pub(crate) fn io_read_buffer(io: Value) -> (*const u8, usize) {
     let Some(file) = magnus::RFile::from_value(io) else {
-        return std::ptr::null();
+        return (std::ptr::null(), 0);
     };
     let raw = file.as_raw() as *const rb_sys::RFile;
     // SAFETY: as in `io_fd`: a live T_FILE whose `fptr` is null or its
-    // rb_io_t; read with the GVL held. Only the pointer's value is read.
+    // rb_io_t; read with the GVL held. Only the fields' values are read
+    // (`rbuf` is packed: copied, never referenced).
     unsafe {
         let fptr = (*raw).fptr;
         if fptr.is_null() {
-            std::ptr::null()
+            (std::ptr::null(), 0)
         } else {
-            (*fptr).rbuf.ptr as *const u8
+            let rbuf = (*fptr).rbuf;
+            (
+                rbuf.ptr as *const u8,
+                usize::try_from(rbuf.capa).unwrap_or(0),
+            )
         }
     }
+}
+
+/// Never asked from Ruby 3.2 on (see above): no buffer.
+#[cfg(not(ruby_lt_3_2))]
+pub(crate) fn io_read_buffer(_io: Value) -> (*const u8, usize) {
+    (std::ptr::null(), 0)
 }
 
 /// `poll(2)` on one fd, blocking the thread (only for a forked child).

@@ -44,6 +44,10 @@
 //!   the fd number still names the registered file) only while one of them
 //!   waits on the same IO object: when the last leaves, the IO is
 //!   forgotten, because the number may then be closed and reused.
+//! - One departure from io-event: `io_read` with a `length` of 0 into the
+//!   IO's own read buffer (Ruby 3.1 filling it for `gets`, handed on by
+//!   async's `io_read`) waits for a byte instead of answering `EAGAIN`
+//!   (`io_hooks`' module doc): Ruby would wait and call again.
 //!
 //! `Weft::Scheduler` is built on this type (it holds one, not as a Ruby
 //! object): its hooks wait through `Selector::wait_fd` and its loop is
@@ -525,7 +529,8 @@ impl Selector {
         }
     }
 
-    /// `io_read(fiber, io, buffer, length, offset = 0)`.
+    /// `io_read(fiber, io, buffer, length, offset = 0)`; a fill of the IO's
+    /// own read buffer waits (module doc).
     fn io_read(ruby: &Ruby, rb_self: &Self, args: &[Value]) -> Result<isize, Error> {
         rb_self.io_move(ruby, args, Dir::Read, false)
     }

@@ -189,6 +189,100 @@ class TestWeftScheduler < Minitest::Test
     b&.close
   end
 
+  # A timeout raised into a fill waiting inside io_read leaves the IO and
+  # its registration usable: the next gets waits and reads.
+  def test_a_timeout_during_a_fill_leaves_the_io_usable
+    a, b = UNIXSocket.pair
+    timed_out = line = nil
+    with_scheduler do
+      Fiber.schedule do
+        begin
+          Timeout.timeout(0.01) { a.gets }
+        rescue Timeout::Error
+          timed_out = true
+        end
+        line = a.gets
+      end
+      Fiber.schedule do
+        sleep 0.05
+        b.write("later\n")
+      end
+    end
+    assert timed_out
+    assert_equal "later\n", line
+  ensure
+    a&.close
+    b&.close
+  end
+
+  # A fill that waits inside io_read must not read into a read buffer the
+  # IO no longer has. Fiber A fills a FIFO File's read buffer (made
+  # `size` bytes by an ungetc); fiber B, woken before A in the same turn,
+  # closes the File, reopens it by path on a regular file and ungetc's, so
+  # the IO gets a new 8,192-byte buffer. With `prime`, glibc is first
+  # made to hand that buffer the address A's had. Run in a child: a read
+  # into the wrong memory corrupts the heap.
+  FILL_ACROSS_REOPEN = <<~'RUBY'
+    require "weft"; require "tmpdir"; require "fiddle"
+    size, prime = Integer(ARGV[0]), ARGV[1] == "1"
+    Dir.mktmpdir do |dir|
+      fifo = File.join(dir, "fifo")
+      File.mkfifo(fifo)
+      file = File.join(dir, "file")
+      File.write(file, "a" * 100_000 + "\n")
+      f = File.open(fifo, File::RDONLY | File::NONBLOCK)
+      w = File.open(fifo, "w")
+      go_r, go_w = IO.pipe
+      line = nil
+      Thread.new do
+        f.ungetc("y" * size)
+        f.read(size)
+        Fiber.set_scheduler(Weft::Scheduler.new)
+        Fiber.schedule { line = f.gets }
+        Fiber.schedule do
+          go_r.wait_readable
+          if prime
+            blocks = (24..1032).step(16).flat_map { |n| Array.new(10) { Fiddle.malloc(n) } }
+            blocks.each { |b| Fiddle.free(b) }
+          end
+          f.close
+          f.reopen(file, "r")
+          f.ungetc("z")
+        end
+        Fiber.schedule do
+          sleep 0.01
+          go_w.write("x")
+          w.write("hello\n")
+          w.flush
+        end
+        Fiber.set_scheduler(nil)
+      end.join
+      GC.start
+      print line.bytesize, " ", line.count("a")
+    end
+  RUBY
+
+  def fill_across_reopen(size, prime)
+    args = $LOAD_PATH.flat_map { |dir| ["-I", dir] }
+    out = IO.popen([RbConfig.ruby, *args, "-e", FILL_ACROSS_REOPEN, size.to_s, prime ? "1" : "0"],
+                   err: File::NULL, &:read)
+    [out, $?]
+  end
+
+  def test_a_fill_is_not_read_into_a_buffer_freed_by_a_close_and_reopen
+    out, status = fill_across_reopen(20_000, false)
+    assert status.success?, "the child died: #{status.inspect}"
+    # A's gets reads the reopened file's line (the "z" ungetc'd is lost
+    # to Ruby 3.1's own fill, with or without the hook).
+    assert_equal "100001 100000", out
+  end
+
+  def test_a_fill_is_not_read_into_a_smaller_buffer_at_the_same_address
+    out, status = fill_across_reopen(20_000, true)
+    assert status.success?, "the child died: #{status.inspect}"
+    assert_equal "100001 100000", out
+  end
+
   # A read into the caller's own string (read_nonblock) is not a buffer
   # fill: it still says "would block" instead of waiting.
   # (A pipe: a socket's read_nonblock is BasicSocket's, which never calls

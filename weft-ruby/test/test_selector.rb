@@ -511,6 +511,43 @@ class TestWeftSelector < Minitest::Test
     end
   end
 
+  # Ruby fills an IO's read buffer (gets) with a zero-length io_read; the
+  # selector waits inside that one call (on a pipe here) instead of
+  # answering EAGAIN and being called through io_wait and io_read again.
+  def test_a_fill_through_the_selector_waits_inside_one_io_read_call
+    counting = Class.new(SelectorScheduler) do
+      attr_reader :calls
+
+      def io_read(io, buffer, length, offset = 0)
+        (@calls ||= Hash.new(0))[:io_read] += 1
+        @selector.io_read(Fiber.current, io, buffer, length, offset)
+      end
+
+      def io_wait(...)
+        (@calls ||= Hash.new(0))[:io_wait] += 1
+        super
+      end
+    end
+    r, w = IO.pipe
+    line = calls = nil
+    Thread.new do
+      scheduler = counting.new
+      Fiber.set_scheduler(scheduler)
+      Fiber.schedule { line = r.gets }
+      Fiber.schedule do
+        sleep 0.01
+        w.write("hi\n")
+      end
+      Fiber.set_scheduler(nil)
+      calls = scheduler.calls
+    end.join
+    assert_equal "hi\n", line
+    assert_equal({ io_read: 1 }, calls)
+  ensure
+    r&.close
+    w&.close
+  end
+
   def test_a_fiber_scheduler_built_on_the_selector_runs_sockets_and_sleeps
     lines = []
     Thread.new do
