@@ -47,7 +47,15 @@ fi
 step "building weft-ruby (release) and fetching Ruby's test/fiber (for the select scheduler)"
 PROFILE=release weft-ruby/build.sh >&2
 weft-ruby/test/fetch-ruby-tests.sh >&2
-if [[ " $KINDS " == *" floor "* ]]; then
+for mode in $MODES; do
+  case "$mode" in
+    close | keepalive) ;;
+    *) echo "MODES: unknown mode '$mode' (close or keepalive)" >&2; exit 2 ;;
+  esac
+done
+want_floor=false
+for kind in $KINDS; do [ "$kind" = floor ] && want_floor=true; done
+if $want_floor; then
   step "building the floor server (weft-bench's hello_http_raw)"
   cargo build --release -q -p weft-bench --bin hello_http_raw >&2
   floor_bin="$(cargo metadata --format-version 1 --no-deps | ruby -rjson -e 'print JSON.parse(STDIN.read)["target_directory"]')/release/hello_http_raw"

@@ -10,10 +10,13 @@
 //!
 //! With `RAW_SEED=keepalive` or `RAW_SEED=close` it is instead the floor of
 //! weft-ruby's benchmark (`weft-ruby/bench/http_bench.sh`): the response of
-//! the Ruby seed server (`weft-ruby/examples/http_server.rb`), no
-//! `TCP_NODELAY` (Ruby sets none), and in `close` mode the connection closed
-//! after each answer. A Ruby server makes at least these syscalls per
-//! request and runs Ruby besides: no Ruby scheduler can cost less.
+//! the Ruby seed server (`weft-ruby/examples/http_server.rb`), its listen
+//! backlog (`Socket::SOMAXCONN`), no `TCP_NODELAY` (Ruby sets none), and in
+//! `close` mode the connection closed after each answer. A new connection
+//! is read before it is registered with epoll, as the Ruby servers do, so a
+//! request that is already there costs `accept4`, `recvfrom`, `sendto` and
+//! `close` alone. No Ruby server makes fewer syscalls per request, and each
+//! runs Ruby besides.
 
 #[path = "../http_hello.rs"]
 #[allow(dead_code, unused_macros)] // only `port` is used here
@@ -22,6 +25,7 @@ mod http_hello;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
 use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
 
 const LISTENER: Token = Token(usize::MAX);
 /// hyper's response to the hello handler, byte for byte apart from the date.
@@ -39,6 +43,9 @@ struct Style {
     nodelay: bool,
     /// Close the connection after each answer.
     close: bool,
+    /// The Ruby servers' floor: their backlog, and a read before the
+    /// registration.
+    seed: bool,
 }
 
 impl Style {
@@ -49,16 +56,19 @@ impl Style {
                 response: RESPONSE,
                 nodelay: true,
                 close: false,
+                seed: false,
             },
             Some("keepalive") => Style {
                 response: SEED_KEEPALIVE,
                 nodelay: false,
                 close: false,
+                seed: true,
             },
             Some("close") => Style {
                 response: SEED_CLOSE,
                 nodelay: false,
                 close: true,
+                seed: true,
             },
             Some(other) => {
                 panic!("RAW_SEED={other:?}: expected `keepalive` or `close` (or unset)")
@@ -107,48 +117,65 @@ impl Conn {
     }
 }
 
+/// Ruby's `Socket::SOMAXCONN` on Linux, the backlog the Ruby servers ask
+/// for (mio's `bind` asks for 128).
+const RUBY_BACKLOG: i32 = 4096;
+
 fn main() -> std::io::Result<()> {
     let addr = ([127, 0, 0, 1], http_hello::port()).into();
+    let style = Style::from_env();
     let mut listener = TcpListener::bind(addr)?;
+    if style.seed {
+        // SAFETY: `listen` on the listener's own open fd; no memory is
+        // passed. Listening again only changes the backlog.
+        if unsafe { libc::listen(listener.as_raw_fd(), RUBY_BACKLOG) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
     println!("raw: listening on http://{}", listener.local_addr()?);
     let mut poll = Poll::new()?;
     poll.registry()
         .register(&mut listener, LISTENER, Interest::READABLE)?;
     let mut conns: Vec<Option<Conn>> = Vec::new();
+    // Slots of `conns` free for the next connection.
+    let mut free: Vec<usize> = Vec::new();
     let mut events = Events::with_capacity(1024);
     let mut buf = vec![0u8; 8192];
-    let style = Style::from_env();
     loop {
-        poll.poll(&mut events, None)?;
+        match poll.poll(&mut events, None) {
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            r => r?,
+        }
         for ev in events.iter() {
             if ev.token() == LISTENER {
-                while let Ok((mut stream, _)) = listener.accept() {
+                while let Ok((stream, _)) = listener.accept() {
                     if style.nodelay {
                         stream.set_nodelay(true)?;
                     }
-                    let slot = conns.iter().position(Option::is_none).unwrap_or_else(|| {
-                        conns.push(None);
-                        conns.len() - 1
-                    });
-                    poll.registry()
-                        .register(&mut stream, Token(slot), Interest::READABLE)?;
                     let mut conn = Conn {
                         stream,
                         pending: Vec::new(),
                     };
-                    // The request may be there already (a server closing
-                    // each connection reads at once, as the Ruby ones do).
-                    if !style.close || conn.serve(&mut buf, style) {
-                        conns[slot] = Some(conn);
+                    // The Ruby servers read a new connection first.
+                    if style.seed && !conn.serve(&mut buf, style) {
+                        continue;
                     }
+                    let slot = free.pop().unwrap_or_else(|| {
+                        conns.push(None);
+                        conns.len() - 1
+                    });
+                    poll.registry()
+                        .register(&mut conn.stream, Token(slot), Interest::READABLE)?;
+                    conns[slot] = Some(conn);
                 }
                 continue;
             }
-            let slot = &mut conns[ev.token().0];
-            if let Some(conn) = slot {
+            let slot = ev.token().0;
+            if let Some(conn) = &mut conns[slot] {
                 if !conn.serve(&mut buf, style) {
                     // Dropping the stream closes it and deregisters it.
-                    *slot = None;
+                    conns[slot] = None;
+                    free.push(slot);
                 }
             }
         }
