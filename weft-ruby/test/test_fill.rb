@@ -17,32 +17,9 @@ class TestWeftFill < Minitest::Test
   # on EAGAIN, calls io_wait and io_read again; the hook waits itself
   # instead: one io_read call per fill, no io_wait.
   def test_a_line_read_waits_inside_one_io_read_call
-    counting = Class.new(Weft::Scheduler) do
-      attr_reader :calls
-
-      def io_read(...)
-        (@calls ||= Hash.new(0))[:io_read] += 1
-        super
-      end
-
-      def io_wait(...)
-        (@calls ||= Hash.new(0))[:io_wait] += 1
-        super
-      end
-    end
+    counting = Class.new(Weft::Scheduler) { prepend CountsHookCalls }
     a, b = UNIXSocket.pair
-    line = calls = nil
-    Thread.new do
-      scheduler = counting.new
-      Fiber.set_scheduler(scheduler)
-      Fiber.schedule { line = a.gets }
-      Fiber.schedule do
-        sleep 0.01
-        b.write("hello\n")
-      end
-      Fiber.set_scheduler(nil)
-      calls = scheduler.calls
-    end.join
+    line, calls = gets_a_line_written_later(counting, a, b, "hello\n")
     assert_equal "hello\n", line
     assert_equal({ io_read: 1 }, calls)
   ensure

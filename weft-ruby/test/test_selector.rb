@@ -6,8 +6,11 @@
 require "minitest/autorun"
 require "socket"
 require "weft"
+require_relative "helper"
 
 class TestWeftSelector < Minitest::Test
+  include WeftTestHelpers
+
   def setup
     @selector = Weft::Selector.new(Fiber.current)
   end
@@ -516,31 +519,14 @@ class TestWeftSelector < Minitest::Test
   # answering EAGAIN and being called through io_wait and io_read again.
   def test_a_fill_through_the_selector_waits_inside_one_io_read_call
     counting = Class.new(SelectorScheduler) do
-      attr_reader :calls
+      prepend CountsHookCalls
 
       def io_read(io, buffer, length, offset = 0)
-        (@calls ||= Hash.new(0))[:io_read] += 1
         @selector.io_read(Fiber.current, io, buffer, length, offset)
-      end
-
-      def io_wait(...)
-        (@calls ||= Hash.new(0))[:io_wait] += 1
-        super
       end
     end
     r, w = IO.pipe
-    line = calls = nil
-    Thread.new do
-      scheduler = counting.new
-      Fiber.set_scheduler(scheduler)
-      Fiber.schedule { line = r.gets }
-      Fiber.schedule do
-        sleep 0.01
-        w.write("hi\n")
-      end
-      Fiber.set_scheduler(nil)
-      calls = scheduler.calls
-    end.join
+    line, calls = gets_a_line_written_later(counting, r, w, "hi\n")
     assert_equal "hi\n", line
     assert_equal({ io_read: 1 }, calls)
   ensure
