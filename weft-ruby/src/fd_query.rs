@@ -121,7 +121,7 @@ pub fn poll_one(fd: RawFd, events: u8, ms: i32) -> u8 {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::fd::AsRawFd;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
     #[test]
     fn ready_now_sees_a_pipe_become_readable() {
@@ -141,8 +141,6 @@ mod tests {
         // SAFETY: as above.
         (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
     }
-
-    use std::os::fd::{FromRawFd, OwnedFd};
 
     #[test]
     fn a_socket_has_an_identity_and_only_byte_streams_count_as_such() {

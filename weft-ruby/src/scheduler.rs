@@ -66,9 +66,9 @@ fn obj(value: impl AsRawValue) -> Obj {
     value.as_raw()
 }
 
-/// The fd of `io`, read from its `rb_io_t` (no method call): `Ok(None)` if
-/// `io` is closed, `Err` if it is not a Ruby IO (then `fileno` is asked).
-fn io_fd(io: Value) -> Result<Option<i32>, ()> {
+/// `io`'s `rb_io_t` (null if it was never opened), or `Err` if `io` is
+/// not a Ruby IO.
+fn io_struct(io: Value) -> Result<*const rb_sys::rb_io_t, ()> {
     let Some(file) = magnus::RFile::from_value(io) else {
         return Err(());
     };
@@ -77,13 +77,19 @@ fn io_fd(io: Value) -> Result<Option<i32>, ()> {
     // alive because the caller holds it), so `raw` points at its RFile;
     // `fptr` is either null (never opened) or its rb_io_t, which Ruby frees
     // only with the object. Read with the GVL held.
-    let fd = unsafe {
-        let fptr = (*raw).fptr;
-        if fptr.is_null() {
-            -1
-        } else {
-            (*fptr).fd
-        }
+    Ok(unsafe { (*raw).fptr } as *const rb_sys::rb_io_t)
+}
+
+/// The fd of `io`, read from its `rb_io_t` (no method call): `Ok(None)` if
+/// `io` is closed, `Err` if it is not a Ruby IO (then `fileno` is asked).
+fn io_fd(io: Value) -> Result<Option<i32>, ()> {
+    let fptr = io_struct(io)?;
+    // SAFETY: `fptr` is null or the live IO's rb_io_t (`io_struct`), read
+    // with the GVL held.
+    let fd = if fptr.is_null() {
+        -1
+    } else {
+        unsafe { (*fptr).fd }
     };
     Ok((fd >= 0).then_some(fd))
 }
@@ -94,24 +100,15 @@ fn io_fd(io: Value) -> Result<Option<i32>, ()> {
 /// Ruby < 3.2, where a fill waits in the hook (`io_hooks`' module doc).
 #[cfg(ruby_lt_3_2)]
 pub(crate) fn io_read_buffer(io: Value) -> (*const u8, usize) {
-    let Some(file) = magnus::RFile::from_value(io) else {
-        return (std::ptr::null(), 0);
-    };
-    let raw = file.as_raw() as *const rb_sys::RFile;
-    // SAFETY: as in `io_fd`: a live T_FILE whose `fptr` is null or its
-    // rb_io_t; read with the GVL held. Only the fields' values are read
-    // (`rbuf` is packed: copied, never referenced).
-    unsafe {
-        let fptr = (*raw).fptr;
-        if fptr.is_null() {
-            (std::ptr::null(), 0)
-        } else {
-            let rbuf = (*fptr).rbuf;
-            (
-                rbuf.ptr as *const u8,
-                usize::try_from(rbuf.capa).unwrap_or(0),
-            )
+    match io_struct(io) {
+        Ok(fptr) if !fptr.is_null() => {
+            // SAFETY: the live IO's rb_io_t (`io_struct`), read with the
+            // GVL held; `rbuf` is packed, so it is copied, never referenced.
+            let rbuf = unsafe { (*fptr).rbuf };
+            let capa = rbuf.capa;
+            (rbuf.ptr as *const u8, usize::try_from(capa).unwrap_or(0))
         }
+        _ => (std::ptr::null(), 0),
     }
 }
 

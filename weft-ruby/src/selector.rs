@@ -520,12 +520,10 @@ impl Selector {
         let idle = {
             let mut inner = self.inner.borrow_mut();
             inner.remove_waiter(fd, id);
-            inner.wanted(fd) == 0
+            !inner.has_waiters(fd)
         };
         if idle {
-            if let Some(poller) = self.poller.borrow_mut().as_mut() {
-                poller.release(fd);
-            }
+            self.with_poller(|p| p.release(fd));
         }
     }
 

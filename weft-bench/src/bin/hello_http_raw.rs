@@ -40,11 +40,10 @@ const SEED_CLOSE: &[u8] =
 #[derive(Clone, Copy)]
 struct Style {
     response: &'static [u8],
-    nodelay: bool,
     /// Close the connection after each answer.
     close: bool,
-    /// The Ruby servers' floor: their backlog, and a read before the
-    /// registration.
+    /// The Ruby servers' floor: their backlog, no `TCP_NODELAY`, and a
+    /// read before the registration.
     seed: bool,
 }
 
@@ -54,19 +53,16 @@ impl Style {
         match seed.as_deref() {
             None | Some("") => Style {
                 response: RESPONSE,
-                nodelay: true,
                 close: false,
                 seed: false,
             },
             Some("keepalive") => Style {
                 response: SEED_KEEPALIVE,
-                nodelay: false,
                 close: false,
                 seed: true,
             },
             Some("close") => Style {
                 response: SEED_CLOSE,
-                nodelay: false,
                 close: true,
                 seed: true,
             },
@@ -95,18 +91,21 @@ impl Conn {
                 Err(_) => return false,
             };
             self.pending.extend_from_slice(&buf[..n]);
-            let mut answers = Vec::new();
+            let mut heads = 0;
             while let Some(end) = self.pending.windows(4).position(|w| w == b"\r\n\r\n") {
                 self.pending.drain(..end + 4);
-                answers.extend_from_slice(style.response);
+                heads += 1;
                 if style.close {
                     break;
                 }
             }
-            if self.stream.write_all(&answers).is_err() {
-                return false;
-            }
-            if style.close && !answers.is_empty() {
+            // One write for all the answers; the usual one needs no copy.
+            let written = match heads {
+                0 => Ok(()),
+                1 => self.stream.write_all(style.response),
+                n => self.stream.write_all(&style.response.repeat(n)),
+            };
+            if written.is_err() || (style.close && heads > 0) {
                 return false;
             }
             // Edge-triggered: a short read drained the socket.
@@ -149,7 +148,7 @@ fn main() -> std::io::Result<()> {
         for ev in events.iter() {
             if ev.token() == LISTENER {
                 while let Ok((stream, _)) = listener.accept() {
-                    if style.nodelay {
+                    if !style.seed {
                         stream.set_nodelay(true)?;
                     }
                     let mut conn = Conn {
