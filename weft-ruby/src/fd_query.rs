@@ -16,6 +16,7 @@ use std::os::fd::RawFd;
 /// glibc's `fstat` is `newfstatat` with an empty path, which the kernel
 /// looks up first.
 pub fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
+    IDENTITY_CHECKS.with(|n| n.set(n.get() + 1));
     // SAFETY: `libc::stat` is plain integers, for which all zeros is a
     // valid value.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -25,6 +26,17 @@ pub fn socket_identity(fd: RawFd) -> Option<(u64, u64)> {
         return None;
     }
     (st.st_mode & libc::S_IFMT == libc::S_IFSOCK).then_some((st.st_dev, st.st_ino))
+}
+
+thread_local! {
+    /// [`socket_identity`] calls on this thread (each an `fstat`).
+    static IDENTITY_CHECKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times this thread asked an fd's identity (`Weft._identity_checks`,
+/// for tests: a keep-alive connection's waits should not).
+pub fn identity_checks() -> u64 {
+    IDENTITY_CHECKS.with(|n| n.get())
 }
 
 /// An `int` socket option of `fd` (`SOL_SOCKET` level), if it has one.

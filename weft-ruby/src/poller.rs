@@ -63,15 +63,18 @@
 //! - Wakers carry fd numbers, never a fiber: a stale wake (an fd closed and
 //!   its number reused) can only wake that fd's current waiters, who
 //!   re-check.
-//! - A registration is trusted without a check only by a wait on the IO
-//!   its fd's current waiters wait on. Any other wait checks that the fd
-//!   still names the registered socket (`fstat`'s device and inode) and
-//!   otherwise registers the fd afresh, because the number may have been
-//!   closed and reused, and closing the old file took it out of the
-//!   kernel's interest list. (An IO object is not trusted across waits:
-//!   `IO#reopen`, or a close by another IO object on the same fd, swaps
-//!   the file behind the same object and number, and a wait trusting it
-//!   would never be woken.)
+//! - A registration is trusted without a check by a wait on the IO its
+//!   fd's current waiters wait on, and by a wait of the IO object whose
+//!   wait checked it last (same address and object id: `trust.rs`). Any
+//!   other wait checks that the fd still names the registered socket
+//!   (`fstat`'s device and inode) and otherwise registers the fd afresh,
+//!   because the number may have been closed and reused, and closing the
+//!   old file took it out of the kernel's interest list. The same object
+//!   can name another file too (`IO#reopen`, or a close by another IO
+//!   object on the same fd, swaps the file behind the same object and
+//!   number), and a wait trusting that would never be woken: so an audit
+//!   checks a trusting wait that has lasted [`AUDIT_EVERY`] (`trust.rs`),
+//!   and such a wait ends late, never hangs.
 //! - The driver takes edges only in [`Poller::wait`] (`turns` counts its
 //!   calls): an edge raised after a read is still there for the next wait
 //!   if no turn came between. That is what the hooks' hints lean on: an
@@ -97,6 +100,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
+use trust::{Audit, Verified};
+pub use trust::{WaitingIo, AUDIT_EVERY};
 use weft::io::unix::AsyncFd;
 use weft::io::Interest;
 
@@ -117,6 +122,9 @@ struct Registration {
     /// `fstat`'s (device, inode) when registered, for sockets only: what
     /// lets a later IO on the same fd number reuse the registration.
     socket: Option<(u64, u64)>,
+    /// Which IO's wait checked it last, and whether a wait trusted it
+    /// since (`trust.rs`).
+    verified: Verified,
     /// Registered for `PRIORITY` too (on io_uring only when a wait asked
     /// for it: module doc).
     priority: bool,
@@ -221,6 +229,8 @@ pub struct Poller {
     pending: VecDeque<RawFd>,
     /// Where the registrations' wakers queue their fds.
     wakes: Arc<Woken>,
+    /// Registrations trusted unchecked, awaiting an audit (`trust.rs`).
+    audit: Audit,
 }
 
 struct PollerInner {
@@ -289,6 +299,7 @@ impl Poller {
             woken: Vec::new(),
             pending: VecDeque::new(),
             wakes: Arc::new(Woken::default()),
+            audit: Audit::default(),
         };
         let shared = Shared {
             unblocked: Mutex::new(Vec::new()),
@@ -342,9 +353,12 @@ impl Poller {
     /// The reader must match because the fd number may have been closed
     /// and reused since (a connection closed and the next accepted in the
     /// same turn): the new socket's first read is made. If the same IO
-    /// names another file by then (`IO#reopen`), a skipped read still ends
-    /// well only if the wait checks the fd's identity, that is, if no
-    /// other fiber waits on the IO (`known`): the caller asks only then.
+    /// names another file by then (`IO#reopen`), a skipped read's wait
+    /// finds the new file's bytes when it checks the fd's identity: at
+    /// once if the IO's wait did not check the registration last, else
+    /// when an audit does (`trust.rs`); never if other fibers wait on the
+    /// IO (`known`, which is never checked), so the caller asks only when
+    /// none does.
     ///
     /// Where a byte stream stops a read short with bytes left behind, the
     /// skipped read's fiber waits for the next bytes instead (weft's own
@@ -391,6 +405,19 @@ impl Poller {
         known: bool,
         just_failed: bool,
     ) -> io::Result<Option<Watch>> {
+        self.watch_by(fd, events, known, just_failed, None)
+    }
+
+    /// [`watch`](Poller::watch) by `io`: if its wait checked the
+    /// registration last, the wait trusts it unchecked (`trust.rs`).
+    pub fn watch_by(
+        &mut self,
+        fd: RawFd,
+        events: u8,
+        known: bool,
+        just_failed: bool,
+        io: Option<WaitingIo<'_>>,
+    ) -> io::Result<Option<Watch>> {
         self.forget_short_read(fd);
         let noted = self.eagain.take();
         let just_failed = just_failed
@@ -420,13 +447,22 @@ impl Poller {
         // asked for. The identity found is the new registration's if the
         // old one is not reused.
         let mut identity = None;
+        let mut trusted = false;
         let reusable = inner.fds.get(&fd).is_some_and(|reg| {
-            (reg.priority || !priority)
-                && (known || {
-                    let now = socket_identity(fd);
-                    identity = Some(now);
-                    reg.socket.is_some() && now == reg.socket
-                })
+            if priority && !reg.priority {
+                // Registered without the priority this wait needs.
+                return false;
+            }
+            if known {
+                return true;
+            }
+            if reg.socket.is_some() && reg.verified.trusts(io) {
+                trusted = true;
+                return true;
+            }
+            let now = socket_identity(fd);
+            identity = Some(now);
+            reg.socket.is_some() && now == reg.socket
         });
         if !reusable {
             // Drop the old registration first: its deregistration must not
@@ -457,6 +493,7 @@ impl Poller {
                     socket: identity.unwrap_or_else(|| socket_identity(fd)),
                     queued: false,
                     stream: None,
+                    verified: Verified::default(),
                     priority,
                     armed: 0,
                 },
@@ -464,6 +501,11 @@ impl Poller {
             fresh = true;
         }
         let reg = inner.fds.get_mut(&fd).expect("registered above");
+        if trusted {
+            self.audit.note_trusted(fd, &mut reg.verified);
+        } else if !known {
+            reg.verified.checked_by(io);
+        }
         // Clear a direction's left-over readiness and arm its waker; a set
         // bit means the kernel must be asked (see the module doc).
         let mut ask = fresh || events & PRIORITY != 0;
@@ -578,6 +620,7 @@ impl Poller {
                 self.inner.rt.block_on(weft::task::yield_now());
                 Ok(())
             } else {
+                let timeout = self.audit_timeout(timeout);
                 self.wait_without_gvl(timeout)
             };
             shared.blocked.store(false, Ordering::SeqCst);
@@ -608,6 +651,7 @@ impl Poller {
                 reported += 1;
             }
         });
+        self.audit_if_due(&wanted, &mut f);
         Ok(Ok(()))
     }
 
@@ -799,15 +843,18 @@ pub fn ready_or_watch(
     events: u8,
     known: bool,
     just_failed: bool,
+    io: WaitingIo<'_>,
 ) -> io::Result<u8> {
     let Some(poller) = poller else {
         return Ok(events);
     };
-    Ok(match poller.watch(fd, events, known, just_failed)? {
-        Some(Watch::Pending) => 0,
-        Some(Watch::Ready(ready)) => ready,
-        None => events,
-    })
+    Ok(
+        match poller.watch_by(fd, events, known, just_failed, Some(io))? {
+            Some(Watch::Pending) => 0,
+            Some(Watch::Ready(ready)) => ready,
+            None => events,
+        },
+    )
 }
 
 impl Shared {
@@ -870,3 +917,4 @@ impl Shared {
 
 #[cfg(test)]
 mod tests;
+mod trust;

@@ -41,9 +41,11 @@
 //!   number it just reused, is not resumed by an event of the old fd
 //!   polled before.
 //! - An fd's waiters trust its registration (skip the poller's check that
-//!   the fd number still names the registered file) only while one of them
-//!   waits on the same IO object: when the last leaves, the IO is
-//!   forgotten, because the number may then be closed and reused.
+//!   the fd number still names the registered file) as `known` only while
+//!   one of them waits on the same IO object: when the last leaves, the IO
+//!   is forgotten, because the number may then be closed and reused. (The
+//!   poller trusts a wait by the IO object that checked the registration
+//!   last on its own account, and audits it: `poller/trust.rs`.)
 //! - One departure from io-event: `io_read` with a `length` of 0 into the
 //!   IO's own read buffer (Ruby 3.1 filling it for `gets`, handed on by
 //!   async's `io_read`) waits for a byte instead of answering `EAGAIN`
@@ -68,7 +70,7 @@
 use crate::fd_query::ready_for;
 use crate::held::{mark, value, OwnerPid};
 use crate::io_hooks::{hook_args, move_bytes, Dir, WaitFd};
-use crate::poller::{ready_or_watch, Poller, Shared};
+use crate::poller::{ready_or_watch, Poller, Shared, WaitingIo};
 use crate::scheduler::fd_of;
 use crate::state::Obj;
 use crate::waiters::{Inner, Queued};
@@ -476,12 +478,19 @@ impl Selector {
                 .add_waiter(fd, io.as_raw(), fiber.as_raw(), events);
         // The entry this fd had without waiters was dropped, so `known`
         // is true only while a waiter on this same IO is here (module doc).
+        // SAFETY: the GVL is held (crate invariants) and `io` is a live
+        // object, an argument of this call.
+        let object_id = || unsafe { rb_sys::rb_obj_id(io.as_raw()) } as u64;
         let watched = ready_or_watch(
             self.poller.borrow_mut().as_mut(),
             fd,
             events,
             known,
             just_failed,
+            WaitingIo {
+                addr: io.as_raw(),
+                object_id: &object_id,
+            },
         );
         let now = match watched {
             Ok(now) => now,
@@ -739,5 +748,9 @@ pub fn define(ruby: &Ruby) -> Result<(), Error> {
     class.define_method("io_write", magnus::method!(Selector::io_write, -1))?;
     class.define_method("io_pread", magnus::method!(Selector::io_pread, -1))?;
     class.define_method("io_pwrite", magnus::method!(Selector::io_pwrite, -1))?;
+    weft.define_singleton_method(
+        "_identity_checks",
+        magnus::function!(crate::fd_query::identity_checks, 0),
+    )?;
     Ok(())
 }

@@ -318,3 +318,184 @@ fn a_regular_file_is_always_ready() {
         Ok(None | Some(Watch::Ready(READABLE)))
     ));
 }
+
+/// An IO whose waits count the object ids asked of it (`trust.rs`).
+struct CountedIo {
+    addr: u64,
+    id: u64,
+    asked: std::cell::Cell<u32>,
+}
+
+impl CountedIo {
+    fn new(addr: u64, id: u64) -> CountedIo {
+        CountedIo {
+            addr,
+            id,
+            asked: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Watch `fd` for reading as a wait by this IO.
+    fn watch(&self, poller: &mut Poller, fd: RawFd) -> io::Result<Option<Watch>> {
+        let object_id = || {
+            self.asked.set(self.asked.get() + 1);
+            self.id
+        };
+        let io = WaitingIo {
+            addr: self.addr,
+            object_id: &object_id,
+        };
+        poller.watch_by(fd, READABLE, false, false, Some(io))
+    }
+}
+
+/// A unix stream pair, and a poller on which `io`'s waits trust the first
+/// end's registration: it made it and checked it once.
+fn trusted_pair(io: &CountedIo) -> (Poller, Shared, UnixStream, UnixStream) {
+    let (mut poller, shared) = Poller::new().unwrap();
+    let (a, peer) = UnixStream::pair().unwrap();
+    for _ in 0..2 {
+        assert!(matches!(
+            io.watch(&mut poller, a.as_raw_fd()),
+            Ok(Some(Watch::Pending))
+        ));
+    }
+    (poller, shared, a, peer)
+}
+
+/// Make `fd` name a new socket behind the registration's back (as
+/// `IO#reopen` does): the returned end is its peer.
+fn swap_socket(fd: RawFd) -> UnixStream {
+    let (b, peer) = UnixStream::pair().unwrap();
+    // SAFETY: dup2 onto `fd`, which the caller's stream owns: it then
+    // names b's socket, and closing it later closes that.
+    assert_eq!(unsafe { libc::dup2(b.as_raw_fd(), fd) }, fd);
+    peer
+}
+
+use std::io::Write as _;
+use std::os::unix::net::UnixStream;
+
+#[test]
+fn an_io_gets_an_object_id_only_when_it_checks_a_registration_a_second_time() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, _shared) = Poller::new().unwrap();
+    let (a, _peer) = UnixStream::pair().unwrap();
+    let checks = crate::fd_query::identity_checks();
+    assert!(io.watch(&mut poller, a.as_raw_fd()).is_ok());
+    assert_eq!(io.asked.get(), 0, "a wait that registers asks no id");
+    assert!(io.watch(&mut poller, a.as_raw_fd()).is_ok());
+    assert_eq!(io.asked.get(), 1, "the second check records the id");
+    assert_eq!(crate::fd_query::identity_checks() - checks, 2);
+    for _ in 0..10 {
+        assert!(io.watch(&mut poller, a.as_raw_fd()).is_ok());
+    }
+    assert_eq!(
+        crate::fd_query::identity_checks() - checks,
+        2,
+        "later waits by the same object ask the kernel nothing"
+    );
+    assert_eq!(io.asked.get(), 11, "each compares the id");
+}
+
+#[test]
+fn a_new_object_at_a_trusted_address_checks_the_registration() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, _shared, a, _peer) = trusted_pair(&io);
+    let checks = crate::fd_query::identity_checks();
+    assert!(io.watch(&mut poller, a.as_raw_fd()).is_ok());
+    assert_eq!(crate::fd_query::identity_checks(), checks, "trusted");
+    // Another object in the freed one's slot has another id.
+    let newcomer = CountedIo::new(IO, 8);
+    assert!(newcomer.watch(&mut poller, a.as_raw_fd()).is_ok());
+    assert_eq!(crate::fd_query::identity_checks() - checks, 1, "checked");
+}
+
+/// Turn the driver without blocking (no Ruby VM to release a GVL) every
+/// few milliseconds for `how_long` or until an fd is reported: those
+/// reported, and when.
+fn turns_for(
+    poller: &mut Poller,
+    shared: &Shared,
+    how_long: Duration,
+) -> (Vec<(RawFd, u8)>, Duration) {
+    let start = std::time::Instant::now();
+    let mut seen = Vec::new();
+    while seen.is_empty() && start.elapsed() < how_long {
+        std::thread::sleep(Duration::from_millis(2));
+        poller
+            .wait(
+                shared,
+                Some(Duration::ZERO),
+                |_| READABLE,
+                |woken, ready| seen.push((woken, ready)),
+            )
+            .unwrap()
+            .unwrap();
+    }
+    (seen, start.elapsed())
+}
+
+#[test]
+fn an_audit_finds_a_trusting_wait_on_a_swapped_fd_and_reports_it() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, shared, a, _peer) = trusted_pair(&io);
+    let fd = a.as_raw_fd();
+    let mut new_peer = swap_socket(fd);
+    assert!(matches!(
+        io.watch(&mut poller, fd),
+        Ok(Some(Watch::Pending))
+    ));
+    // While a trust awaits its audit, a blocking wait is cut short.
+    let cap = poller.audit_timeout(None);
+    assert!(cap.is_some_and(|c| c <= AUDIT_EVERY), "{cap:?}");
+    new_peer.write_all(b"x").unwrap();
+    let (seen, took) = turns_for(&mut poller, &shared, Duration::from_secs(5));
+    assert!(
+        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
+        "the waiter hears of the bytes: {seen:?}"
+    );
+    assert!(took < Duration::from_secs(1), "late: {took:?}");
+    if poller.inner.ring {
+        // A poll request names the fd by number: it saw the new socket
+        // without an audit.
+        return;
+    }
+    // On epoll the old socket's registration went with it: the first
+    // audit lists the trust, the second checks it and registers afresh.
+    assert!(took >= AUDIT_EVERY, "not before the second audit: {took:?}");
+    // So the next wait by the same IO checks the new registration (the
+    // audit's own wait checked it for nobody).
+    let checks = crate::fd_query::identity_checks();
+    assert!(io.watch(&mut poller, fd).is_ok());
+    assert_eq!(crate::fd_query::identity_checks() - checks, 1);
+}
+
+#[test]
+fn an_audit_leaves_a_registration_that_still_names_its_socket() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, shared, a, mut peer) = trusted_pair(&io);
+    let fd = a.as_raw_fd();
+    assert!(matches!(
+        io.watch(&mut poller, fd),
+        Ok(Some(Watch::Pending))
+    ));
+    let checks = crate::fd_query::identity_checks();
+    // Four audits' time: nothing stale, nothing reported.
+    let (seen, _) = turns_for(&mut poller, &shared, 4 * AUDIT_EVERY);
+    assert!(seen.is_empty(), "{seen:?}");
+    assert_eq!(
+        crate::fd_query::identity_checks() - checks,
+        1,
+        "checked once, then no longer listed"
+    );
+    assert_eq!(poller.audit_timeout(None), None, "no audit to come");
+    // The registration is still the one that sees the peer's bytes.
+    peer.write_all(b"x").unwrap();
+    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5));
+    // (The driver reports urgent data with readability: both bits.)
+    assert!(
+        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
+        "{seen:?}"
+    );
+}

@@ -1,0 +1,188 @@
+//! When a wait may use an fd's registration without asking the kernel
+//! what the fd names, and the audit that makes a wrong guess late instead
+//! of fatal.
+//!
+//! A wait that is not `known` (no other fiber waits on the same IO) must
+//! make sure its fd number still names the socket the registration was
+//! made for: the number may have been closed and reused, and closing the
+//! old file took it out of the kernel's interest list. That check is an
+//! `fstat` per wait: 5% of the server's CPU per keep-alive request at 10
+//! connections (perf, BENCHMARKS.md). A keep-alive connection's waits are
+//! all by one IO object, so this module lets that object's waits skip it.
+//!
+//! Owns: [`Verified`] (per registration: which IO checked it last, and
+//! whether a wait trusted it since) and [`Audit`] (the poller's list of
+//! registrations trusted since their last check, and when it next looks).
+//!
+//! Invariants:
+//! - A wait trusts a socket's registration unchecked only if it is a wait
+//!   by the IO object whose wait checked (or made) it last: the same
+//!   address and the same object id. An object id is never reused, so a
+//!   new IO at a freed one's address is told apart (a closed connection's
+//!   IO collected and the next accepted one allocated in its slot, with
+//!   the same fd number, is the common case). The id is asked for only
+//!   from the second check by the same address on: an IO waited on once
+//!   (a connection per request) gets none, which would cost a table entry.
+//! - The same IO object's fd can come to name another file with no new
+//!   IO: `IO#reopen`, or C code that closes and reuses the number under a
+//!   wait-only `IO.for_fd(fd, autoclose: false)` (a database client that
+//!   reconnects). A wait trusting that registration would never be woken.
+//!   So a registration whose last trusting wait began at least
+//!   [`AUDIT_EVERY`] ago is checked by an audit if a fiber still waits on
+//!   the fd, and a stale one is registered afresh and its waiters told
+//!   what the new registration finds. Such a wait ends 1–2 ×
+//!   [`AUDIT_EVERY`] late; it never hangs. (If the old file is still open
+//!   elsewhere, its events keep reaching the fd's waiters, who then read
+//!   the new file: each such wake starts a new wait.)
+//! - Audits run in [`Poller::wait`], which while any registration awaits
+//!   one blocks no longer than until the next is due.
+
+use super::{Poller, Watch};
+use crate::fd_query::socket_identity;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+/// How often audits run while a registration awaits one (module
+/// invariants): the most a wait on a swapped fd can be late by, twice over.
+pub const AUDIT_EVERY: Duration = Duration::from_millis(50);
+
+/// The Ruby IO a wait is by, as far as trust needs it.
+#[derive(Clone, Copy)]
+pub struct WaitingIo<'a> {
+    /// The IO object's address.
+    pub addr: u64,
+    /// Its object id (Ruby's `rb_obj_id`, which gives it one if it has
+    /// none yet).
+    pub object_id: &'a dyn Fn() -> u64,
+}
+
+/// A registration's record of who checked it.
+#[derive(Default)]
+pub(super) struct Verified {
+    /// Address of the IO whose wait checked or made it last; 0: none.
+    by: u64,
+    /// That IO's object id, once it has checked it twice.
+    id: Option<u64>,
+    /// [`Audit::done`] when the last wait that trusted it since its last
+    /// check began.
+    trusted_since: Option<u64>,
+}
+
+impl Verified {
+    /// May a wait by `io` use the registration unchecked?
+    pub(super) fn trusts(&self, io: Option<WaitingIo<'_>>) -> bool {
+        io.is_some_and(|io| self.by == io.addr && self.id.is_some_and(|id| id == (io.object_id)()))
+    }
+
+    /// A wait by `io` (`None`: by nobody in particular) found the fd still
+    /// names the registered socket, or registered it.
+    pub(super) fn checked_by(&mut self, io: Option<WaitingIo<'_>>) {
+        self.trusted_since = None;
+        match io {
+            // The second check by this address: from now on its id tells
+            // whether a later wait is by the same object.
+            Some(io) if io.addr == self.by => self.id = Some((io.object_id)()),
+            Some(io) => {
+                self.by = io.addr;
+                self.id = None;
+            }
+            None => *self = Verified::default(),
+        }
+    }
+}
+
+/// The registrations trusted since their last check, and when the next
+/// audit is due.
+#[derive(Default)]
+pub(super) struct Audit {
+    /// Audits run so far.
+    done: u64,
+    /// When the next one is due; set while `trusted` is not empty.
+    next_at: Option<Instant>,
+    /// Fds whose registration a wait trusted since its last check (an fd
+    /// may be here twice, or after its registration was replaced: the
+    /// audit drops what no longer applies).
+    trusted: Vec<RawFd>,
+}
+
+impl Audit {
+    /// A wait trusted `fd`'s registration (`verified` is its record): an
+    /// audit is to look at it if the wait lasts, unless it is checked
+    /// first.
+    pub(super) fn note_trusted(&mut self, fd: RawFd, verified: &mut Verified) {
+        if verified.trusted_since.replace(self.done).is_none() {
+            self.trusted.push(fd);
+        }
+    }
+}
+
+impl Poller {
+    /// How long [`Poller::wait`] may block, given `timeout`: no longer than
+    /// until the next audit while one is to come.
+    pub(super) fn audit_timeout(&mut self, timeout: Option<Duration>) -> Option<Duration> {
+        if self.audit.trusted.is_empty() {
+            return timeout;
+        }
+        let now = Instant::now();
+        let at = *self.audit.next_at.get_or_insert(now + AUDIT_EVERY);
+        let left = at.saturating_duration_since(now);
+        Some(timeout.map_or(left, |t| t.min(left)))
+    }
+
+    /// Run an audit if one is due (module invariants): each registration
+    /// whose last trusting wait began before the previous audit is checked
+    /// if a fiber still waits on its fd (`wanted` is non-zero). A busy
+    /// connection's waits are shorter than that: not checked. A stale one is registered
+    /// afresh; its fd goes to `f` with what the new registration finds
+    /// ready, or with all that is wanted if the fd can't be polled any
+    /// more (closed, or a regular file now), so its waiters try and see.
+    pub(super) fn audit_if_due(
+        &mut self,
+        wanted: &impl Fn(RawFd) -> u8,
+        f: &mut impl FnMut(RawFd, u8),
+    ) {
+        if self.audit.trusted.is_empty() {
+            self.audit.next_at = None;
+            return;
+        }
+        let now = Instant::now();
+        let at = *self.audit.next_at.get_or_insert(now + AUDIT_EVERY);
+        if now < at {
+            return;
+        }
+        self.audit.next_at = Some(now + AUDIT_EVERY);
+        // Trusted before the previous audit ran: at least AUDIT_EVERY ago.
+        let old_enough = self.audit.done;
+        self.audit.done += 1;
+        let mut stale = Vec::new();
+        let fds = &mut self.inner.fds;
+        self.audit.trusted.retain(|&fd| {
+            let Some(reg) = fds.get_mut(&fd) else {
+                return false;
+            };
+            let Some(since) = reg.verified.trusted_since else {
+                return false;
+            };
+            if since >= old_enough {
+                return true;
+            }
+            // Checked now, or (nobody waiting) the trusting waits ended:
+            // the next trusting wait lists it again.
+            reg.verified.trusted_since = None;
+            if wanted(fd) != 0 && socket_identity(fd) != reg.socket {
+                stale.push(fd);
+            }
+            false
+        });
+        for fd in stale {
+            let events = wanted(fd);
+            // The identity check in `watch` fails again and replaces the
+            // registration.
+            match self.watch(fd, events, false, false) {
+                Ok(Some(Watch::Pending)) => {}
+                Ok(Some(Watch::Ready(ready))) => f(fd, ready),
+                Ok(None) | Err(_) => f(fd, events),
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+# frozen_string_literal: true
+# A keep-alive connection's waits trust the fd's registration without an
+# fstat, and an audit catches the fd that came to name another socket
+# under the same IO object (weft-ruby/src/poller/trust.rs). Run:
+# weft-ruby/test/run.sh minitest.
+require "minitest/autorun"
+require "socket"
+require "io/wait"
+require "timeout"
+require "weft"
+require_relative "helper"
+
+class TestWeftTrust < Minitest::Test
+  include WeftTestHelpers
+
+  # Two fibers of the current scheduler play ping-pong over the socket
+  # pair `rounds` times: each end waits for the other's byte and answers.
+  def ping_pong(a, b, rounds)
+    Fiber.schedule do
+      rounds.times do
+        a.wait_readable
+        a.read_nonblock(1)
+        a.write("x")
+      end
+    end
+    Fiber.schedule do
+      rounds.times do
+        b.write("x")
+        b.wait_readable
+        b.read_nonblock(1)
+      end
+    end
+  end
+
+  # The identity checks (fstat) of the block's waits, run to the end.
+  def identity_checks
+    before = Weft._identity_checks
+    yield
+    Fiber.scheduler.run
+    Weft._identity_checks - before
+  end
+
+  # Each IO's first wait registers its fd and its second checks the
+  # registration and records the IO's object id; later waits trust it.
+  # An audit (every 50 ms at most) checks again what a waiter trusts:
+  # 200 waits make 4 checks and a few, not 200.
+  def test_the_waits_of_one_io_check_its_registration_only_at_first
+    a, b = UNIXSocket.pair
+    checks = with_scheduler { identity_checks { ping_pong(a, b, 100) } }
+    assert_operator checks, :>=, 4
+    assert_operator checks, :<=, 10
+  ensure
+    a&.close
+    b&.close
+  end
+
+  # Connections made one after another on one scheduler reuse the fd
+  # numbers (and the registrations of the closed sockets): every new IO
+  # is checked on its own account, and each conversation completes.
+  def test_new_ios_on_reused_fd_numbers_are_checked
+    numbers = []
+    checks = with_scheduler do
+      3.times.map do
+        a, b = UNIXSocket.pair
+        numbers << [a.fileno, b.fileno]
+        identity_checks { ping_pong(a, b, 3) }
+      ensure
+        a&.close
+        b&.close
+      end
+    end
+    assert_equal 1, numbers.uniq.size, "the same fd numbers: #{numbers}"
+    assert checks.all? { |c| c >= 4 }, "two checks per new IO: #{checks}"
+  end
+
+  # IO#reopen swaps the socket behind the same IO object and fd number:
+  # a wait that trusts the old registration is found by an audit (within
+  # about 100 ms) and ends with the new socket's bytes, never hangs.
+  def test_a_wait_on_an_io_reopened_onto_another_socket_ends
+    a, b = UNIXSocket.pair
+    c, d = UNIXSocket.pair
+    got = waited = nil
+    with_scheduler do
+      Fiber.schedule do
+        3.times do
+          b.write("x")
+          a.wait_readable
+          a.read_nonblock(1)
+        end
+        a.reopen(c)
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        Timeout.timeout(5) { a.wait_readable }
+        waited = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+        got = a.read_nonblock(1)
+      end
+      Fiber.schedule do
+        sleep 0.01
+        d.write("y")
+      end
+    end
+    assert_equal "y", got
+    assert_operator waited, :<, 2, "the audit found the swapped fd late"
+  ensure
+    [a, b, c, d].each { |io| io&.close }
+  end
+end
