@@ -123,9 +123,11 @@ pub trait WaitFd {
     /// The move gave up on `EAGAIN` without waiting (a zero `length`): the
     /// caller (Ruby) will most likely call `io_wait` on the fd next.
     fn gave_up(&mut self, fd: i32, events: u8);
-    /// A read on `fd` moved fewer bytes than asked
+    /// A read or write on `fd` moved bytes
+    /// ([`Poller::note_moved`](crate::poller::Poller::note_moved)); `short`:
+    /// a read at the file position that moved fewer than asked
     /// ([`Poller::note_short_read`](crate::poller::Poller::note_short_read)).
-    fn short_read(&mut self, fd: i32);
+    fn moved(&mut self, fd: i32, short: bool);
     /// Would a read on `fd` get `EAGAIN` for sure
     /// ([`Poller::read_would_fail`](crate::poller::Poller::read_would_fail))?
     fn read_would_fail(&mut self, fd: i32) -> bool;
@@ -148,8 +150,8 @@ impl WaitFd for SchedulerWait<'_> {
         self.scheduler.selector().note_eagain(fd, events);
     }
 
-    fn short_read(&mut self, fd: i32) {
-        self.scheduler.selector().note_short_read(fd, self.io);
+    fn moved(&mut self, fd: i32, short: bool) {
+        self.scheduler.selector().note_moved(fd, self.io, short);
     }
 
     fn read_would_fail(&mut self, fd: i32) -> bool {
@@ -318,10 +320,10 @@ pub fn move_bytes(
                     .raw_os_error()
                     .unwrap_or(libc::EIO)
             });
-            // Noted for any fd: only a byte stream's counts (the poller
-            // asks which it is).
-            if hinted && moved.is_ok_and(|n| n > 0 && n < asked) {
-                waiter.short_read(fd);
+            // A short read is noted for any fd: only a byte stream's
+            // counts (the poller asks which it is).
+            if let Ok(n @ 1..) = moved {
+                waiter.moved(fd, hinted && n < asked);
             }
             moved
         };

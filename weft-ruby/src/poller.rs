@@ -5,8 +5,10 @@
 //!
 //! Owns: [`Poller`] (the runtime, one [`AsyncFd`] registration per fd that
 //! fibers waited on, and the list of fds whose readiness changed; only the
-//! scheduler's thread touches it) and [`Shared`] (the fibers `unblock`ed
-//! from any thread, and the eventfd that ends a blocked wait).
+//! scheduler's thread touches it). `wake.rs` holds [`Shared`] (the fibers
+//! `unblock`ed from any thread, and the eventfd that ends a blocked wait)
+//! and the queue the registrations' wakers fill; `trust.rs` says when a
+//! wait may skip the check of its fd's registration, and audits those.
 //!
 //! How a wait maps onto weft's driver: an fd is registered once, for
 //! reading and writing, edge-triggered (as every weft socket is), so its
@@ -96,12 +98,14 @@ use std::io;
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use trust::{Audit, Verified};
 pub use trust::{WaitingIo, AUDIT_EVERY};
+pub use wake::Shared;
+use wake::{write_eventfd, FdWaker, Woken};
 use weft::io::unix::AsyncFd;
 use weft::io::Interest;
 
@@ -149,65 +153,6 @@ struct ShortRead {
     reader: u64,
 }
 
-/// The fds whose registrations were woken, and the loop's waker while it is
-/// blocked. Touched by the driver's wakers, on the loop's thread.
-#[derive(Default)]
-struct Woken {
-    inner: Mutex<WokenInner>,
-}
-
-#[derive(Default)]
-struct WokenInner {
-    fds: Vec<RawFd>,
-    blocked_on: Option<Waker>,
-}
-
-impl Woken {
-    fn lock(&self) -> MutexGuard<'_, WokenInner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn push(&self, fd: RawFd) {
-        let mut inner = self.lock();
-        inner.fds.push(fd);
-        if let Some(w) = inner.blocked_on.take() {
-            drop(inner);
-            w.wake();
-        }
-    }
-
-    /// Ready when an fd was woken; else remembers `cx`'s waker.
-    fn poll_any(&self, cx: &mut Context<'_>) -> Poll<()> {
-        let mut inner = self.lock();
-        if !inner.fds.is_empty() {
-            inner.blocked_on = None;
-            return Poll::Ready(());
-        }
-        inner.blocked_on = Some(cx.waker().clone());
-        Poll::Pending
-    }
-
-    fn take(&self, into: &mut Vec<RawFd>) {
-        into.append(&mut self.lock().fds);
-    }
-}
-
-/// A registration's waker: queues its fd.
-struct FdWaker {
-    fd: RawFd,
-    woken: Arc<Woken>,
-}
-
-impl Wake for FdWaker {
-    fn wake(self: Arc<Self>) {
-        self.woken.push(self.fd);
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.push(self.fd);
-    }
-}
-
 /// The poll side, owned by the scheduler's thread.
 pub struct Poller {
     /// `ManuallyDrop` so a forked child can leak it (module invariant).
@@ -245,15 +190,6 @@ struct PollerInner {
     rt: weft::runtime::Runtime,
     /// The runtime's driver is io_uring.
     ring: bool,
-}
-
-/// The side other threads may touch.
-pub struct Shared {
-    unblocked: Mutex<Vec<crate::state::Obj>>,
-    blocked: AtomicBool,
-    /// The eventfd [`Shared::wake`] writes (module invariants), until
-    /// [`Shared::close`].
-    wake_fd: Mutex<Option<Arc<OwnedFd>>>,
 }
 
 /// What watching an fd found.
@@ -301,11 +237,7 @@ impl Poller {
             wakes: Arc::new(Woken::default()),
             audit: Audit::default(),
         };
-        let shared = Shared {
-            unblocked: Mutex::new(Vec::new()),
-            blocked: AtomicBool::new(false),
-            wake_fd: Mutex::new(Some(interrupt_fd)),
-        };
+        let shared = Shared::new(interrupt_fd);
         Ok((poller, shared))
     }
 
@@ -327,6 +259,14 @@ impl Poller {
             turn: self.turns,
             reader,
         });
+    }
+
+    /// A read or write on `fd` moved bytes: the waits that trusted its
+    /// registration since it was last checked ended well (`trust.rs`).
+    pub fn note_moved(&mut self, fd: RawFd) {
+        if let Some(reg) = self.inner.fds.get_mut(&fd) {
+            reg.verified.progressed();
+        }
     }
 
     /// Forget a short read noted on `fd`: its fiber is asking whether the
@@ -825,14 +765,6 @@ impl Registration {
     }
 }
 
-/// Make the eventfd `fd` readable: one `write(2)`, async-signal-safe. It
-/// fails only if the counter would overflow, when a wake is pending anyway.
-fn write_eventfd(fd: RawFd) {
-    let one = 1u64.to_ne_bytes();
-    // SAFETY: 8 bytes from `one`; callers pass an open eventfd.
-    unsafe { libc::write(fd, one.as_ptr().cast(), 8) };
-}
-
 /// Start a waiter's wait on `fd` ([`Poller::watch`]) and say what is
 /// ready for it now: 0 if it must wait, `events` if the fd can't be polled
 /// (a regular file) or there is no poller (closed), so that it never
@@ -857,64 +789,7 @@ pub fn ready_or_watch(
     )
 }
 
-impl Shared {
-    fn unblocked(&self) -> MutexGuard<'_, Vec<crate::state::Obj>> {
-        self.unblocked.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Is the loop blocked in the driver (without the GVL) right now?
-    pub fn is_blocked(&self) -> bool {
-        self.blocked.load(Ordering::SeqCst)
-    }
-
-    /// End a blocked wait (from any thread), or the next one if none is:
-    /// one write to the eventfd (nothing, once closed).
-    pub fn wake(&self) {
-        let fd = self.wake_fd.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(fd) = fd.as_ref() {
-            write_eventfd(fd.as_raw_fd());
-        }
-    }
-
-    /// The selector was closed: release the eventfd (the poller, dropped
-    /// first, has deregistered it).
-    pub fn close(&self) {
-        self.wake_fd
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-    }
-
-    /// `unblock` from any thread: queue `fiber` and wake the loop if it is
-    /// blocked in the driver.
-    pub fn unblock(&self, fiber: crate::state::Obj) {
-        // `blocked` is read under the queue's lock: the loop stores it and
-        // then takes this lock to look at the queue ([`Poller::wait`]), so
-        // either it sees this fiber or this sees it blocked.
-        let mut queue = self.unblocked();
-        queue.push(fiber);
-        let blocked = self.blocked.load(Ordering::SeqCst);
-        drop(queue);
-        if blocked {
-            self.wake();
-        }
-    }
-
-    /// Take the fibers unblocked since the last call.
-    pub fn take_unblocked(&self, into: &mut Vec<crate::state::Obj>) {
-        into.append(&mut self.unblocked());
-    }
-
-    pub fn has_unblocked(&self) -> bool {
-        !self.unblocked().is_empty()
-    }
-
-    /// Every object held, for the GC mark function.
-    pub fn each_object(&self, f: impl FnMut(crate::state::Obj)) {
-        self.unblocked().iter().copied().for_each(f);
-    }
-}
-
 #[cfg(test)]
 mod tests;
 mod trust;
+mod wake;

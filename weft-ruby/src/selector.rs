@@ -131,8 +131,8 @@ impl WaitFd for SelectorWait<'_> {
         self.selector.note_eagain(fd, events);
     }
 
-    fn short_read(&mut self, fd: i32) {
-        self.selector.note_short_read(fd, self.io);
+    fn moved(&mut self, fd: i32, short: bool) {
+        self.selector.note_moved(fd, self.io, short);
     }
 
     fn read_would_fail(&mut self, fd: i32) -> bool {
@@ -292,10 +292,15 @@ impl Selector {
         self.with_poller(|p| p.note_eagain(fd, events));
     }
 
-    /// A read on `fd` of `io` came up short (see
-    /// [`Poller::note_short_read`]).
-    pub(crate) fn note_short_read(&self, fd: RawFd, io: Value) {
-        self.with_poller(|p| p.note_short_read(fd, io.as_raw()));
+    /// A read or write on `fd` of `io` moved bytes ([`Poller::note_moved`]);
+    /// `short`: a read that came up short ([`Poller::note_short_read`]).
+    pub(crate) fn note_moved(&self, fd: RawFd, io: Value, short: bool) {
+        self.with_poller(|p| {
+            p.note_moved(fd);
+            if short {
+                p.note_short_read(fd, io.as_raw());
+            }
+        });
     }
 
     /// Would a read on `fd` of `io` get `EAGAIN` for sure (see

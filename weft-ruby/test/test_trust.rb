@@ -103,4 +103,80 @@ class TestWeftTrust < Minitest::Test
   ensure
     [a, b, c, d].each { |io| io&.close }
   end
+
+  # Weft::Selector's select(nil) (async's loop with nothing scheduled)
+  # blocks with no timer of its own: the poller still wakes for the audit,
+  # or a trusting wait after a reopen would never end.
+  def test_a_select_without_a_timeout_still_audits_a_trusting_wait
+    a, b = UNIXSocket.pair
+    c, d = UNIXSocket.pair
+    got = nil
+    looping = Thread.new do
+      selector = Weft::Selector.new(Fiber.current)
+      waiter = Fiber.new do
+        3.times do
+          b.write("x")
+          selector.io_wait(Fiber.current, a, IO::READABLE)
+          a.read_nonblock(1)
+        end
+        a.reopen(c)
+        Thread.new do
+          sleep 0.02
+          d.write("y")
+        end
+        selector.io_wait(Fiber.current, a, IO::READABLE)
+        got = a.read_nonblock(1)
+      end
+      waiter.transfer
+      selector.select(nil) while waiter.alive?
+      selector.close
+    end
+    assert looping.join(5), "select(nil) was never woken"
+    assert_equal "y", got
+  ensure
+    looping&.kill
+    [a, b, c, d].each { |io| io&.close }
+  end
+
+  # If the old socket is still open elsewhere (here a dup), its
+  # registration stays in epoll after IO#reopen and its bytes wake the
+  # trusting waiter, who finds nothing to read. Those wakes are no
+  # progress, so the audit still comes (within about 100 ms) and ends
+  # them; the new socket's byte is then read.
+  def test_wakes_from_a_reopened_ios_old_socket_stop_at_the_audit
+    a, peer_a = UNIXSocket.pair
+    old = a.dup
+    c, peer_c = UNIXSocket.pair
+    wrong = 0
+    got = nil
+    with_scheduler do
+      Fiber.schedule do
+        3.times do
+          peer_a.write("x")
+          a.wait_readable
+          a.read_nonblock(1)
+        end
+        a.reopen(c)
+        loop do
+          break unless a.wait_readable(5)
+
+          got = a.read_nonblock(1, exception: false)
+          break unless got == :wait_readable
+
+          wrong += 1
+        end
+      end
+      Fiber.schedule do
+        30.times do
+          sleep 0.01
+          peer_a.write("o") # to the old socket only
+        end
+        peer_c.write("y")
+      end
+    end
+    assert_equal "y", got
+    assert_operator wrong, :<=, 20, "the old socket's 30 bytes kept waking the waiter"
+  ensure
+    [a, peer_a, old, c, peer_c].each { |io| io&.close }
+  end
 end

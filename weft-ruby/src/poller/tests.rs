@@ -499,3 +499,20 @@ fn an_audit_leaves_a_registration_that_still_names_its_socket() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn an_audit_skips_a_registration_whose_fd_moved_bytes_since_the_trust() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, shared, a, _peer) = trusted_pair(&io);
+    let fd = a.as_raw_fd();
+    assert!(matches!(
+        io.watch(&mut poller, fd),
+        Ok(Some(Watch::Pending))
+    ));
+    // A hook read bytes after the wait: it ended well.
+    poller.note_moved(fd);
+    let checks = crate::fd_query::identity_checks();
+    let (seen, _) = turns_for(&mut poller, &shared, 4 * AUDIT_EVERY);
+    assert!(seen.is_empty(), "{seen:?}");
+    assert_eq!(crate::fd_query::identity_checks(), checks, "not checked");
+}

@@ -20,20 +20,27 @@
 //!   address and the same object id. An object id is never reused, so a
 //!   new IO at a freed one's address is told apart (a closed connection's
 //!   IO collected and the next accepted one allocated in its slot, with
-//!   the same fd number, is the common case). The id is asked for only
-//!   from the second check by the same address on: an IO waited on once
-//!   (a connection per request) gets none, which would cost a table entry.
+//!   the same fd number, is the common case). The id is recorded only at
+//!   the second check by the same address: an IO waited on once (a
+//!   connection per request) gets none, which would cost a table entry,
+//!   unless its first wait finds a registration whose IO had one at the
+//!   same address, whose id must then be compared.
 //! - The same IO object's fd can come to name another file with no new
 //!   IO: `IO#reopen`, or C code that closes and reuses the number under a
 //!   wait-only `IO.for_fd(fd, autoclose: false)` (a database client that
 //!   reconnects). A wait trusting that registration would never be woken.
-//!   So a registration whose last trusting wait began at least
-//!   [`AUDIT_EVERY`] ago is checked by an audit if a fiber still waits on
-//!   the fd, and a stale one is registered afresh and its waiters told
-//!   what the new registration finds. Such a wait ends 1–2 ×
-//!   [`AUDIT_EVERY`] late; it never hangs. (If the old file is still open
-//!   elsewhere, its events keep reaching the fd's waiters, who then read
-//!   the new file: each such wake starts a new wait.)
+//!   So a registration that a wait trusted, with no check since and no
+//!   bytes moved on its fd by a hook ([`Poller::note_moved`]: the waits
+//!   ended well), is checked by the first audit at least [`AUDIT_EVERY`]
+//!   after that first trusting wait if a fiber still waits on the fd, and
+//!   a stale one is registered afresh and its waiters told what the new
+//!   registration finds. So a wait stranded by a swap made before the
+//!   audit's check ends 1–2 × [`AUDIT_EVERY`] late instead of never (a
+//!   swap during a wait already checked goes unseen, as it did before
+//!   trust). A busy connection moves bytes between its waits: it is not
+//!   checked. If the old file is still open elsewhere, its events keep
+//!   waking the fd's waiters until the audit, who then find nothing to
+//!   read: no progress, so the audit still comes.
 //! - Audits run in [`Poller::wait`], which while any registration awaits
 //!   one blocks no longer than until the next is due.
 
@@ -63,8 +70,8 @@ pub(super) struct Verified {
     by: u64,
     /// That IO's object id, once it has checked it twice.
     id: Option<u64>,
-    /// [`Audit::done`] when the last wait that trusted it since its last
-    /// check began.
+    /// [`Audit::done`] when the first wait that trusted it since its last
+    /// check or progress began.
     trusted_since: Option<u64>,
 }
 
@@ -72,6 +79,11 @@ impl Verified {
     /// May a wait by `io` use the registration unchecked?
     pub(super) fn trusts(&self, io: Option<WaitingIo<'_>>) -> bool {
         io.is_some_and(|io| self.by == io.addr && self.id.is_some_and(|id| id == (io.object_id)()))
+    }
+
+    /// Bytes moved on the fd: the trusting waits so far ended well.
+    pub(super) fn progressed(&mut self) {
+        self.trusted_since = None;
     }
 
     /// A wait by `io` (`None`: by nobody in particular) found the fd still
@@ -107,10 +119,10 @@ pub(super) struct Audit {
 
 impl Audit {
     /// A wait trusted `fd`'s registration (`verified` is its record): an
-    /// audit is to look at it if the wait lasts, unless it is checked
-    /// first.
+    /// audit is to look at it if no check or progress comes first.
     pub(super) fn note_trusted(&mut self, fd: RawFd, verified: &mut Verified) {
-        if verified.trusted_since.replace(self.done).is_none() {
+        if verified.trusted_since.is_none() {
+            verified.trusted_since = Some(self.done);
             self.trusted.push(fd);
         }
     }
@@ -130,9 +142,9 @@ impl Poller {
     }
 
     /// Run an audit if one is due (module invariants): each registration
-    /// whose last trusting wait began before the previous audit is checked
-    /// if a fiber still waits on its fd (`wanted` is non-zero). A busy
-    /// connection's waits are shorter than that: not checked. A stale one is registered
+    /// trusted since before the previous audit, with no check or progress
+    /// since, is checked if a fiber still waits on its fd (`wanted` is
+    /// non-zero). A busy connection moves bytes sooner: not checked. A stale one is registered
     /// afresh; its fd goes to `f` with what the new registration finds
     /// ready, or with all that is wanted if the fd can't be polled any
     /// more (closed, or a regular file now), so its waiters try and see.
@@ -177,8 +189,10 @@ impl Poller {
         for fd in stale {
             let events = wanted(fd);
             // The identity check in `watch` fails again and replaces the
-            // registration.
-            match self.watch(fd, events, false, false) {
+            // registration. As `just_failed`, so that neither driver takes
+            // a short cut past that (io_uring asks the kernel first): the
+            // new registration reports what is ready at the next turn.
+            match self.watch(fd, events, false, true) {
                 Ok(Some(Watch::Pending)) => {}
                 Ok(Some(Watch::Ready(ready))) => f(fd, ready),
                 Ok(None) | Err(_) => f(fd, events),
