@@ -75,8 +75,8 @@
 //!   can name another file too (`IO#reopen`, or a close by another IO
 //!   object on the same fd, swaps the file behind the same object and
 //!   number), and a wait trusting that would never be woken: so an audit
-//!   checks a trusting wait that has lasted [`AUDIT_EVERY`] (`trust.rs`),
-//!   and such a wait ends late, never hangs.
+//!   checks a trust that has lasted [`AUDIT_EVERY`] with no bytes moved
+//!   (`trust.rs`), and such a wait ends late instead of never.
 //! - The driver takes edges only in [`Poller::wait`] (`turns` counts its
 //!   calls): an edge raised after a read is still there for the next wait
 //!   if no turn came between. That is what the hooks' hints lean on: an
