@@ -516,3 +516,16 @@ fn an_audit_skips_a_registration_whose_fd_moved_bytes_since_the_trust() {
     assert!(seen.is_empty(), "{seen:?}");
     assert_eq!(crate::fd_query::identity_checks(), checks, "not checked");
 }
+
+#[test]
+fn a_busy_connection_is_on_the_audit_list_once() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, _shared, a, _peer) = trusted_pair(&io);
+    let fd = a.as_raw_fd();
+    // A keep-alive connection's requests: a trusting wait, bytes moved.
+    for _ in 0..1_000 {
+        assert!(io.watch(&mut poller, fd).is_ok());
+        poller.note_moved(fd);
+    }
+    assert_eq!(poller.audit.listed(), [fd]);
+}

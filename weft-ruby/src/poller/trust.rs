@@ -73,6 +73,9 @@ pub(super) struct Verified {
     /// [`Audit::done`] when the first wait that trusted it since its last
     /// check or progress began.
     trusted_since: Option<u64>,
+    /// On the audit's list (so a connection's every request does not add
+    /// its fd again).
+    listed: bool,
 }
 
 impl Verified {
@@ -98,7 +101,10 @@ impl Verified {
                 self.by = io.addr;
                 self.id = None;
             }
-            None => *self = Verified::default(),
+            None => {
+                self.by = 0;
+                self.id = None;
+            }
         }
     }
 }
@@ -111,18 +117,25 @@ pub(super) struct Audit {
     done: u64,
     /// When the next one is due; set while `trusted` is not empty.
     next_at: Option<Instant>,
-    /// Fds whose registration a wait trusted since its last check (an fd
-    /// may be here twice, or after its registration was replaced: the
-    /// audit drops what no longer applies).
+    /// Fds whose registration a wait trusted, each once (`listed`; twice
+    /// or stale only if the registration was replaced, which the audit
+    /// sorts out: it drops what no longer applies).
     trusted: Vec<RawFd>,
 }
 
 impl Audit {
+    /// The fds on the list (for tests).
+    #[cfg(test)]
+    pub(super) fn listed(&self) -> &[RawFd] {
+        &self.trusted
+    }
+
     /// A wait trusted `fd`'s registration (`verified` is its record): an
     /// audit is to look at it if no check or progress comes first.
     pub(super) fn note_trusted(&mut self, fd: RawFd, verified: &mut Verified) {
-        if verified.trusted_since.is_none() {
-            verified.trusted_since = Some(self.done);
+        verified.trusted_since.get_or_insert(self.done);
+        if !verified.listed {
+            verified.listed = true;
             self.trusted.push(fd);
         }
     }
@@ -172,15 +185,20 @@ impl Poller {
             let Some(reg) = fds.get_mut(&fd) else {
                 return false;
             };
-            let Some(since) = reg.verified.trusted_since else {
-                return false;
-            };
-            if since >= old_enough {
+            let verified = &mut reg.verified;
+            if verified
+                .trusted_since
+                .is_some_and(|since| since >= old_enough)
+            {
                 return true;
             }
-            // Checked now, or (nobody waiting) the trusting waits ended:
-            // the next trusting wait lists it again.
-            reg.verified.trusted_since = None;
+            // Checked or progressed since, checked now, or (nobody
+            // waiting) the trusting waits ended: the next trusting wait
+            // lists it again.
+            verified.listed = false;
+            if verified.trusted_since.take().is_none() {
+                return false;
+            }
             if wanted(fd) != 0 && socket_identity(fd) != reg.socket {
                 stale.push(fd);
             }
