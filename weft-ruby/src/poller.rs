@@ -261,8 +261,9 @@ impl Poller {
         });
     }
 
-    /// A read or write on `fd` moved bytes: the waits that trusted its
-    /// registration since it was last checked ended well (`trust.rs`).
+    /// A read or write on `fd` moved bytes, and no fiber waits on it: the
+    /// waits that trusted its registration since it was last checked
+    /// ended well (`trust.rs`).
     pub fn note_moved(&mut self, fd: RawFd) {
         if let Some(reg) = self.inner.fds.get_mut(&fd) {
             reg.verified.progressed();

@@ -179,4 +179,67 @@ class TestWeftTrust < Minitest::Test
   ensure
     [a, peer_a, old, c, peer_c].each { |io| io&.close }
   end
+
+  # A reader waits on an IO reopened onto another socket while a writer
+  # fiber writes through the same IO: the writer's bytes (through the
+  # io_write hook) say nothing about the reader's stale registration, so
+  # the audit still comes and the reader gets the new socket's byte.
+  def test_a_writers_bytes_do_not_spare_a_stranded_reader_the_audit
+    a, b = UNIXSocket.pair
+    c, d = UNIXSocket.pair
+    got = nil
+    with_scheduler do
+      reopened = false
+      Fiber.schedule do
+        3.times do
+          b.write("x")
+          a.wait_readable
+          a.read_nonblock(1)
+        end
+        a.reopen(c)
+        reopened = true
+        got = a.wait_readable(5) ? a.read_nonblock(1) : :timed_out
+      end
+      Fiber.schedule do
+        sleep 0.001 until reopened
+        30.times do
+          sleep 0.01
+          a.write("w")
+        end
+      end
+      Fiber.schedule do
+        sleep 0.001 until reopened
+        sleep 0.05
+        d.write("y")
+      end
+    end
+    assert_equal "y", got
+  ensure
+    [a, b, c, d].each { |io| io&.close }
+  end
+
+  # A conversation through the hooks (readpartial's io_read, write's
+  # io_write) for about a second: each read moves bytes after its wait,
+  # which keeps the audit (every 50 ms) from checking the registrations.
+  def test_bytes_moved_through_the_hooks_keep_the_audit_away
+    a, b = UNIXSocket.pair
+    checks = with_scheduler do
+      identity_checks do
+        Fiber.schedule do
+          100.times { a.readpartial(1) }
+        end
+        Fiber.schedule do
+          100.times do
+            b.write("x")
+            sleep 0.01
+          end
+        end
+      end
+    end
+    # One registration made and checked once (b's writes never wait).
+    assert_operator checks, :<=, 3, "audited although bytes moved"
+  ensure
+    a&.close
+    b&.close
+  end
 end

@@ -462,7 +462,8 @@ fn an_audit_finds_a_trusting_wait_on_a_swapped_fd_and_reports_it() {
         return;
     }
     // On epoll the old socket's registration went with it: the first
-    // audit lists the trust, the second checks it and registers afresh.
+    // audit keeps the trust (too young), the second checks it and
+    // registers afresh.
     assert!(took >= AUDIT_EVERY, "not before the second audit: {took:?}");
     // So the next wait by the same IO checks the new registration (the
     // audit's own wait checked it for nobody).
@@ -527,5 +528,53 @@ fn a_busy_connection_is_on_the_audit_list_once() {
         assert!(io.watch(&mut poller, fd).is_ok());
         poller.note_moved(fd);
     }
-    assert_eq!(poller.audit.listed(), [fd]);
+    assert_eq!(poller.audit.listed(), vec![fd]);
+}
+
+#[test]
+fn a_registration_replaced_while_listed_is_listed_once() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, shared, a, _peer) = trusted_pair(&io);
+    let fd = a.as_raw_fd();
+    assert!(io.watch(&mut poller, fd).is_ok());
+    let mut peers = Vec::new();
+    for round in 0..5 {
+        // The connection closes and the next one gets its number: a new
+        // IO registers afresh, checks, then trusts (and lists) it.
+        peers.push(swap_socket(fd));
+        let next = CountedIo::new(IO, 100 + round);
+        for _ in 0..3 {
+            assert!(next.watch(&mut poller, fd).is_ok());
+        }
+        // Busy across an audit: requests move bytes and trust again.
+        for _ in 0..2 {
+            poller.note_moved(fd);
+            assert!(next.watch(&mut poller, fd).is_ok());
+            std::thread::sleep(AUDIT_EVERY / 2 + Duration::from_millis(2));
+            poller
+                .wait(&shared, Some(Duration::ZERO), |_| READABLE, |_, _| {})
+                .unwrap()
+                .unwrap();
+        }
+    }
+    assert_eq!(poller.audit.listed(), vec![fd]);
+}
+
+#[test]
+fn an_audit_drops_a_trust_whose_fd_nobody_waits_on_without_a_check() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, shared, a, _peer) = trusted_pair(&io);
+    let fd = a.as_raw_fd();
+    assert!(io.watch(&mut poller, fd).is_ok());
+    let checks = crate::fd_query::identity_checks();
+    let start = std::time::Instant::now();
+    while start.elapsed() < 3 * AUDIT_EVERY {
+        std::thread::sleep(Duration::from_millis(2));
+        poller
+            .wait(&shared, Some(Duration::ZERO), |_| 0, |_, _| {})
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(crate::fd_query::identity_checks(), checks, "not checked");
+    assert!(poller.audit.listed().is_empty(), "dropped from the list");
 }

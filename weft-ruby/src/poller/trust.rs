@@ -30,8 +30,9 @@
 //!   wait-only `IO.for_fd(fd, autoclose: false)` (a database client that
 //!   reconnects). A wait trusting that registration would never be woken.
 //!   So a registration that a wait trusted, with no check since and no
-//!   bytes moved on its fd by a hook ([`Poller::note_moved`]: the waits
-//!   ended well), is checked by the first audit at least [`AUDIT_EVERY`]
+//!   bytes moved on its fd by a hook while no fiber waited on it
+//!   ([`Poller::note_moved`]: the waits ended well; bytes a writer moves
+//!   while a reader waits say nothing about the reader), is checked by the first audit at least [`AUDIT_EVERY`]
 //!   after that first trusting wait if a fiber still waits on the fd, and
 //!   a stale one is registered afresh and its waiters told what the new
 //!   registration finds. So a wait stranded by a swap made before the
@@ -45,6 +46,7 @@
 //!   one blocks no longer than until the next is due.
 
 use super::{Poller, Watch};
+use crate::fd_map::FdSet;
 use crate::fd_query::socket_identity;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
@@ -70,12 +72,9 @@ pub(super) struct Verified {
     by: u64,
     /// That IO's object id, once it has checked it twice.
     id: Option<u64>,
-    /// [`Audit::done`] when the first wait that trusted it since its last
-    /// check or progress began.
-    trusted_since: Option<u64>,
-    /// On the audit's list (so a connection's every request does not add
-    /// its fd again).
-    listed: bool,
+    /// [`Audit::audits_run`] when the first wait that trusted it since its
+    /// last check or progress began.
+    trusted_since_audit: Option<u64>,
 }
 
 impl Verified {
@@ -84,15 +83,16 @@ impl Verified {
         io.is_some_and(|io| self.by == io.addr && self.id.is_some_and(|id| id == (io.object_id)()))
     }
 
-    /// Bytes moved on the fd: the trusting waits so far ended well.
+    /// Bytes moved on the fd with no fiber waiting on it: the trusting
+    /// waits so far ended well.
     pub(super) fn progressed(&mut self) {
-        self.trusted_since = None;
+        self.trusted_since_audit = None;
     }
 
     /// A wait by `io` (`None`: by nobody in particular) found the fd still
     /// names the registered socket, or registered it.
     pub(super) fn checked_by(&mut self, io: Option<WaitingIo<'_>>) {
-        self.trusted_since = None;
+        self.trusted_since_audit = None;
         match io {
             // The second check by this address: from now on its id tells
             // whether a later wait is by the same object.
@@ -114,29 +114,28 @@ impl Verified {
 #[derive(Default)]
 pub(super) struct Audit {
     /// Audits run so far.
-    done: u64,
-    /// When the next one is due; set while `trusted` is not empty.
+    audits_run: u64,
+    /// When the next one is due; set while `listed` is not empty.
     next_at: Option<Instant>,
-    /// Fds whose registration a wait trusted, each once (`listed`; twice
-    /// or stale only if the registration was replaced, which the audit
-    /// sorts out: it drops what no longer applies).
-    trusted: Vec<RawFd>,
+    /// Fds whose registration a wait trusted since the audit last looked
+    /// at them (a set: a connection's every request, or the registration
+    /// of the next connection on the same number, lists it once).
+    listed: FdSet,
 }
 
 impl Audit {
-    /// The fds on the list (for tests).
+    /// The fds listed (for tests).
     #[cfg(test)]
-    pub(super) fn listed(&self) -> &[RawFd] {
-        &self.trusted
+    pub(super) fn listed(&self) -> Vec<RawFd> {
+        self.listed.iter().copied().collect()
     }
 
     /// A wait trusted `fd`'s registration (`verified` is its record): an
     /// audit is to look at it if no check or progress comes first.
     pub(super) fn note_trusted(&mut self, fd: RawFd, verified: &mut Verified) {
-        verified.trusted_since.get_or_insert(self.done);
-        if !verified.listed {
-            verified.listed = true;
-            self.trusted.push(fd);
+        if verified.trusted_since_audit.is_none() {
+            verified.trusted_since_audit = Some(self.audits_run);
+            self.listed.insert(fd);
         }
     }
 }
@@ -145,7 +144,7 @@ impl Poller {
     /// How long [`Poller::wait`] may block, given `timeout`: no longer than
     /// until the next audit while one is to come.
     pub(super) fn audit_timeout(&mut self, timeout: Option<Duration>) -> Option<Duration> {
-        if self.audit.trusted.is_empty() {
+        if self.audit.listed.is_empty() {
             return timeout;
         }
         let now = Instant::now();
@@ -166,7 +165,7 @@ impl Poller {
         wanted: &impl Fn(RawFd) -> u8,
         f: &mut impl FnMut(RawFd, u8),
     ) {
-        if self.audit.trusted.is_empty() {
+        if self.audit.listed.is_empty() {
             self.audit.next_at = None;
             return;
         }
@@ -177,27 +176,22 @@ impl Poller {
         }
         self.audit.next_at = Some(now + AUDIT_EVERY);
         // Trusted before the previous audit ran: at least AUDIT_EVERY ago.
-        let old_enough = self.audit.done;
-        self.audit.done += 1;
+        let old_enough = self.audit.audits_run;
+        self.audit.audits_run += 1;
         let mut stale = Vec::new();
         let fds = &mut self.inner.fds;
-        self.audit.trusted.retain(|&fd| {
+        self.audit.listed.retain(|&fd| {
             let Some(reg) = fds.get_mut(&fd) else {
                 return false;
             };
             let verified = &mut reg.verified;
-            if verified
-                .trusted_since
-                .is_some_and(|since| since >= old_enough)
-            {
-                return true;
-            }
-            // Checked or progressed since, checked now, or (nobody
-            // waiting) the trusting waits ended: the next trusting wait
-            // lists it again.
-            verified.listed = false;
-            if verified.trusted_since.take().is_none() {
-                return false;
+            match verified.trusted_since_audit {
+                Some(since) if since >= old_enough => return true,
+                // Checked or progressed since.
+                None => return false,
+                // Checked now, or (nobody waiting) the trusting waits
+                // ended: the next trusting wait lists it again.
+                Some(_) => verified.trusted_since_audit = None,
             }
             if wanted(fd) != 0 && socket_identity(fd) != reg.socket {
                 stale.push(fd);

@@ -72,7 +72,7 @@ impl Wake for FdWaker {
 /// The side other threads may touch.
 pub struct Shared {
     unblocked: Mutex<Vec<crate::state::Obj>>,
-    /// The loop is blocked in the driver (module invariants).
+    /// The loop is blocked in the driver (the poller's module invariants).
     pub(super) blocked: AtomicBool,
     /// The eventfd [`Shared::wake`] writes (module invariants), until
     /// [`Shared::close`].
