@@ -236,8 +236,10 @@ class TestWeftTrust < Minitest::Test
         end
       end
     end
-    # One registration made and checked once (b's writes never wait).
-    assert_operator checks, :<=, 3, "audited although bytes moved"
+    # One registration made and checked once (b's writes never wait): 2,
+    # and a little room for a stalled machine. Without the hooks' progress
+    # the audit checks the reader's wait about ten times a second.
+    assert_operator checks, :<=, 5, "audited although bytes moved"
   ensure
     a&.close
     b&.close
