@@ -261,12 +261,13 @@ impl Poller {
         });
     }
 
-    /// A read or write on `fd` moved bytes, and no fiber waits on it: the
-    /// waits that trusted its registration since it was last checked
-    /// ended well (`trust.rs`).
-    pub fn note_moved(&mut self, fd: RawFd) {
+    /// A read or write on `fd` moved bytes: if no fiber waits on it
+    /// (`nobody_waits`, asked only when a wait trusts the registration),
+    /// the waits that trusted it since it was last checked ended well
+    /// (`trust.rs`).
+    pub fn note_moved(&mut self, fd: RawFd, nobody_waits: impl FnOnce() -> bool) {
         if let Some(reg) = self.inner.fds.get_mut(&fd) {
-            reg.verified.progressed();
+            reg.verified.progressed(nobody_waits);
         }
     }
 

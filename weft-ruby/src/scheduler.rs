@@ -84,11 +84,11 @@ fn io_struct(io: Value) -> Result<*const rb_sys::rb_io_t, ()> {
 /// `io` is closed, `Err` if it is not a Ruby IO (then `fileno` is asked).
 fn io_fd(io: Value) -> Result<Option<i32>, ()> {
     let fptr = io_struct(io)?;
-    // SAFETY: `fptr` is null or the live IO's rb_io_t (`io_struct`), read
-    // with the GVL held.
     let fd = if fptr.is_null() {
         -1
     } else {
+        // SAFETY: `fptr` is the live IO's rb_io_t (`io_struct`), read with
+        // the GVL held.
         unsafe { (*fptr).fd }
     };
     Ok((fd >= 0).then_some(fd))

@@ -292,16 +292,11 @@ impl Selector {
         self.with_poller(|p| p.note_eagain(fd, events));
     }
 
-    /// A read or write on `fd` of `io` moved bytes; `short`: a read that
-    /// came up short ([`Poller::note_short_read`]). Progress for the trust
-    /// in the fd's registration ([`Poller::note_moved`]) only while no
-    /// fiber waits on the fd: a writer's bytes say nothing about a reader
-    /// left waiting on a stale registration.
+    /// A read or write on `fd` of `io` moved bytes ([`Poller::note_moved`]);
+    /// `short`: a read that came up short ([`Poller::note_short_read`]).
     pub(crate) fn note_moved(&self, fd: RawFd, io: Value, short: bool) {
         self.with_poller(|p| {
-            if !self.inner.borrow().has_waiters(fd) {
-                p.note_moved(fd);
-            }
+            p.note_moved(fd, || !self.inner.borrow().has_waiters(fd));
             if short {
                 p.note_short_read(fd, io.as_raw());
             }

@@ -32,6 +32,17 @@ class TestWeftTrust < Minitest::Test
     end
   end
 
+  # Three waits on `io` for a byte from `peer`: the first registers its
+  # fd, the second checks the registration (recording io's object id),
+  # the third trusts it; so do the waits after.
+  def earn_trust(io, peer)
+    3.times do
+      peer.write("x")
+      io.wait_readable
+      io.read_nonblock(1)
+    end
+  end
+
   # The identity checks (fstat) of the block's waits, run to the end.
   def identity_checks
     before = Weft._identity_checks
@@ -82,11 +93,7 @@ class TestWeftTrust < Minitest::Test
     got = waited = nil
     with_scheduler do
       Fiber.schedule do
-        3.times do
-          b.write("x")
-          a.wait_readable
-          a.read_nonblock(1)
-        end
+        earn_trust(a, b)
         a.reopen(c)
         started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
         Timeout.timeout(5) { a.wait_readable }
@@ -151,11 +158,7 @@ class TestWeftTrust < Minitest::Test
     got = nil
     with_scheduler do
       Fiber.schedule do
-        3.times do
-          peer_a.write("x")
-          a.wait_readable
-          a.read_nonblock(1)
-        end
+        earn_trust(a, peer_a)
         a.reopen(c)
         loop do
           break unless a.wait_readable(5)
@@ -191,11 +194,7 @@ class TestWeftTrust < Minitest::Test
     with_scheduler do
       reopened = false
       Fiber.schedule do
-        3.times do
-          b.write("x")
-          a.wait_readable
-          a.read_nonblock(1)
-        end
+        earn_trust(a, b)
         a.reopen(c)
         reopened = true
         got = a.wait_readable(5) ? a.read_nonblock(1) : :timed_out

@@ -412,24 +412,22 @@ fn a_new_object_at_a_trusted_address_checks_the_registration() {
 }
 
 /// Turn the driver without blocking (no Ruby VM to release a GVL) every
-/// few milliseconds for `how_long` or until an fd is reported: those
-/// reported, and when.
+/// few milliseconds, with waiters wanting `wanted`, for `how_long` or until
+/// an fd is reported: those reported, and when.
 fn turns_for(
     poller: &mut Poller,
     shared: &Shared,
     how_long: Duration,
+    wanted: impl Fn(RawFd) -> u8,
 ) -> (Vec<(RawFd, u8)>, Duration) {
     let start = std::time::Instant::now();
     let mut seen = Vec::new();
     while seen.is_empty() && start.elapsed() < how_long {
         std::thread::sleep(Duration::from_millis(2));
         poller
-            .wait(
-                shared,
-                Some(Duration::ZERO),
-                |_| READABLE,
-                |woken, ready| seen.push((woken, ready)),
-            )
+            .wait(shared, Some(Duration::ZERO), &wanted, |woken, ready| {
+                seen.push((woken, ready))
+            })
             .unwrap()
             .unwrap();
     }
@@ -450,7 +448,7 @@ fn an_audit_finds_a_trusting_wait_on_a_swapped_fd_and_reports_it() {
     let cap = poller.audit_timeout(None);
     assert!(cap.is_some_and(|c| c <= AUDIT_EVERY), "{cap:?}");
     new_peer.write_all(b"x").unwrap();
-    let (seen, took) = turns_for(&mut poller, &shared, Duration::from_secs(5));
+    let (seen, took) = turns_for(&mut poller, &shared, Duration::from_secs(5), |_| READABLE);
     assert!(
         matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
         "the waiter hears of the bytes: {seen:?}"
@@ -483,7 +481,7 @@ fn an_audit_leaves_a_registration_that_still_names_its_socket() {
     ));
     let checks = crate::fd_query::identity_checks();
     // Four audits' time: nothing stale, nothing reported.
-    let (seen, _) = turns_for(&mut poller, &shared, 4 * AUDIT_EVERY);
+    let (seen, _) = turns_for(&mut poller, &shared, 4 * AUDIT_EVERY, |_| READABLE);
     assert!(seen.is_empty(), "{seen:?}");
     assert_eq!(
         crate::fd_query::identity_checks() - checks,
@@ -493,7 +491,7 @@ fn an_audit_leaves_a_registration_that_still_names_its_socket() {
     assert_eq!(poller.audit_timeout(None), None, "no audit to come");
     // The registration is still the one that sees the peer's bytes.
     peer.write_all(b"x").unwrap();
-    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5));
+    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5), |_| READABLE);
     // (The driver reports urgent data with readability: both bits.)
     assert!(
         matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
@@ -511,9 +509,9 @@ fn an_audit_skips_a_registration_whose_fd_moved_bytes_since_the_trust() {
         Ok(Some(Watch::Pending))
     ));
     // A hook read bytes after the wait: it ended well.
-    poller.note_moved(fd);
+    poller.note_moved(fd, || true);
     let checks = crate::fd_query::identity_checks();
-    let (seen, _) = turns_for(&mut poller, &shared, 4 * AUDIT_EVERY);
+    let (seen, _) = turns_for(&mut poller, &shared, 4 * AUDIT_EVERY, |_| READABLE);
     assert!(seen.is_empty(), "{seen:?}");
     assert_eq!(crate::fd_query::identity_checks(), checks, "not checked");
 }
@@ -526,7 +524,7 @@ fn a_busy_connection_is_on_the_audit_list_once() {
     // A keep-alive connection's requests: a trusting wait, bytes moved.
     for _ in 0..1_000 {
         assert!(io.watch(&mut poller, fd).is_ok());
-        poller.note_moved(fd);
+        poller.note_moved(fd, || true);
     }
     assert_eq!(poller.audit.listed(), vec![fd]);
 }
@@ -548,13 +546,10 @@ fn a_registration_replaced_while_listed_is_listed_once() {
         }
         // Busy across an audit: requests move bytes and trust again.
         for _ in 0..2 {
-            poller.note_moved(fd);
+            poller.note_moved(fd, || true);
             assert!(next.watch(&mut poller, fd).is_ok());
             std::thread::sleep(AUDIT_EVERY / 2 + Duration::from_millis(2));
-            poller
-                .wait(&shared, Some(Duration::ZERO), |_| READABLE, |_, _| {})
-                .unwrap()
-                .unwrap();
+            turn(&mut poller, &shared);
         }
     }
     assert_eq!(poller.audit.listed(), vec![fd]);
@@ -567,14 +562,21 @@ fn an_audit_drops_a_trust_whose_fd_nobody_waits_on_without_a_check() {
     let fd = a.as_raw_fd();
     assert!(io.watch(&mut poller, fd).is_ok());
     let checks = crate::fd_query::identity_checks();
-    let start = std::time::Instant::now();
-    while start.elapsed() < 3 * AUDIT_EVERY {
-        std::thread::sleep(Duration::from_millis(2));
-        poller
-            .wait(&shared, Some(Duration::ZERO), |_| 0, |_, _| {})
-            .unwrap()
-            .unwrap();
-    }
+    let (seen, _) = turns_for(&mut poller, &shared, 3 * AUDIT_EVERY, |_| 0);
+    assert!(seen.is_empty(), "{seen:?}");
     assert_eq!(crate::fd_query::identity_checks(), checks, "not checked");
     assert!(poller.audit.listed().is_empty(), "dropped from the list");
+}
+
+#[test]
+fn bytes_moved_while_a_fiber_waits_on_the_fd_are_no_progress() {
+    let io = CountedIo::new(IO, 7);
+    let (mut poller, shared, a, _peer) = trusted_pair(&io);
+    let fd = a.as_raw_fd();
+    assert!(io.watch(&mut poller, fd).is_ok());
+    // Another fiber wrote while this one still waits: the audit comes.
+    poller.note_moved(fd, || false);
+    let checks = crate::fd_query::identity_checks();
+    let _ = turns_for(&mut poller, &shared, 4 * AUDIT_EVERY, |_| READABLE);
+    assert_eq!(crate::fd_query::identity_checks() - checks, 1, "audited");
 }

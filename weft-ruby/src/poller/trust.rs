@@ -83,10 +83,14 @@ impl Verified {
         io.is_some_and(|io| self.by == io.addr && self.id.is_some_and(|id| id == (io.object_id)()))
     }
 
-    /// Bytes moved on the fd with no fiber waiting on it: the trusting
-    /// waits so far ended well.
-    pub(super) fn progressed(&mut self) {
-        self.trusted_since_audit = None;
+    /// Bytes moved on the fd: if a wait trusts the registration and no
+    /// fiber waits on the fd now (`nobody_waits`, asked only then), the
+    /// trusting waits ended well. Bytes a writer moves while a reader
+    /// waits say nothing about the reader.
+    pub(super) fn progressed(&mut self, nobody_waits: impl FnOnce() -> bool) {
+        if self.trusted_since_audit.is_some() && nobody_waits() {
+            self.trusted_since_audit = None;
+        }
     }
 
     /// A wait by `io` (`None`: by nobody in particular) found the fd still
@@ -138,6 +142,11 @@ impl Audit {
             self.listed.insert(fd);
         }
     }
+
+    /// When the next audit is due, with fds listed: set at the first ask.
+    fn due_at(&mut self, now: Instant) -> Instant {
+        *self.next_at.get_or_insert(now + AUDIT_EVERY)
+    }
 }
 
 impl Poller {
@@ -148,18 +157,18 @@ impl Poller {
             return timeout;
         }
         let now = Instant::now();
-        let at = *self.audit.next_at.get_or_insert(now + AUDIT_EVERY);
-        let left = at.saturating_duration_since(now);
+        let left = self.audit.due_at(now).saturating_duration_since(now);
         Some(timeout.map_or(left, |t| t.min(left)))
     }
 
     /// Run an audit if one is due (module invariants): each registration
     /// trusted since before the previous audit, with no check or progress
     /// since, is checked if a fiber still waits on its fd (`wanted` is
-    /// non-zero). A busy connection moves bytes sooner: not checked. A stale one is registered
-    /// afresh; its fd goes to `f` with what the new registration finds
-    /// ready, or with all that is wanted if the fd can't be polled any
-    /// more (closed, or a regular file now), so its waiters try and see.
+    /// non-zero); a busy connection moves bytes sooner and is not. A
+    /// stale one is registered afresh; its fd goes to `f` with what the
+    /// new registration finds ready, or with all that is wanted if the fd
+    /// can't be polled any more (closed, or a regular file now), so its
+    /// waiters try and see.
     pub(super) fn audit_if_due(
         &mut self,
         wanted: &impl Fn(RawFd) -> u8,
@@ -170,8 +179,7 @@ impl Poller {
             return;
         }
         let now = Instant::now();
-        let at = *self.audit.next_at.get_or_insert(now + AUDIT_EVERY);
-        if now < at {
+        if now < self.audit.due_at(now) {
             return;
         }
         self.audit.next_at = Some(now + AUDIT_EVERY);
