@@ -15,8 +15,9 @@
 //!   the op, so a completion between its look and its sleep still wakes
 //!   it. One of the woken takes the connection; the others start the next
 //!   accept or wait for it.
-//! - A connection nobody takes (the listener goes away first) is closed
-//!   by the ring (ops.rs: the op's result is a descriptor).
+//! - A listener's drop ends its accept before the listening socket
+//!   closes (the request holds it open), and closes a connection the
+//!   accept took that nobody will.
 
 use super::ops::{interrupted, OpKey, Polled};
 use crate::runtime::driver;
@@ -225,12 +226,23 @@ fn peer_address(buf: &[u8]) -> io::Result<SocketAddr> {
 }
 
 impl Drop for UringAccept {
-    /// Before the listener closes: the accept in flight is cancelled (a
-    /// connection it took anyway is closed by the ring).
+    /// Before the listener closes: the accept in flight is cancelled, and
+    /// its end waited for. Until it ends it holds the listening socket
+    /// open in the kernel, which would go on taking connections after the
+    /// listener is gone (Tokio's stops at the drop). A drop on a thread
+    /// other than the one that submitted the accept saw that: the cancel
+    /// completes on the submitter's thread, later. The wait is one cancel
+    /// of a request parked in the kernel. A connection the accept took
+    /// anyway is closed here.
     fn drop(&mut self) {
         if let Some((index, key)) = self.lock().op.take() {
             if let Some(rings) = self.driver.io().and_then(|io| io.rings()) {
-                rings.get(index).abandon(key, super::ops::Leave::Cancel);
+                let (result, _buf) = rings.get(index).cancel_and_wait(key, Waker::noop());
+                if result >= 0 {
+                    // SAFETY: a completed accept's result is a descriptor
+                    // the kernel made for this op alone; nobody else has it.
+                    drop(unsafe { OwnedFd::from_raw_fd(result) });
+                }
             }
         }
     }
