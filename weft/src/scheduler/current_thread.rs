@@ -311,6 +311,12 @@ impl Context {
             core.stats.publish(&handle.worker_metrics, core.tasks.len());
             core.stats.park_transition(&handle.worker_metrics);
         });
+        // A token left by a wake made while this thread ran (its own
+        // `block_on` future woken by a deferred yield: `block_on(yield_now())`)
+        // would end the park at once, for a zero-timeout poll of the
+        // drivers that finds nothing. Drop it, then look for work: the
+        // wakes it announced are seen below (`Parker::discard_token`).
+        handle.parker.discard_token();
         if let Some(f) = &handle.config.before_park {
             f();
         }
@@ -318,7 +324,9 @@ impl Context {
         // before sleeping. That, or before_park, may have scheduled work:
         // do not sleep on it.
         handle.drivers.flush_ring(0);
-        let has_work = self.with_core(|core| !core.tasks.is_empty()) || !handle.inject.is_empty();
+        let has_work = self.with_core(|core| !core.tasks.is_empty())
+            || !handle.inject.is_empty()
+            || handle.woken.load(Ordering::Acquire);
         let polled_driver = !has_work && handle.parker.park() == Parked::InDriver;
         if !polled_driver {
             // Woken before sleeping (say, before_park woke the block_on

@@ -10,7 +10,9 @@
 //!
 //! The checks: every `park` that is owed a wake returns (loom reports a
 //! deadlock otherwise), whichever parker holds the driver and in whatever
-//! order the unparks interleave with the parks.
+//! order the unparks interleave with the parks; and a parker that drops a
+//! stale token before it looks for work (current_thread's `park`) still
+//! sees the work of an unpark whose token it dropped.
 
 use super::park::{Parker, SharedDriver};
 use crate::runtime::driver::{Driver, DriverConfig};
@@ -76,6 +78,34 @@ fn a_stray_driver_wake_costs_at_most_a_spurious_return() {
             let _ = parker.park();
         }
         stray.join().unwrap();
+        t.join().unwrap();
+    });
+}
+
+#[test]
+fn a_dropped_token_leaves_its_work_visible() {
+    loom::model(|| {
+        use loom::sync::atomic::{AtomicBool, Ordering};
+        let parker = Parker::with_driver(Some(shared_driver()));
+        // A token left over from this thread's own wake while it ran.
+        parker.unparker().unpark();
+        let unparker = parker.unparker();
+        let work = std::sync::Arc::new(AtomicBool::new(false));
+        let work2 = work.clone();
+        let t = thread::spawn(move || {
+            work2.store(true, Ordering::Release);
+            unparker.unpark();
+        });
+        // current_thread's park: drop the token, look for work, and block
+        // only if there is none. The other thread's token may be the one
+        // dropped: its work must then be seen, or the park never returns.
+        loop {
+            parker.discard_token();
+            if work.load(Ordering::Acquire) {
+                break;
+            }
+            let _ = parker.park();
+        }
         t.join().unwrap();
     });
 }

@@ -171,6 +171,22 @@ impl Parker {
     pub(crate) fn park(&self) -> Parked {
         self.inner.park()
     }
+
+    /// Drop a pending token, if any (only the parking thread may call
+    /// this: the state is then EMPTY or NOTIFIED). For a caller about to
+    /// look for work before it parks: a token left by a wake that came
+    /// while it ran would make the park return at once for nothing. The
+    /// caller must look for work after this call, not before: an unpark
+    /// whose token this drops published its work before the token
+    /// (`loom_park.rs` models it).
+    pub(crate) fn discard_token(&self) {
+        let _ = self.inner.state.compare_exchange(
+            NOTIFIED,
+            EMPTY,
+            Ordering::Acquire,
+            Ordering::Acquire,
+        );
+    }
 }
 
 impl Unparker {
