@@ -68,10 +68,20 @@
 //! - A registration is trusted without a check by a wait on the IO its
 //!   fd's current waiters wait on, and by a wait of the IO object whose
 //!   wait checked it last (same address and object id: `trust.rs`). Any
-//!   other wait checks that the fd still names the registered socket
-//!   (`fstat`'s device and inode) and otherwise registers the fd afresh,
-//!   because the number may have been closed and reused, and closing the
-//!   old file took it out of the kernel's interest list. The same object
+//!   other wait checks the registration, because the number may have been
+//!   closed and reused, and closing the old file took it out of the
+//!   kernel's interest list. The check first asks epoll to add the fd
+//!   (epoll finds a registration by number *and* file): if it does, the
+//!   number names a new file, which is now registered, and the old
+//!   registration is given up without asking epoll to remove it by number
+//!   (that would remove the new one: [`AsyncFd::into_inner_stale`]). So a
+//!   connection per request, whose new socket reuses the last one's
+//!   number, costs one `epoll_ctl`. If epoll refuses (`EEXIST`), the fd's
+//!   file is registered already: the registration is kept if it was made
+//!   for this socket (`fstat`'s device and inode, `Named`), else what
+//!   epoll holds under the number is removed and the fd registered
+//!   afresh (it can be a registration given up while its file was open
+//!   elsewhere, the file now back on its number). The same object
 //!   can name another file too (`IO#reopen`, or a close by another IO
 //!   object on the same fd, swaps the file behind the same object and
 //!   number), and a wait trusting that would never be woken: so an audit
@@ -123,9 +133,9 @@ struct Registration {
     fd: AsyncFd<Fd>,
     /// Queues this fd on [`Woken`].
     waker: Waker,
-    /// `fstat`'s (device, inode) when registered, for sockets only: what
-    /// lets a later IO on the same fd number reuse the registration.
-    socket: Option<(u64, u64)>,
+    /// What the fd named, if asked: what lets a later IO on the same fd
+    /// number keep the registration, and a wait trust it (`trust.rs`).
+    named: Named,
     /// Which IO's wait checked it last, and whether a wait trusted it
     /// since (`trust.rs`).
     verified: Verified,
@@ -141,6 +151,70 @@ struct Registration {
     /// the driver and not yet seen ready: on io_uring, a poll request in
     /// the kernel (module doc, "On io_uring").
     armed: u8,
+}
+
+/// What a registration's fd named, as far as it was asked (`fstat`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Named {
+    /// Not asked: registered by an `epoll_ctl(ADD)` that found the fd new
+    /// to the poller, which needed no question (a connection per request
+    /// waits once, and its registration is never asked).
+    Unasked,
+    /// A socket: its device and inode, which no other open socket shares.
+    Socket(u64, u64),
+    /// Not a socket (a pipe's two ends share one inode: no identity), or
+    /// not open.
+    Other,
+}
+
+/// What [`Named::check`] found.
+#[must_use]
+#[derive(PartialEq, Eq, Debug)]
+enum Checked {
+    /// The fd still names the registered socket.
+    Same,
+    /// It names this, and the registration can't be kept on its word.
+    Other(Named),
+}
+
+impl Named {
+    /// Ask what `fd` names now (an `fstat`).
+    fn asked(fd: RawFd) -> Named {
+        match socket_identity(fd) {
+            Some((dev, ino)) => Named::Socket(dev, ino),
+            None => Named::Other,
+        }
+    }
+
+    fn is_socket(self) -> bool {
+        matches!(self, Named::Socket(..))
+    }
+
+    /// Does `fd` still name the socket this registration was made for?
+    fn check(self, fd: RawFd) -> Checked {
+        let now = Named::asked(fd);
+        if self.is_socket() && now == self {
+            Checked::Same
+        } else {
+            Checked::Other(now)
+        }
+    }
+}
+
+/// How [`Poller::watch_by`] gets an fd's registration.
+#[must_use]
+enum Plan {
+    /// Keep the one there (the wait knows or trusts it).
+    Reuse,
+    /// None is there: make one.
+    Register,
+    /// Take the one there out of the poller (the same file wants more
+    /// interest), then make one.
+    Replace,
+    /// Ask the poller to add the fd: it refuses (`EEXIST`) if the fd's
+    /// current file is registered, which the old registration's check
+    /// then settles; otherwise the number names a new file.
+    Probe,
 }
 
 /// A read that moved fewer bytes than it asked for.
@@ -385,61 +459,106 @@ impl Poller {
         // On io_uring, priority readiness comes from epoll, where it is
         // woken by every arrival: asked for only by waits that need it.
         let priority = !inner.ring || events & PRIORITY != 0;
-        // Trust or identity (module invariants), and priority when it is
-        // asked for. The identity found is the new registration's if the
-        // old one is not reused.
-        let mut identity = None;
+        let mut interest = Interest::READABLE.add(Interest::WRITABLE);
+        if priority {
+            interest = interest.add(Interest::PRIORITY);
+        }
+        // Trust or a check (module invariants), and priority when it is
+        // asked for.
         let mut trusted = false;
-        let reusable = inner.fds.get(&fd).is_some_and(|reg| {
-            if priority && !reg.priority {
-                // Registered without the priority this wait needs.
-                return false;
-            }
-            if known {
-                return true;
-            }
-            if reg.socket.is_some() && reg.verified.trusts(io) {
+        let plan = match inner.fds.get(&fd) {
+            None => Plan::Register,
+            // Registered without the priority this wait needs.
+            Some(reg) if priority && !reg.priority => Plan::Replace,
+            Some(_) if known => Plan::Reuse,
+            Some(reg) if reg.named.is_socket() && reg.verified.trusts(io) => {
                 trusted = true;
-                return true;
+                Plan::Reuse
             }
-            let now = socket_identity(fd);
-            identity = Some(now);
-            reg.socket.is_some() && now == reg.socket
-        });
-        if !reusable {
-            // Drop the old registration first: its deregistration must not
-            // remove the new one.
-            if let Some(old) = inner.fds.remove(&fd) {
-                carried = old.armed;
+            Some(_) => Plan::Probe,
+        };
+        let _guard = inner.rt.enter();
+        let register = |named: Named| -> io::Result<Registration> {
+            let fd_reg = AsyncFd::with_interest(Fd(fd), interest)?;
+            Ok(Registration {
+                fd: fd_reg,
+                waker: Waker::from(Arc::new(FdWaker {
+                    fd,
+                    woken: self.wakes.clone(),
+                })),
+                named,
+                queued: false,
+                stream: None,
+                verified: Verified::default(),
+                priority,
+                armed: 0,
+            })
+        };
+        // The new registration, if the old one (if any) is not kept.
+        let made = match plan {
+            Plan::Reuse => None,
+            Plan::Register => Some(register(Named::Unasked)),
+            // Drop the old one first: its removal from the poller must
+            // not remove the new one.
+            Plan::Replace => {
+                if let Some(old) = inner.fds.remove(&fd) {
+                    carried = old.armed;
+                }
+                Some(register(Named::Unasked))
             }
-            let _guard = inner.rt.enter();
-            let mut interest = Interest::READABLE.add(Interest::WRITABLE);
-            if priority {
-                interest = interest.add(Interest::PRIORITY);
-            }
-            let registered = match AsyncFd::with_interest(Fd(fd), interest) {
-                Ok(r) => r,
+            Plan::Probe => match register(Named::Unasked) {
+                // The poller took the fd as new, so the number names
+                // another file than the old registration's: that one is
+                // gone from the poller, or left to report its old file
+                // under a token nobody holds. Removing it by number would
+                // remove the new one.
+                Ok(new) => {
+                    let old = inner.fds.remove(&fd).expect("probed because registered");
+                    carried = old.armed;
+                    let _ = old.fd.into_inner_stale();
+                    Some(Ok(new))
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                    let reg = inner.fds.get_mut(&fd).expect("probed because registered");
+                    match reg.named.check(fd) {
+                        Checked::Same => None,
+                        Checked::Other(named) => {
+                            // The fd's file is registered already: under
+                            // this registration (which did not say what it
+                            // named), or under one given up while its file
+                            // was open elsewhere, and that file came back
+                            // to this number (`IO#reopen` to a dup).
+                            // Removed by number, whichever it is, and
+                            // registered afresh: this wait's check.
+                            let mut old = inner.fds.remove(&fd).expect("probed because registered");
+                            carried = old.armed;
+                            let verified = std::mem::take(&mut old.verified);
+                            drop(old);
+                            Some(register(named).map(|mut new| {
+                                new.verified = verified;
+                                new
+                            }))
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Not pollable now (a regular file: `EPERM`) or not
+                    // open: the old registration is stale either way.
+                    let old = inner.fds.remove(&fd).expect("probed because registered");
+                    let _ = old.fd.into_inner_stale();
+                    Some(Err(e))
+                }
+            },
+        };
+        drop(_guard);
+        if let Some(made) = made {
+            let new = match made {
+                Ok(new) => new,
                 // epoll refuses regular files: they are always ready.
                 Err(e) if e.raw_os_error() == Some(libc::EPERM) => return Ok(None),
                 Err(e) => return Err(e),
             };
-            let waker = Waker::from(Arc::new(FdWaker {
-                fd,
-                woken: self.wakes.clone(),
-            }));
-            inner.fds.insert(
-                fd,
-                Registration {
-                    fd: registered,
-                    waker,
-                    socket: identity.unwrap_or_else(|| socket_identity(fd)),
-                    queued: false,
-                    stream: None,
-                    verified: Verified::default(),
-                    priority,
-                    armed: 0,
-                },
-            );
+            inner.fds.insert(fd, new);
             fresh = true;
         }
         let reg = inner.fds.get_mut(&fd).expect("registered above");

@@ -80,6 +80,46 @@ rt_test! {
         });
     }
 
+    /// A bare descriptor number, as a C library or Ruby's IO hands one out.
+    struct Number(RawFd);
+
+    impl AsRawFd for Number {
+        fn as_raw_fd(&self) -> RawFd {
+            self.0
+        }
+    }
+
+    #[test]
+    fn a_stale_registration_is_freed_without_touching_its_successor() {
+        rt().block_on(async {
+            let (a, _a_peer) = pair();
+            let (b, mut b_peer) = pair();
+            let number = a.as_raw_fd();
+            let old = AsyncFd::new(Number(number)).unwrap();
+            // The number comes to name b's socket: a's file is closed and
+            // took `old`'s registration out of the poller with it.
+            // SAFETY: both descriptors are open and owned here; `a` keeps
+            // owning the number (now b's file) and closes it on drop.
+            assert!(unsafe { libc::dup2(b.as_raw_fd(), number) } >= 0);
+            let new = AsyncFd::with_interest(Number(number), Interest::READABLE).unwrap();
+            let metrics = weft::runtime::Handle::current().metrics();
+            let freed = metrics.io_driver_fd_deregistered_count();
+            assert_eq!(old.into_inner_stale().0, number);
+            assert_eq!(
+                metrics.io_driver_fd_deregistered_count(),
+                freed + 1,
+                "the stale registration's slot is freed"
+            );
+            // epoll finds a registration by number and file: a removal by
+            // number now would have taken `new`'s out.
+            b_peer.write_all(b"x").unwrap();
+            let ready = weft::time::timeout(std::time::Duration::from_secs(10), new.readable()).await;
+            assert!(ready.is_ok(), "the successor's registration still reports readiness");
+            drop(new);
+            drop(a);
+        });
+    }
+
     #[test]
     fn mut_guard_clears_only_what_it_is_told() {
         rt().block_on(async {

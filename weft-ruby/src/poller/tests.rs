@@ -282,29 +282,84 @@ fn a_wake_from_another_thread_ends_a_blocked_wait_without_ruby() {
     assert!(!woken_within(&poller, 50), "the kept wake counted twice");
 }
 
+/// Registrations made so far by `poller`'s driver.
+fn registered(poller: &Poller) -> u64 {
+    poller.inner.rt.metrics().io_driver_fd_registered_count()
+}
+
 #[test]
 fn a_socket_registration_is_kept_for_the_same_socket_and_remade_for_another() {
-    let (mut poller, _shared) = Poller::new().unwrap();
-    let (a, _peer_a) = std::os::unix::net::UnixStream::pair().unwrap();
+    let (mut poller, shared) = Poller::new().unwrap();
+    let (a, _peer_a) = UnixStream::pair().unwrap();
     let fd = a.as_raw_fd();
     let watch = |poller: &mut Poller| {
         assert!(matches!(
             poller.watch(fd, READABLE, false, false),
             Ok(Some(Watch::Pending))
         ));
-        poller.inner.fds[&fd].socket
+        poller.inner.fds[&fd].named
     };
+    let (checks, made) = (crate::fd_query::identity_checks(), registered(&poller));
+    assert_eq!(
+        watch(&mut poller),
+        Named::Unasked,
+        "registered without a question"
+    );
+    assert_eq!(crate::fd_query::identity_checks(), checks);
+    // The next check by nobody in particular can't tell the poller's
+    // registration of this file from one given up: it asks, and
+    // registers afresh.
     let first = watch(&mut poller);
-    assert!(first.is_some(), "a socket has an identity");
+    assert!(first.is_socket(), "a socket has an identity: {first:?}");
+    assert_eq!(crate::fd_query::identity_checks() - checks, 1);
+    assert_eq!(registered(&poller) - made, 2);
     assert_eq!(watch(&mut poller), first, "the same socket: kept");
-    // Another socket on the same number: registered afresh (the
-    // kernel dropped the old registration with the old file).
-    let (b, _peer_b) = std::os::unix::net::UnixStream::pair().unwrap();
-    // SAFETY: dup2 onto `fd`, which `a` owns: `a` then names b's socket.
-    assert_eq!(unsafe { libc::dup2(b.as_raw_fd(), fd) }, fd);
-    let second = watch(&mut poller);
-    assert!(second.is_some() && second != first, "a new identity");
+    assert_eq!(registered(&poller) - made, 2, "not registered again");
+    // Another socket on the same number: the poller takes it as new, so
+    // it is registered without a question, and the old registration is
+    // given up without removing the fd from the poller by number.
+    let mut peer_b = swap_socket(fd);
+    let checks = crate::fd_query::identity_checks();
+    assert_eq!(watch(&mut poller), Named::Unasked);
+    assert_eq!(crate::fd_query::identity_checks(), checks, "no question");
     assert_eq!(poller.registrations(), 1);
+    peer_b.write_all(b"x").unwrap();
+    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5), |_| READABLE);
+    assert!(
+        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
+        "the new socket's registration reports it: {seen:?}"
+    );
+}
+
+#[test]
+fn a_file_back_on_its_old_number_is_registered_again() {
+    let (mut poller, shared) = Poller::new().unwrap();
+    let (a, mut peer_a) = UnixStream::pair().unwrap();
+    let fd = a.as_raw_fd();
+    // Kept open elsewhere while the number names another socket (as
+    // `IO#reopen` to a dup and back does): the poller keeps its
+    // registration of (number, a's file) under a token given up.
+    let saved = a.try_clone().unwrap();
+    let watch = |poller: &mut Poller| {
+        assert!(matches!(
+            poller.watch(fd, READABLE, false, false),
+            Ok(Some(Watch::Pending))
+        ));
+    };
+    watch(&mut poller);
+    let _peer_b = swap_socket(fd);
+    watch(&mut poller);
+    // SAFETY: dup2 onto `fd`, which `a` owns: it names a's file again.
+    assert_eq!(unsafe { libc::dup2(saved.as_raw_fd(), fd) }, fd);
+    // The poller refuses to add it (`EEXIST`): the check asks, and
+    // replaces whatever the poller held under that number and file.
+    watch(&mut poller);
+    peer_a.write_all(b"x").unwrap();
+    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5), |_| READABLE);
+    assert!(
+        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
+        "the file back on its number is reported: {seen:?}"
+    );
 }
 
 #[test]
@@ -384,15 +439,20 @@ fn an_io_gets_an_object_id_only_when_it_checks_a_registration_a_second_time() {
     let checks = crate::fd_query::identity_checks();
     assert!(io.watch(&mut poller, a.as_raw_fd()).is_ok());
     assert_eq!(io.asked.get(), 0, "a wait that registers asks no id");
+    assert_eq!(
+        crate::fd_query::identity_checks(),
+        checks,
+        "a registration is made without a question"
+    );
     assert!(io.watch(&mut poller, a.as_raw_fd()).is_ok());
     assert_eq!(io.asked.get(), 1, "the second check records the id");
-    assert_eq!(crate::fd_query::identity_checks() - checks, 2);
+    assert_eq!(crate::fd_query::identity_checks() - checks, 1);
     for _ in 0..10 {
         assert!(io.watch(&mut poller, a.as_raw_fd()).is_ok());
     }
     assert_eq!(
         crate::fd_query::identity_checks() - checks,
-        2,
+        1,
         "later waits by the same object ask the kernel nothing"
     );
     assert_eq!(io.asked.get(), 11, "each compares the id");

@@ -5,10 +5,13 @@
 //! A wait that is not `known` (no other fiber waits on the same IO) must
 //! make sure its fd number still names the socket the registration was
 //! made for: the number may have been closed and reused, and closing the
-//! old file took it out of the kernel's interest list. That check is an
-//! `fstat` per wait: 5% of the server's CPU per keep-alive request at 10
-//! connections (perf, BENCHMARKS.md). A keep-alive connection's waits are
-//! all by one IO object, so this module lets that object's waits skip it.
+//! old file took it out of the kernel's interest list. That check (an
+//! `epoll_ctl` that epoll refuses and an `fstat`: `poller.rs`) per wait
+//! was 5% of the server's CPU per keep-alive request at 10 connections
+//! (perf, BENCHMARKS.md, when it was the `fstat` alone). A keep-alive
+//! connection's waits are all by one IO object, so this module lets that
+//! object's waits skip it. Trust needs the registration's socket
+//! identity (`Named` in `poller.rs`), for the audit.
 //!
 //! Owns: [`Verified`] (per registration: which IO checked it last, and
 //! whether a wait trusted it since) and [`Audit`] (the poller's list of
@@ -45,9 +48,8 @@
 //! - Audits run in [`Poller::wait`], which while any registration awaits
 //!   one blocks no longer than until the next is due.
 
-use super::{Poller, Watch};
+use super::{Checked, Poller, Watch};
 use crate::fd_map::FdSet;
-use crate::fd_query::socket_identity;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -201,7 +203,7 @@ impl Poller {
                 // ended: the next trusting wait lists it again.
                 Some(_) => verified.trusted_since_audit = None,
             }
-            if wanted(fd) != 0 && socket_identity(fd) != reg.socket {
+            if wanted(fd) != 0 && reg.named.check(fd) != Checked::Same {
                 stale.push(fd);
             }
             false

@@ -2,7 +2,9 @@
 //!
 //! Owns: the caller's object `T` (whose descriptor must stay open while
 //! registered) and its registration. The descriptor is registered once on
-//! creation and deregistered before `T` is dropped or handed back.
+//! creation and deregistered before `T` is dropped or handed back, unless
+//! the caller says it no longer names the registered file
+//! ([`AsyncFd::into_inner_stale`]).
 //!
 //! Invariant: `inner`'s `as_raw_fd` names the same open descriptor for as
 //! long as the `AsyncFd` holds it. The unsafe constructors
@@ -163,6 +165,49 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Deregister and return the object.
     pub fn into_inner(mut self) -> T {
         self.deregister();
+        self.inner.take().expect("present until drop")
+    }
+
+    /// Hand back the object and free the registration without taking the
+    /// descriptor out of the poller: for when its number no longer names
+    /// the open file that was registered (that file closed, and the number
+    /// perhaps reused since). The poller finds a registration by number
+    /// and file, so the removal [`into_inner`](Self::into_inner) and drop
+    /// make would then fail, or remove the registration of the file that
+    /// took the number. Events the old registration still gets (its file
+    /// still open elsewhere) are dropped. A weft addition; Tokio has no
+    /// such call.
+    ///
+    /// ```
+    /// use std::os::fd::AsRawFd;
+    /// use std::os::unix::net::UnixStream;
+    /// use weft::io::AsyncFd;
+    ///
+    /// struct Number(i32);
+    /// impl AsRawFd for Number {
+    ///     fn as_raw_fd(&self) -> i32 {
+    ///         self.0
+    ///     }
+    /// }
+    ///
+    /// # weft::runtime::Runtime::new().unwrap().block_on(async {
+    /// let (a, _peer) = UnixStream::pair().unwrap();
+    /// let old = AsyncFd::new(Number(a.as_raw_fd())).unwrap();
+    /// // The number's owner closes it and reuses it for another socket.
+    /// let (b, _peer2) = UnixStream::pair().unwrap();
+    /// nix_dup2(&b, &a);
+    /// let new = AsyncFd::new(Number(a.as_raw_fd())).unwrap();
+    /// // Dropping `old` would take `new`'s registration out of the poller.
+    /// let _number = old.into_inner_stale();
+    /// # drop(new);
+    /// # });
+    /// # fn nix_dup2(from: &UnixStream, to: &UnixStream) {
+    /// #     // SAFETY: both are open descriptors owned by the caller.
+    /// #     assert!(unsafe { libc::dup2(from.as_raw_fd(), to.as_raw_fd()) } >= 0);
+    /// # }
+    /// ```
+    pub fn into_inner_stale(mut self) -> T {
+        self.registration.forget();
         self.inner.take().expect("present until drop")
     }
 

@@ -353,10 +353,16 @@ impl Handle {
         key: Key,
     ) -> io::Result<()> {
         let result = self.registry.deregister(source);
+        self.forget(key);
+        result
+    }
+
+    /// Free `key`'s slot, leaving the poller alone: events still reported
+    /// under its token are dropped by the generation check.
+    pub(crate) fn forget(&self, key: Key) {
         if self.lock().remove(key) {
             self.deregistered.fetch_add(1, Ordering::Relaxed);
         }
-        result
     }
 
     /// Resources registered so far (for metrics).

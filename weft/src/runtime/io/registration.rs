@@ -172,6 +172,16 @@ impl Registration {
         }
     }
 
+    /// Free the registration without taking the descriptor out of the
+    /// poller (`AsyncFd::into_inner_stale`: it no longer names the
+    /// registered file). Poll requests on the rings are cancelled.
+    pub(crate) fn forget(&self) {
+        if let Some(polls) = &self.ring_poll {
+            polls.abandon();
+        }
+        self.io_handle().forget(self.key);
+    }
+
     /// Wait until the resource is ready in `direction`, spending budget.
     pub(crate) fn poll_ready(
         &self,
