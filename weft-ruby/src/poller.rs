@@ -477,9 +477,12 @@ impl Poller {
             }
             Some(_) => Plan::Probe,
         };
-        let _guard = inner.rt.enter();
+        let rt = &inner.rt;
         let register = |named: Named| -> io::Result<Registration> {
-            let fd_reg = AsyncFd::with_interest(Fd(fd), interest)?;
+            let fd_reg = {
+                let _guard = rt.enter();
+                AsyncFd::with_interest(Fd(fd), interest)?
+            };
             Ok(Registration {
                 fd: fd_reg,
                 waker: Waker::from(Arc::new(FdWaker {
@@ -550,7 +553,6 @@ impl Poller {
                 }
             },
         };
-        drop(_guard);
         if let Some(made) = made {
             let new = match made {
                 Ok(new) => new,
