@@ -7,8 +7,9 @@
 //! fibers waited on, and the list of fds whose readiness changed; only the
 //! scheduler's thread touches it). `wake.rs` holds [`Shared`] (the fibers
 //! `unblock`ed from any thread, and the eventfd that ends a blocked wait)
-//! and the queue the registrations' wakers fill; `trust.rs` says when a
-//! wait may skip the check of its fd's registration, and audits those.
+//! and the queue the registrations' wakers fill; `registration.rs` one
+//! fd's registration and how a wait gets it; `trust.rs` says when a wait
+//! may skip the check of its fd's registration, and audits those.
 //!
 //! How a wait maps onto weft's driver: an fd is registered once, for
 //! reading and writing, edge-triggered (as every weft socket is), so its
@@ -70,18 +71,11 @@
 //!   wait checked it last (same address and object id: `trust.rs`). Any
 //!   other wait checks the registration, because the number may have been
 //!   closed and reused, and closing the old file took it out of the
-//!   kernel's interest list. The check first asks epoll to add the fd
-//!   (epoll finds a registration by number *and* file): if it does, the
-//!   number names a new file, which is now registered, and the old
-//!   registration is given up without asking epoll to remove it by number
-//!   (that would remove the new one: [`AsyncFd::into_inner_stale`]). So a
-//!   connection per request, whose new socket reuses the last one's
-//!   number, costs one `epoll_ctl`. If epoll refuses (`EEXIST`), the fd's
-//!   file is registered already: the registration is kept if it was made
-//!   for this socket (`fstat`'s device and inode, `Named`), else what
-//!   epoll holds under the number is removed and the fd registered
-//!   afresh (it can be a registration given up while its file was open
-//!   elsewhere, the file now back on its number). The same object
+//!   kernel's interest list: one `EPOLL_CTL_ADD`, which epoll accepts for
+//!   a file new to the number (now registered; the old registration is
+//!   given up), and refuses for a file registered already, when `fstat`
+//!   settles whether the registration is this socket's (else it is made
+//!   afresh). `registration.rs` says why that is sound. The same object
 //!   can name another file too (`IO#reopen`, or a close by another IO
 //!   object on the same fd, swaps the file behind the same object and
 //!   number), and a wait trusting that would never be woken: so an audit
@@ -98,9 +92,10 @@
 //!   fds, so a forked child's `Poller` is leaked, never dropped.
 
 use crate::fd_map::FdMap;
-use crate::fd_query::{byte_stream_socket, ready_now, socket_identity};
+use crate::fd_query::{byte_stream_socket, ready_now};
 use crate::held::OwnerPid;
 use crate::state::{PRIORITY, READABLE, WRITABLE};
+use registration::{Fd, Got, Registration};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::future::{poll_fn, Future};
@@ -110,112 +105,14 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
-use trust::{Audit, Verified};
+use trust::Audit;
 pub use trust::{WaitingIo, AUDIT_EVERY};
 pub use wake::Shared;
-use wake::{write_eventfd, FdWaker, Woken};
+use wake::{write_eventfd, Woken};
 use weft::io::unix::AsyncFd;
 use weft::io::Interest;
-
-/// An fd number for [`AsyncFd`], which does not own it (Ruby's IO does).
-struct Fd(RawFd);
-
-impl AsRawFd for Fd {
-    fn as_raw_fd(&self) -> RawFd {
-        self.0
-    }
-}
-
-/// One fd's registration with weft's driver.
-struct Registration {
-    fd: AsyncFd<Fd>,
-    /// Queues this fd on [`Woken`].
-    waker: Waker,
-    /// What the fd named, if asked: what lets a later IO on the same fd
-    /// number keep the registration, and a wait trust it (`trust.rs`).
-    named: Named,
-    /// Which IO's wait checked it last, and whether a wait trusted it
-    /// since (`trust.rs`).
-    verified: Verified,
-    /// Registered for `PRIORITY` too (on io_uring only when a wait asked
-    /// for it: module doc).
-    priority: bool,
-    /// On [`Poller`]'s `pending` list.
-    queued: bool,
-    /// A byte-stream socket ([`byte_stream_socket`]), asked the first
-    /// time a read hint needs it ([`Poller::read_would_fail`]).
-    stream: Option<bool>,
-    /// Directions (`READABLE`, `WRITABLE`) whose wait was left armed in
-    /// the driver and not yet seen ready: on io_uring, a poll request in
-    /// the kernel (module doc, "On io_uring").
-    armed: u8,
-}
-
-/// What a registration's fd named, as far as it was asked (`fstat`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Named {
-    /// Not asked: registered by an `epoll_ctl(ADD)` that found the fd new
-    /// to the poller, which needed no question (a connection per request
-    /// waits once, and its registration is never asked).
-    Unasked,
-    /// A socket: its device and inode, which no other open socket shares.
-    Socket(u64, u64),
-    /// Not a socket (a pipe's two ends share one inode: no identity), or
-    /// not open.
-    Other,
-}
-
-/// What [`Named::check`] found.
-#[must_use]
-#[derive(PartialEq, Eq, Debug)]
-enum Checked {
-    /// The fd still names the registered socket.
-    Same,
-    /// It names this, and the registration can't be kept on its word.
-    Other(Named),
-}
-
-impl Named {
-    /// Ask what `fd` names now (an `fstat`).
-    fn asked(fd: RawFd) -> Named {
-        match socket_identity(fd) {
-            Some((dev, ino)) => Named::Socket(dev, ino),
-            None => Named::Other,
-        }
-    }
-
-    fn is_socket(self) -> bool {
-        matches!(self, Named::Socket(..))
-    }
-
-    /// Does `fd` still name the socket this registration was made for?
-    fn check(self, fd: RawFd) -> Checked {
-        let now = Named::asked(fd);
-        if self.is_socket() && now == self {
-            Checked::Same
-        } else {
-            Checked::Other(now)
-        }
-    }
-}
-
-/// How [`Poller::watch_by`] gets an fd's registration.
-#[must_use]
-enum Plan {
-    /// Keep the one there (the wait knows or trusts it).
-    Reuse,
-    /// None is there: make one.
-    Register,
-    /// Take the one there out of the poller (the same file wants more
-    /// interest), then make one.
-    Replace,
-    /// Ask the poller to add the fd: it refuses (`EEXIST`) if the fd's
-    /// current file is registered, which the old registration's check
-    /// then settles; otherwise the number names a new file.
-    Probe,
-}
 
 /// A read that moved fewer bytes than it asked for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -450,119 +347,16 @@ impl Poller {
                 return Ok(Some(Watch::Ready(now)));
             }
         }
-        let mut fresh = false;
-        // Directions the replaced registration had armed for other waiters
-        // (a registration replaced to add priority, below), armed again on
-        // the new one: a new registration reports nothing by itself on
-        // io_uring.
-        let mut carried = 0;
-        // On io_uring, priority readiness comes from epoll, where it is
-        // woken by every arrival: asked for only by waits that need it.
-        let priority = !inner.ring || events & PRIORITY != 0;
-        let mut interest = Interest::READABLE.add(Interest::WRITABLE);
-        if priority {
-            interest = interest.add(Interest::PRIORITY);
-        }
-        // Trust or a check (module invariants), and priority when it is
-        // asked for.
-        let mut trusted = false;
-        let plan = match inner.fds.get(&fd) {
-            None => Plan::Register,
-            // Registered without the priority this wait needs.
-            Some(reg) if priority && !reg.priority => Plan::Replace,
-            Some(_) if known => Plan::Reuse,
-            Some(reg) if reg.named.is_socket() && reg.verified.trusts(io) => {
-                trusted = true;
-                Plan::Reuse
-            }
-            Some(_) => Plan::Probe,
+        let Some(Got {
+            fresh,
+            carried,
+            trusted,
+        }) = self.registration_for(fd, events, known, io)?
+        else {
+            // epoll refuses regular files: they are always ready.
+            return Ok(None);
         };
-        let rt = &inner.rt;
-        let register = |named: Named| -> io::Result<Registration> {
-            let fd_reg = {
-                let _guard = rt.enter();
-                AsyncFd::with_interest(Fd(fd), interest)?
-            };
-            Ok(Registration {
-                fd: fd_reg,
-                waker: Waker::from(Arc::new(FdWaker {
-                    fd,
-                    woken: self.wakes.clone(),
-                })),
-                named,
-                queued: false,
-                stream: None,
-                verified: Verified::default(),
-                priority,
-                armed: 0,
-            })
-        };
-        // The new registration, if the old one (if any) is not kept.
-        let made = match plan {
-            Plan::Reuse => None,
-            Plan::Register => Some(register(Named::Unasked)),
-            // Drop the old one first: its removal from the poller must
-            // not remove the new one.
-            Plan::Replace => {
-                if let Some(old) = inner.fds.remove(&fd) {
-                    carried = old.armed;
-                }
-                Some(register(Named::Unasked))
-            }
-            Plan::Probe => match register(Named::Unasked) {
-                // The poller took the fd as new, so the number names
-                // another file than the old registration's: that one is
-                // gone from the poller, or left to report its old file
-                // under a token nobody holds. Removing it by number would
-                // remove the new one.
-                Ok(new) => {
-                    let old = inner.fds.remove(&fd).expect("probed because registered");
-                    carried = old.armed;
-                    let _ = old.fd.into_inner_stale();
-                    Some(Ok(new))
-                }
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
-                    let reg = inner.fds.get_mut(&fd).expect("probed because registered");
-                    match reg.named.check(fd) {
-                        Checked::Same => None,
-                        Checked::Other(named) => {
-                            // The fd's file is registered already: under
-                            // this registration (which did not say what it
-                            // named), or under one given up while its file
-                            // was open elsewhere, and that file came back
-                            // to this number (`IO#reopen` to a dup).
-                            // Removed by number, whichever it is, and
-                            // registered afresh: this wait's check.
-                            let mut old = inner.fds.remove(&fd).expect("probed because registered");
-                            carried = old.armed;
-                            let verified = std::mem::take(&mut old.verified);
-                            drop(old);
-                            Some(register(named).map(|mut new| {
-                                new.verified = verified;
-                                new
-                            }))
-                        }
-                    }
-                }
-                Err(e) => {
-                    // Not pollable now (a regular file: `EPERM`) or not
-                    // open: the old registration is stale either way.
-                    let old = inner.fds.remove(&fd).expect("probed because registered");
-                    let _ = old.fd.into_inner_stale();
-                    Some(Err(e))
-                }
-            },
-        };
-        if let Some(made) = made {
-            let new = match made {
-                Ok(new) => new,
-                // epoll refuses regular files: they are always ready.
-                Err(e) if e.raw_os_error() == Some(libc::EPERM) => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            inner.fds.insert(fd, new);
-            fresh = true;
-        }
+        let inner = &mut *self.inner;
         let reg = inner.fds.get_mut(&fd).expect("registered above");
         if trusted {
             self.audit.note_trusted(fd, &mut reg.verified);
@@ -863,31 +657,6 @@ fn on_loop<R>(rt: &weft::runtime::Runtime, ring: bool, f: impl FnOnce() -> R) ->
     }
 }
 
-impl Registration {
-    /// [`Poller::readiness`] of this registration.
-    fn readiness(&mut self, wanted: u8) -> u8 {
-        let mut cx = Context::from_waker(&self.waker);
-        let mut ready = 0;
-        if wanted & (READABLE | PRIORITY) != 0 {
-            if self.fd.poll_read_ready(&mut cx).is_ready() {
-                ready |= READABLE | PRIORITY;
-                self.armed &= !READABLE;
-            } else {
-                self.armed |= READABLE;
-            }
-        }
-        if wanted & WRITABLE != 0 {
-            if self.fd.poll_write_ready(&mut cx).is_ready() {
-                ready |= WRITABLE;
-                self.armed &= !WRITABLE;
-            } else {
-                self.armed |= WRITABLE;
-            }
-        }
-        ready
-    }
-}
-
 /// Start a waiter's wait on `fd` ([`Poller::watch`]) and say what is
 /// ready for it now: 0 if it must wait, `events` if the fd can't be polled
 /// (a regular file) or there is no poller (closed), so that it never
@@ -912,6 +681,7 @@ pub fn ready_or_watch(
     )
 }
 
+mod registration;
 #[cfg(test)]
 mod tests;
 mod trust;

@@ -2,6 +2,7 @@
 //! the hooks' hints (`EAGAIN`, short reads) and cross-thread wakes, on
 //! pipes and socket pairs without a Ruby VM.
 
+use super::registration::Named;
 use super::*;
 
 /// A wait by the IO the fd's other waiters wait on.

@@ -48,7 +48,8 @@
 //! - Audits run in [`Poller::wait`], which while any registration awaits
 //!   one blocks no longer than until the next is due.
 
-use super::{Checked, Poller, Watch};
+use super::registration::Checked;
+use super::{Poller, Watch};
 use crate::fd_map::FdSet;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
