@@ -325,11 +325,7 @@ fn a_socket_registration_is_kept_for_the_same_socket_and_remade_for_another() {
     assert_eq!(crate::fd_query::identity_checks(), checks, "no question");
     assert_eq!(poller.registrations(), 1);
     peer_b.write_all(b"x").unwrap();
-    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5), |_| READABLE);
-    assert!(
-        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
-        "the new socket's registration reports it: {seen:?}"
-    );
+    assert_reported_readable(&mut poller, &shared, fd, "the new socket's registration");
 }
 
 #[test]
@@ -356,11 +352,7 @@ fn a_file_back_on_its_old_number_is_registered_again() {
     // replaces whatever the poller held under that number and file.
     watch(&mut poller);
     peer_a.write_all(b"x").unwrap();
-    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5), |_| READABLE);
-    assert!(
-        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
-        "the file back on its number is reported: {seen:?}"
-    );
+    assert_reported_readable(&mut poller, &shared, fd, "the file back on its number");
 }
 
 #[test]
@@ -495,6 +487,17 @@ fn turns_for(
     (seen, start.elapsed())
 }
 
+/// Turn the driver until an fd is reported (5 s at most): it must be
+/// `fd` alone, readable (the driver reports urgent data with readability:
+/// both bits may be set). `what` names the registration for the message.
+fn assert_reported_readable(poller: &mut Poller, shared: &Shared, fd: RawFd, what: &str) {
+    let (seen, _) = turns_for(poller, shared, Duration::from_secs(5), |_| READABLE);
+    assert!(
+        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
+        "{what} reports the fd readable: {seen:?}"
+    );
+}
+
 #[test]
 fn an_audit_finds_a_trusting_wait_on_a_swapped_fd_and_reports_it() {
     let io = CountedIo::new(IO, 7);
@@ -552,12 +555,7 @@ fn an_audit_leaves_a_registration_that_still_names_its_socket() {
     assert_eq!(poller.audit_timeout(None), None, "no audit to come");
     // The registration is still the one that sees the peer's bytes.
     peer.write_all(b"x").unwrap();
-    let (seen, _) = turns_for(&mut poller, &shared, Duration::from_secs(5), |_| READABLE);
-    // (The driver reports urgent data with readability: both bits.)
-    assert!(
-        matches!(seen[..], [(woken, ready)] if woken == fd && ready & READABLE != 0),
-        "{seen:?}"
-    );
+    assert_reported_readable(&mut poller, &shared, fd, "the audited registration");
 }
 
 #[test]
