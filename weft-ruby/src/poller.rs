@@ -267,7 +267,7 @@ impl Poller {
     /// and reused since (a connection closed and the next accepted in the
     /// same turn): the new socket's first read is made. If the same IO
     /// names another file by then (`IO#reopen`), a skipped read's wait
-    /// finds the new file's bytes when it checks the fd's identity: at
+    /// finds the new file's bytes when it checks the registration: at
     /// once if the IO's wait did not check the registration last, else
     /// when an audit does (`trust.rs`); never if other fibers wait on the
     /// IO (`known`, which is never checked), so the caller asks only when

@@ -111,7 +111,11 @@ rt_test! {
                 "the stale registration's slot is freed"
             );
             // epoll finds a registration by number and file: a removal by
-            // number now would have taken `new`'s out.
+            // number now would have taken `new`'s out. Still there (both
+            // drivers register with epoll): a second registration of the
+            // same number and file is refused.
+            let again = AsyncFd::with_interest(Number(number), Interest::READABLE);
+            assert_eq!(again.err().and_then(|e| e.raw_os_error()), Some(libc::EEXIST));
             b_peer.write_all(b"x").unwrap();
             let ready = weft::time::timeout(std::time::Duration::from_secs(10), new.readable()).await;
             assert!(ready.is_ok(), "the successor's registration still reports readiness");

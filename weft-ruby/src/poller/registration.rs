@@ -24,6 +24,18 @@
 //!   ([`Named::Unasked`]): a connection per request waits once, and its
 //!   socket's registration is never asked about. So a wait trusts only a
 //!   registration whose identity is known (`trust.rs`'s audit compares it).
+//! - A registration is given up only when epoll has just accepted the fd
+//!   anew. One whose fd epoll refuses outright (a regular file now, or
+//!   closed) stays: were its file to come back to the number while open
+//!   elsewhere, epoll would still hold it under this registration's token.
+//!   (A registration dropped by number when its number named another file,
+//!   `Poller::release` after an unnoticed swap on io_uring, leaves its file
+//!   under a dead token, and a wait on that file back on that number
+//!   fails with `EEXIST`, as it did before the probe.)
+//! - On kqueue (the BSDs, macOS) adding a registered descriptor modifies
+//!   it, so a probe always "succeeds": every check replaces the
+//!   registration, which is sound (kqueue drops a registration when its
+//!   descriptor closes) but never earns a trust.
 
 use super::trust::{Verified, WaitingIo};
 use super::wake::FdWaker;
@@ -127,13 +139,34 @@ enum Plan {
     Reuse,
     /// None is there: make one.
     Register,
-    /// Take the one there out of the poller (the same file wants more
-    /// interest), then make one.
-    Replace,
+    /// Take the one there out of the poller by number (the same file
+    /// wants more interest, or nothing could tell the file apart from
+    /// another), then make one that named this.
+    Replace(Named),
     /// Ask the poller to add the fd: it refuses (`EEXIST`) if the fd's
     /// current file is registered, which the old registration's check
     /// then settles; otherwise the number names a new file.
     Probe,
+}
+
+/// What a registration's successor takes over from it.
+struct Heir {
+    /// The fd is on [`Poller`]'s `pending` list.
+    queued: bool,
+}
+
+impl Heir {
+    /// What `old` leaves; its armed directions go to `carried` (the
+    /// caller arms them again on the successor: [`Got::carried`]).
+    fn of(old: &Registration, carried: &mut u8) -> Heir {
+        *carried = old.armed;
+        Heir { queued: old.queued }
+    }
+
+    fn onto(self, mut new: Registration) -> Registration {
+        new.queued = self.queued;
+        new
+    }
 }
 
 /// What [`Poller::registration_for`] did.
@@ -159,31 +192,34 @@ impl Poller {
         io: Option<WaitingIo<'_>>,
     ) -> io::Result<Option<Got>> {
         let inner = &mut *self.inner;
-        let mut fresh = false;
-        let mut carried = 0;
         // On io_uring, priority readiness comes from epoll, where it is
         // woken by every arrival: asked for only by waits that need it.
         let priority = !inner.ring || events & PRIORITY != 0;
-        let mut interest = Interest::READABLE.add(Interest::WRITABLE);
-        if priority {
-            interest = interest.add(Interest::PRIORITY);
-        }
         // Trust or a check (module invariants), and priority when it is
         // asked for.
         let mut trusted = false;
         let plan = match inner.fds.get(&fd) {
             None => Plan::Register,
             // Registered without the priority this wait needs.
-            Some(reg) if priority && !reg.priority => Plan::Replace,
+            Some(reg) if priority && !reg.priority => Plan::Replace(Named::Unasked),
             Some(_) if known => Plan::Reuse,
             Some(reg) if reg.named.is_socket() && reg.verified.trusts(io) => {
                 trusted = true;
                 Plan::Reuse
             }
+            // Not a socket: nothing tells its registration apart from one
+            // given up (module invariants), so a probe's `EEXIST` would end
+            // in a replacement anyway.
+            Some(reg) if reg.named == Named::Other => Plan::Replace(Named::asked(fd)),
             Some(_) => Plan::Probe,
         };
         let rt = &inner.rt;
-        let register = |named: Named| -> io::Result<Registration> {
+        let wakes = &self.wakes;
+        let register = |named: Named, priority: bool| -> io::Result<Registration> {
+            let mut interest = Interest::READABLE.add(Interest::WRITABLE);
+            if priority {
+                interest = interest.add(Interest::PRIORITY);
+            }
             let fd_reg = {
                 let _guard = rt.enter();
                 AsyncFd::with_interest(Fd(fd), interest)?
@@ -192,7 +228,7 @@ impl Poller {
                 fd: fd_reg,
                 waker: Waker::from(Arc::new(FdWaker {
                     fd,
-                    woken: self.wakes.clone(),
+                    woken: wakes.clone(),
                 })),
                 named,
                 queued: false,
@@ -202,62 +238,74 @@ impl Poller {
                 armed: 0,
             })
         };
+        let mut carried = 0;
         // The new registration, if the old one (if any) is not kept.
         let made = match plan {
             Plan::Reuse => None,
-            Plan::Register => Some(register(Named::Unasked)),
-            // Drop the old one first: its removal from the poller must
-            // not remove the new one.
-            Plan::Replace => {
-                if let Some(old) = inner.fds.remove(&fd) {
-                    carried = old.armed;
-                }
-                Some(register(Named::Unasked))
-            }
-            Plan::Probe => match register(Named::Unasked) {
-                // The poller took the fd as new, so the number names
-                // another file than the old registration's: that one is
-                // gone from the poller, or left to report its old file
-                // under a token nobody holds. Removing it by number would
+            Plan::Register => Some(register(Named::Unasked, priority)),
+            Plan::Replace(named) => {
+                // Out of the poller first: its removal by number must not
                 // remove the new one.
-                Ok(new) => {
-                    let old = inner.fds.remove(&fd).expect("probed because registered");
-                    carried = old.armed;
-                    let _ = old.fd.into_inner_stale();
-                    Some(Ok(new))
-                }
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
-                    let reg = inner.fds.get_mut(&fd).expect("probed because registered");
-                    match reg.named.check(fd) {
-                        Checked::Same => None,
-                        Checked::Other(named) => {
-                            // The fd's file is registered already: under
-                            // this registration (which did not say what it
-                            // named), or under one given up while its file
-                            // was open elsewhere, and that file came back
-                            // to this number (`IO#reopen` to a dup).
-                            // Removed by number, whichever it is, and
-                            // registered afresh: this wait's check.
-                            let mut old = inner.fds.remove(&fd).expect("probed because registered");
-                            carried = old.armed;
-                            let verified = std::mem::take(&mut old.verified);
-                            drop(old);
-                            Some(register(named).map(|mut new| {
-                                new.verified = verified;
-                                new
-                            }))
+                let old = inner.fds.remove(&fd).expect("replaced because registered");
+                let priority = priority || old.priority;
+                let heir = Heir::of(&old, &mut carried);
+                drop(old);
+                Some(register(named, priority).map(|new| heir.onto(new)))
+            }
+            Plan::Probe => {
+                // Other waiters may need the old registration's priority.
+                let priority = priority || inner.fds.get(&fd).is_some_and(|r| r.priority);
+                match register(Named::Unasked, priority) {
+                    // The poller took the fd as new, so the number names
+                    // another file than the old registration's: that one
+                    // is gone from the poller, or left to report its old
+                    // file under a token nobody holds. Removing it by
+                    // number would remove the new one.
+                    Ok(new) => {
+                        let old = inner.fds.remove(&fd).expect("probed because registered");
+                        let heir = Heir::of(&old, &mut carried);
+                        let _ = old.fd.into_inner_stale();
+                        Some(Ok(heir.onto(new)))
+                    }
+                    Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                        let reg = inner.fds.get_mut(&fd).expect("probed because registered");
+                        match reg.named.check(fd) {
+                            Checked::Same => None,
+                            Checked::Other(named) => {
+                                // The fd's file is registered already:
+                                // under this registration (which did not
+                                // say what it named), or under one given up
+                                // while its file was open elsewhere, and
+                                // that file came back to this number
+                                // (`IO#reopen` to a dup). Removed by
+                                // number, whichever it is, and registered
+                                // afresh.
+                                let mut old =
+                                    inner.fds.remove(&fd).expect("probed because registered");
+                                let heir = Heir::of(&old, &mut carried);
+                                // This is the wait's check: the IO that
+                                // checked the old one keeps its standing,
+                                // so its id is recorded now if it checked
+                                // before (its next wait trusts).
+                                let verified = std::mem::take(&mut old.verified);
+                                drop(old);
+                                Some(register(named, priority).map(|mut new| {
+                                    new.verified = verified;
+                                    heir.onto(new)
+                                }))
+                            }
                         }
                     }
-                }
-                Err(e) => {
                     // Not pollable now (a regular file: `EPERM`) or not
-                    // open: the old registration is stale either way.
-                    let old = inner.fds.remove(&fd).expect("probed because registered");
-                    let _ = old.fd.into_inner_stale();
-                    Some(Err(e))
+                    // open. The old registration stays: if its file comes
+                    // back to the number, epoll still holds it under its
+                    // token (given up, it would be held under none, and the
+                    // fd could not be registered again: `EEXIST`).
+                    Err(e) => Some(Err(e)),
                 }
-            },
+            }
         };
+        let mut fresh = false;
         if let Some(made) = made {
             let new = match made {
                 Ok(new) => new,

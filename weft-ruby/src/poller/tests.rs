@@ -345,14 +345,77 @@ fn a_file_back_on_its_old_number_is_registered_again() {
     };
     watch(&mut poller);
     let _peer_b = swap_socket(fd);
+    // Made for b's socket, then checked: it knows it names b's.
     watch(&mut poller);
+    watch(&mut poller);
+    assert!(poller.inner.fds[&fd].named.is_socket());
+    // a's file, off the number, is not reported under it.
+    peer_a.write_all(b"x").unwrap();
+    let (seen, _) = turns_for(&mut poller, &shared, 3 * AUDIT_EVERY, |_| READABLE);
+    assert!(
+        seen.is_empty(),
+        "a given-up registration reported: {seen:?}"
+    );
+    let mut byte = [0u8; 1];
+    assert_eq!(std::io::Read::read(&mut &saved, &mut byte).unwrap(), 1);
     // SAFETY: dup2 onto `fd`, which `a` owns: it names a's file again.
     assert_eq!(unsafe { libc::dup2(saved.as_raw_fd(), fd) }, fd);
-    // The poller refuses to add it (`EEXIST`): the check asks, and
-    // replaces whatever the poller held under that number and file.
+    // The poller refuses to add it (`EEXIST`): the check finds b's
+    // registration does not name it, and replaces whatever the poller held
+    // under that number and file.
     watch(&mut poller);
-    peer_a.write_all(b"x").unwrap();
+    peer_a.write_all(b"y").unwrap();
     assert_reported_readable(&mut poller, &shared, fd, "the file back on its number");
+}
+
+#[test]
+fn a_registration_outlives_a_regular_file_on_its_number() {
+    let (mut poller, shared) = Poller::new().unwrap();
+    let (a, mut peer_a) = UnixStream::pair().unwrap();
+    let fd = a.as_raw_fd();
+    let saved = a.try_clone().unwrap();
+    let watch = |poller: &mut Poller| poller.watch(fd, READABLE, false, false);
+    // Registered, then checked: it knows it names a's socket.
+    for _ in 0..2 {
+        assert!(matches!(watch(&mut poller), Ok(Some(Watch::Pending))));
+    }
+    let file = std::fs::File::open("/proc/self/status").unwrap();
+    // SAFETY: dup2 onto `fd`, which `a` owns, from open descriptors.
+    assert_eq!(unsafe { libc::dup2(file.as_raw_fd(), fd) }, fd);
+    assert!(matches!(
+        watch(&mut poller),
+        Ok(None | Some(Watch::Ready(READABLE)))
+    ));
+    // SAFETY: as above; a's file comes back to its number.
+    assert_eq!(unsafe { libc::dup2(saved.as_raw_fd(), fd) }, fd);
+    // epoll still holds a's file under the kept registration's token: the
+    // check keeps it (given up, the fd could not be registered again).
+    let made = registered(&poller);
+    assert!(matches!(watch(&mut poller), Ok(Some(Watch::Pending))));
+    assert_eq!(registered(&poller), made, "kept");
+    peer_a.write_all(b"x").unwrap();
+    assert_reported_readable(&mut poller, &shared, fd, "the kept registration");
+}
+
+#[test]
+fn a_check_keeps_the_priority_another_waiter_needs() {
+    let (mut poller, _shared) = Poller::new().unwrap();
+    let (a, _peer) = UnixStream::pair().unwrap();
+    let fd = a.as_raw_fd();
+    // A fiber waits for urgent data: on io_uring the fd is then registered
+    // with epoll for priority (elsewhere always).
+    assert!(matches!(
+        poller.watch(fd, PRIORITY, KNOWN, false),
+        Ok(Some(Watch::Pending))
+    ));
+    assert!(poller.inner.fds[&fd].priority);
+    // Another IO's wait on the fd checks the registration and, not knowing
+    // its file, registers it afresh: with the priority still wanted.
+    let made = registered(&poller);
+    let io = CountedIo::new(IO, 7);
+    assert!(io.watch(&mut poller, fd).is_ok());
+    assert_eq!(registered(&poller) - made, 1, "registered afresh");
+    assert!(poller.inner.fds[&fd].priority, "priority dropped");
 }
 
 #[test]

@@ -211,7 +211,7 @@ impl Poller {
         });
         for fd in stale {
             let events = wanted(fd);
-            // The identity check in `watch` fails again and replaces the
+            // The check in `watch` (`registration.rs`) replaces the
             // registration. As `just_failed`, so that neither driver takes
             // a short cut past that (io_uring asks the kernel first): the
             // new registration reports what is ready at the next turn.

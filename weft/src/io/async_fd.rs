@@ -7,7 +7,8 @@
 //! ([`AsyncFd::into_inner_stale`]).
 //!
 //! Invariant: `inner`'s `as_raw_fd` names the same open descriptor for as
-//! long as the `AsyncFd` holds it. The unsafe constructors
+//! long as the `AsyncFd` holds it, unless it is handed back by
+//! [`AsyncFd::into_inner_stale`], whose caller says it no longer does. The unsafe constructors
 //! ([`AsyncFd::register`], [`AsyncFd::register_with_interest`]) make the
 //! caller promise it; the safe ones (`new`, `with_interest`, `try_new`,
 //! `try_with_interest`) take it on trust, as Tokio's did before it
@@ -127,7 +128,8 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// `inner.as_raw_fd()` must return one valid, open descriptor, the
     /// same one every time, and it must stay open and name the same open
     /// file description until the `AsyncFd` is dropped, forgotten or
-    /// [`into_inner`](Self::into_inner)-ed.
+    /// [`into_inner`](Self::into_inner)-ed (or, once it no longer does,
+    /// [`into_inner_stale`](Self::into_inner_stale)-ed).
     ///
     /// # Panics
     /// Outside a runtime with the I/O driver.
@@ -171,12 +173,19 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Hand back the object and free the registration without taking the
     /// descriptor out of the poller: for when its number no longer names
     /// the open file that was registered (that file closed, and the number
-    /// perhaps reused since). The poller finds a registration by number
-    /// and file, so the removal [`into_inner`](Self::into_inner) and drop
-    /// make would then fail, or remove the registration of the file that
-    /// took the number. Events the old registration still gets (its file
-    /// still open elsewhere) are dropped. A weft addition; Tokio has no
-    /// such call.
+    /// perhaps reused since). epoll finds a registration by number and
+    /// file, so the removal [`into_inner`](Self::into_inner) and drop make
+    /// would then fail, or remove the registration of the file that took
+    /// the number. Events the old registration still gets (its file still
+    /// open elsewhere) are dropped. A weft addition; Tokio has no such
+    /// call.
+    ///
+    /// Called while the number still names the registered file, it leaves
+    /// that file in the poller under a token nobody holds: its events are
+    /// lost, and registering the same descriptor again fails with
+    /// `EEXIST` until the file is closed everywhere. (kqueue, on the BSDs
+    /// and macOS, drops a registration when its descriptor closes, so
+    /// there nothing is left behind either way.)
     ///
     /// ```
     /// use std::os::fd::AsRawFd;
@@ -195,13 +204,13 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// let old = AsyncFd::new(Number(a.as_raw_fd())).unwrap();
     /// // The number's owner closes it and reuses it for another socket.
     /// let (b, _peer2) = UnixStream::pair().unwrap();
-    /// nix_dup2(&b, &a);
+    /// dup2(&b, &a);
     /// let new = AsyncFd::new(Number(a.as_raw_fd())).unwrap();
     /// // Dropping `old` would take `new`'s registration out of the poller.
     /// let _number = old.into_inner_stale();
     /// # drop(new);
     /// # });
-    /// # fn nix_dup2(from: &UnixStream, to: &UnixStream) {
+    /// # fn dup2(from: &UnixStream, to: &UnixStream) {
     /// #     // SAFETY: both are open descriptors owned by the caller.
     /// #     assert!(unsafe { libc::dup2(from.as_raw_fd(), to.as_raw_fd()) } >= 0);
     /// # }

@@ -173,7 +173,8 @@ impl RuntimeMetrics {
     }
 
     /// File descriptors deregistered from the I/O driver so far (a dropped
-    /// socket deregisters at once).
+    /// socket deregisters at once; so does an `AsyncFd` handed back by
+    /// `into_inner_stale`, which frees its registration).
     pub fn io_driver_fd_deregistered_count(&self) -> u64 {
         self.handle
             .driver()

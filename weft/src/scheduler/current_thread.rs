@@ -324,6 +324,10 @@ impl Context {
         // before sleeping. That, or before_park, may have scheduled work:
         // do not sleep on it.
         handle.drivers.flush_ring(0);
+        // What an `unpark` of this parker announces, all of it, since its
+        // token may have been dropped above: the `block_on` future woken
+        // (`BlockOnWaker`) and a task pushed from another thread
+        // (`schedule`). A new caller of `unpark` must be checked here too.
         let has_work = self.with_core(|core| !core.tasks.is_empty())
             || !handle.inject.is_empty()
             || handle.woken.load(Ordering::Acquire);

@@ -3,7 +3,10 @@
 //! Owns: the sleep/wake handshake of one thread. `unpark` before `park`
 //! makes the next `park` return at once (a token, like
 //! `std::thread::park`), so a wake between "no work found" and "go to sleep"
-//! is never lost.
+//! is never lost. The parking thread may drop a token before it looks for
+//! work ([`Parker::discard_token`]): every `unpark` publishes its work
+//! before its token, so a look after the drop sees the work of any token
+//! dropped.
 //!
 //! Drivers: all parkers of a runtime share one [`SharedDriver`]. A thread
 //! that parks first tries to take the driver; if it gets it, it blocks in

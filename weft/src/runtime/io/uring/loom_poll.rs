@@ -6,7 +6,7 @@
 
 use super::ops::{Abandoned, Completed, Leave, OpKey, OpTable};
 use super::poll::{PollRings, UringPoll};
-use crate::loom::{lock, thread, Mutex};
+use crate::loom::{lock, thread, AtomicBool, Mutex, Ordering};
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::scheduled_io::{Direction, ScheduledIo};
 use std::future::poll_fn;
@@ -20,6 +20,9 @@ struct Model {
     table: Mutex<OpTable>,
     /// Requests started and not yet completed by the "kernel".
     started: Mutex<Vec<OpKey>>,
+    /// The `AsyncFd` is gone (its abandon returned): the descriptor's
+    /// number may name another file, whose epoll entry nothing may change.
+    gone: AtomicBool,
 }
 
 #[derive(Clone, Default)]
@@ -57,7 +60,12 @@ impl PollRings for FakeRings {
         }
     }
 
-    fn writes_to_epoll(&self, _fd: RawFd, _priority: bool) {}
+    fn writes_to_epoll(&self, _fd: RawFd, _priority: bool) {
+        assert!(
+            !self.0.gone.load(Ordering::SeqCst),
+            "epoll changed after the abandon"
+        );
+    }
 }
 
 impl FakeRings {
@@ -173,4 +181,26 @@ fn loom_abandon_racing_a_completion_leaves_nothing_in_flight() {
 #[test]
 fn loom_an_interrupted_request_is_not_armed_again_after_abandon() {
     abandon_racing_a_completion(-libc::ECANCELED);
+}
+
+/// A write request completes "half-closed" (from then on epoll reports
+/// the descriptor's write readiness: an `EPOLL_CTL_MOD` by number) while
+/// the `AsyncFd` goes away, perhaps because its number names another file
+/// now (`AsyncFd::into_inner_stale`): the change is made before the
+/// abandon returns, or not at all.
+#[test]
+fn loom_no_epoll_change_after_abandon() {
+    loom::model(|| {
+        let rings = FakeRings::default();
+        let io = Arc::new(ScheduledIo::new());
+        let polls = UringPoll::new(rings.clone(), 0, Interest::WRITABLE, io);
+        polls.arm(Interest::WRITABLE).unwrap();
+        let kernel = {
+            let rings = rings.clone();
+            thread::spawn(move || rings.complete_next(libc::POLLRDHUP as i32))
+        };
+        polls.abandon();
+        rings.0.gone.store(true, Ordering::SeqCst);
+        kernel.join().unwrap();
+    });
 }

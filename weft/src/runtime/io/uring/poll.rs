@@ -365,8 +365,15 @@ impl<R: PollRings> UringPoll<R> {
             waker.wake();
         }
         if collected.writes_to_epoll {
-            self.rings
-                .writes_to_epoll(self.fd, self.registered.is_priority());
+            // Under the lock, and not once abandoned: the descriptor's
+            // number may name another file by then (a registration given
+            // up with `AsyncFd::into_inner_stale`), whose epoll entry the
+            // change (by number) would take over with this dead token.
+            let polls = lock(&self.polls);
+            if !polls.closed {
+                self.rings
+                    .writes_to_epoll(self.fd, self.registered.is_priority());
+            }
         }
         if let Some(interest) = collected.rearm {
             // A failed start already set ERROR and woke the waiters.
