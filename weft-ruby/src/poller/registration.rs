@@ -145,27 +145,29 @@ enum Plan {
     Replace(Named),
     /// Ask the poller to add the fd: it refuses (`EEXIST`) if the fd's
     /// current file is registered, which the old registration's check
-    /// then settles; otherwise the number names a new file.
-    Probe,
+    /// then settles; otherwise the number names a new file. Says whether
+    /// the old registration had priority, which other waiters may need.
+    Probe { priority: bool },
 }
 
-/// What a registration's successor takes over from it.
-struct Heir {
+/// What a replaced registration leaves its successor.
+struct Left {
+    /// Directions it had armed ([`Got::carried`]).
+    armed: u8,
     /// The fd is on [`Poller`]'s `pending` list.
     queued: bool,
+    /// Who checked it, when the successor's making is the same file's
+    /// check.
+    verified: Option<Verified>,
 }
 
-impl Heir {
-    /// What `old` leaves; its armed directions go to `carried` (the
-    /// caller arms them again on the successor: [`Got::carried`]).
-    fn of(old: &Registration, carried: &mut u8) -> Heir {
-        *carried = old.armed;
-        Heir { queued: old.queued }
-    }
-
-    fn onto(self, mut new: Registration) -> Registration {
-        new.queued = self.queued;
-        new
+impl Left {
+    fn by(old: &Registration) -> Left {
+        Left {
+            armed: old.armed,
+            queued: old.queued,
+            verified: None,
+        }
     }
 }
 
@@ -173,9 +175,9 @@ impl Heir {
 pub(super) struct Got {
     /// A registration was made for this wait: it reports nothing yet.
     pub(super) fresh: bool,
-    /// Directions the replaced registration had armed for other waiters
-    /// (a registration replaced to add priority), to arm again on the new
-    /// one: a new registration reports nothing by itself on io_uring.
+    /// Directions the replaced registration had armed for other waiters,
+    /// to arm again on the new one: a new registration reports nothing by
+    /// itself on io_uring.
     pub(super) carried: u8,
     /// The wait trusted the registration unchecked (`trust.rs`).
     pub(super) trusted: bool,
@@ -211,7 +213,9 @@ impl Poller {
             // given up (module invariants), so a probe's `EEXIST` would end
             // in a replacement anyway.
             Some(reg) if reg.named == Named::Other => Plan::Replace(Named::asked(fd)),
-            Some(_) => Plan::Probe,
+            Some(reg) => Plan::Probe {
+                priority: reg.priority,
+            },
         };
         let rt = &inner.rt;
         let wakes = &self.wakes;
@@ -238,7 +242,8 @@ impl Poller {
                 armed: 0,
             })
         };
-        let mut carried = 0;
+        // What the registration replaced (if any) leaves the new one.
+        let mut left = None;
         // The new registration, if the old one (if any) is not kept.
         let made = match plan {
             Plan::Reuse => None,
@@ -247,75 +252,71 @@ impl Poller {
                 // Out of the poller first: its removal by number must not
                 // remove the new one.
                 let old = inner.fds.remove(&fd).expect("replaced because registered");
-                let priority = priority || old.priority;
-                let heir = Heir::of(&old, &mut carried);
-                drop(old);
-                Some(register(named, priority).map(|new| heir.onto(new)))
+                left = Some(Left::by(&old));
+                Some(register(named, priority || old.priority))
             }
-            Plan::Probe => {
-                // Other waiters may need the old registration's priority.
-                let priority = priority || inner.fds.get(&fd).is_some_and(|r| r.priority);
-                match register(Named::Unasked, priority) {
-                    // The poller took the fd as new, so the number names
-                    // another file than the old registration's: that one
-                    // is gone from the poller, or left to report its old
-                    // file under a token nobody holds. Removing it by
-                    // number would remove the new one.
-                    Ok(new) => {
-                        let old = inner.fds.remove(&fd).expect("probed because registered");
-                        let heir = Heir::of(&old, &mut carried);
-                        let _ = old.fd.into_inner_stale();
-                        Some(Ok(heir.onto(new)))
-                    }
-                    Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
-                        let reg = inner.fds.get_mut(&fd).expect("probed because registered");
-                        match reg.named.check(fd) {
-                            Checked::Same => None,
-                            Checked::Other(named) => {
-                                // The fd's file is registered already:
-                                // under this registration (which did not
-                                // say what it named), or under one given up
-                                // while its file was open elsewhere, and
-                                // that file came back to this number
-                                // (`IO#reopen` to a dup). Removed by
-                                // number, whichever it is, and registered
-                                // afresh.
-                                let mut old =
-                                    inner.fds.remove(&fd).expect("probed because registered");
-                                let heir = Heir::of(&old, &mut carried);
-                                // This is the wait's check: the IO that
-                                // checked the old one keeps its standing,
-                                // so its id is recorded now if it checked
-                                // before (its next wait trusts).
-                                let verified = std::mem::take(&mut old.verified);
-                                drop(old);
-                                Some(register(named, priority).map(|mut new| {
-                                    new.verified = verified;
-                                    heir.onto(new)
-                                }))
-                            }
+            Plan::Probe { priority: had } => match register(Named::Unasked, priority || had) {
+                // The poller took the fd as new, so the number names
+                // another file than the old registration's: that one is
+                // gone from the poller, or left to report its old file
+                // under a token nobody holds. Removing it by number would
+                // remove the new one.
+                Ok(new) => {
+                    let old = inner.fds.remove(&fd).expect("probed because registered");
+                    left = Some(Left::by(&old));
+                    let _ = old.fd.into_inner_stale();
+                    Some(Ok(new))
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                    match inner.fds[&fd].named.check(fd) {
+                        Checked::Same => None,
+                        Checked::Other(named) => {
+                            // The fd's file is registered already: under
+                            // this registration (which did not say what it
+                            // named), or under one given up while its file
+                            // was open elsewhere, and that file came back
+                            // to this number (`IO#reopen` to a dup).
+                            // Removed by number, whichever it is, and
+                            // registered afresh. That is this wait's check:
+                            // the IO that checked the old one keeps its
+                            // standing, so its id is recorded now if it
+                            // checked before (its next wait trusts).
+                            let mut old = inner.fds.remove(&fd).expect("probed because registered");
+                            left = Some(Left {
+                                verified: Some(std::mem::take(&mut old.verified)),
+                                ..Left::by(&old)
+                            });
+                            drop(old);
+                            Some(register(named, priority || had))
                         }
                     }
-                    // Not pollable now (a regular file: `EPERM`) or not
-                    // open. The old registration stays: if its file comes
-                    // back to the number, epoll still holds it under its
-                    // token (given up, it would be held under none, and the
-                    // fd could not be registered again: `EEXIST`).
-                    Err(e) => Some(Err(e)),
                 }
-            }
+                // Not pollable now (a regular file: `EPERM`) or not open.
+                // The old registration stays: if its file comes back to the
+                // number, epoll still holds it under its token (given up,
+                // it would be held under none, and the fd could not be
+                // registered again: `EEXIST`).
+                Err(e) => Some(Err(e)),
+            },
         };
         let mut fresh = false;
         if let Some(made) = made {
-            let new = match made {
+            let mut new = match made {
                 Ok(new) => new,
                 // epoll refuses regular files: they are always ready.
                 Err(e) if e.raw_os_error() == Some(libc::EPERM) => return Ok(None),
                 Err(e) => return Err(e),
             };
+            if let Some(left) = &mut left {
+                new.queued = left.queued;
+                if let Some(verified) = left.verified.take() {
+                    new.verified = verified;
+                }
+            }
             inner.fds.insert(fd, new);
             fresh = true;
         }
+        let carried = left.map_or(0, |left| left.armed);
         Ok(Some(Got {
             fresh,
             carried,

@@ -6,12 +6,12 @@
 //! make sure its fd number still names the socket the registration was
 //! made for: the number may have been closed and reused, and closing the
 //! old file took it out of the kernel's interest list. That check (an
-//! `epoll_ctl` that epoll refuses and an `fstat`: `poller.rs`) per wait
-//! was 5% of the server's CPU per keep-alive request at 10 connections
-//! (perf, BENCHMARKS.md, when it was the `fstat` alone). A keep-alive
-//! connection's waits are all by one IO object, so this module lets that
-//! object's waits skip it. Trust needs the registration's socket
-//! identity (`Named` in `poller.rs`), for the audit.
+//! `epoll_ctl` that epoll refuses and an `fstat`: `registration.rs`) per
+//! wait was 5% of the server's CPU per keep-alive request at 10
+//! connections (perf, BENCHMARKS.md, when it was the `fstat` alone). A
+//! keep-alive connection's waits are all by one IO object, so this module
+//! lets that object's waits skip it. Trust needs the registration's
+//! socket identity (`Named` in `registration.rs`), for the audit.
 //!
 //! Owns: [`Verified`] (per registration: which IO checked it last, and
 //! whether a wait trusted it since) and [`Audit`] (the poller's list of
@@ -35,8 +35,9 @@
 //!   So a registration that a wait trusted, with no check since and no
 //!   bytes moved on its fd by a hook while no fiber waited on it
 //!   ([`Poller::note_moved`]: the waits ended well; bytes a writer moves
-//!   while a reader waits say nothing about the reader), is checked by the first audit at least [`AUDIT_EVERY`]
-//!   after that first trusting wait if a fiber still waits on the fd, and
+//!   while a reader waits say nothing about the reader), is checked by
+//!   the first audit at least [`AUDIT_EVERY`] after that first trusting
+//!   wait if a fiber still waits on the fd, and
 //!   a stale one is registered afresh and its waiters told what the new
 //!   registration finds. So a wait stranded by a swap made before the
 //!   audit's check ends 1–2 × [`AUDIT_EVERY`] late instead of never (a
