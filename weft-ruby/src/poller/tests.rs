@@ -294,10 +294,7 @@ fn a_socket_registration_is_kept_for_the_same_socket_and_remade_for_another() {
     let (a, _peer_a) = UnixStream::pair().unwrap();
     let fd = a.as_raw_fd();
     let watch = |poller: &mut Poller| {
-        assert!(matches!(
-            poller.watch(fd, READABLE, false, false),
-            Ok(Some(Watch::Pending))
-        ));
+        watch_pending(poller, fd);
         poller.inner.fds[&fd].named
     };
     let (checks, made) = (crate::fd_query::identity_checks(), registered(&poller));
@@ -337,17 +334,11 @@ fn a_file_back_on_its_old_number_is_registered_again() {
     // `IO#reopen` to a dup and back does): the poller keeps its
     // registration of (number, a's file) under a token given up.
     let saved = a.try_clone().unwrap();
-    let watch = |poller: &mut Poller| {
-        assert!(matches!(
-            poller.watch(fd, READABLE, false, false),
-            Ok(Some(Watch::Pending))
-        ));
-    };
-    watch(&mut poller);
+    watch_pending(&mut poller, fd);
     let _peer_b = swap_socket(fd);
     // Made for b's socket, then checked: it knows it names b's.
-    watch(&mut poller);
-    watch(&mut poller);
+    watch_pending(&mut poller, fd);
+    watch_pending(&mut poller, fd);
     assert!(poller.inner.fds[&fd].named.is_socket());
     // a's file, off the number, is not reported under it.
     peer_a.write_all(b"x").unwrap();
@@ -358,12 +349,11 @@ fn a_file_back_on_its_old_number_is_registered_again() {
     );
     let mut byte = [0u8; 1];
     assert_eq!(std::io::Read::read(&mut &saved, &mut byte).unwrap(), 1);
-    // SAFETY: dup2 onto `fd`, which `a` owns: it names a's file again.
-    assert_eq!(unsafe { libc::dup2(saved.as_raw_fd(), fd) }, fd);
+    dup_onto(&saved, fd);
     // The poller refuses to add it (`EEXIST`): the check finds b's
     // registration does not name it, and replaces whatever the poller held
     // under that number and file.
-    watch(&mut poller);
+    watch_pending(&mut poller, fd);
     peer_a.write_all(b"y").unwrap();
     assert_reported_readable(&mut poller, &shared, fd, "the file back on its number");
 }
@@ -374,24 +364,21 @@ fn a_registration_outlives_a_regular_file_on_its_number() {
     let (a, mut peer_a) = UnixStream::pair().unwrap();
     let fd = a.as_raw_fd();
     let saved = a.try_clone().unwrap();
-    let watch = |poller: &mut Poller| poller.watch(fd, READABLE, false, false);
     // Registered, then checked: it knows it names a's socket.
-    for _ in 0..2 {
-        assert!(matches!(watch(&mut poller), Ok(Some(Watch::Pending))));
-    }
+    watch_pending(&mut poller, fd);
+    watch_pending(&mut poller, fd);
     let file = std::fs::File::open("/proc/self/status").unwrap();
-    // SAFETY: dup2 onto `fd`, which `a` owns, from open descriptors.
-    assert_eq!(unsafe { libc::dup2(file.as_raw_fd(), fd) }, fd);
+    dup_onto(&file, fd);
     assert!(matches!(
-        watch(&mut poller),
+        poller.watch(fd, READABLE, false, false),
         Ok(None | Some(Watch::Ready(READABLE)))
     ));
-    // SAFETY: as above; a's file comes back to its number.
-    assert_eq!(unsafe { libc::dup2(saved.as_raw_fd(), fd) }, fd);
+    // a's file comes back to its number.
+    dup_onto(&saved, fd);
     // epoll still holds a's file under the kept registration's token: the
     // check keeps it (given up, the fd could not be registered again).
     let made = registered(&poller);
-    assert!(matches!(watch(&mut poller), Ok(Some(Watch::Pending))));
+    watch_pending(&mut poller, fd);
     assert_eq!(registered(&poller), made, "kept");
     peer_a.write_all(b"x").unwrap();
     assert_reported_readable(&mut poller, &shared, fd, "the kept registration");
@@ -474,14 +461,27 @@ fn trusted_pair(io: &CountedIo) -> (Poller, Shared, UnixStream, UnixStream) {
     (poller, shared, a, peer)
 }
 
-/// Make `fd` name a new socket behind the registration's back (as
-/// `IO#reopen` does): the returned end is its peer.
+/// Make `fd`, which the caller owns, name `from`'s file behind the
+/// registration's back (as `IO#reopen` does).
+fn dup_onto(from: &impl AsRawFd, fd: RawFd) {
+    // SAFETY: both are open descriptors; `fd`'s owner closes it later,
+    // which then closes its reference to `from`'s file.
+    assert_eq!(unsafe { libc::dup2(from.as_raw_fd(), fd) }, fd);
+}
+
+/// Make `fd` name a new socket: the returned end is its peer.
 fn swap_socket(fd: RawFd) -> UnixStream {
     let (b, peer) = UnixStream::pair().unwrap();
-    // SAFETY: dup2 onto `fd`, which the caller's stream owns: it then
-    // names b's socket, and closing it later closes that.
-    assert_eq!(unsafe { libc::dup2(b.as_raw_fd(), fd) }, fd);
+    dup_onto(&b, fd);
     peer
+}
+
+/// A read wait on `fd` by nobody in particular, which must not be over.
+fn watch_pending(poller: &mut Poller, fd: RawFd) {
+    assert!(matches!(
+        poller.watch(fd, READABLE, false, false),
+        Ok(Some(Watch::Pending))
+    ));
 }
 
 use std::io::Write as _;
