@@ -8,11 +8,13 @@
 # OLD_DIR and NEW_DIR each hold weft/weft.so (copy weft-ruby/lib/weft/weft.so
 # after weft-ruby/build.sh; build an older commit in a `git worktree` with
 # its own CARGO_TARGET_DIR). MODE is close or keepalive. Prints a line per
-# run and the median of the rounds' new ÷ old ratios. WEFT_IO_DRIVER picks
-# the driver (default epoll). Server on CPU 0, wrk on CPU 1.
+# run and the median of the rounds' new ÷ old ratios. KIND=weft-uring
+# runs them on io_uring (default weft, on epoll). Server on CPU 0, wrk on
+# CPU 1.
 set -euo pipefail
 old=$1 new=$2 mode=$3 conns=$4 rounds=${5:-8} dur=${6:-3}
 cd "$(dirname "$0")/../.."
+. weft-ruby/bench/common.sh
 hz=$(getconf CLK_TCK)
 port=${PORT:-3301}
 ratios=()
@@ -21,16 +23,12 @@ for r in $(seq 1 "$rounds"); do
   for v in old new; do
     dir=$old; [ "$v" = new ] && dir=$new
     port=$((port + 1))
-    WEFT_IO_DRIVER=${WEFT_IO_DRIVER:-epoll} taskset -c 0 ruby -W0 -I "$dir" -I weft-ruby/lib \
-      weft-ruby/examples/http_server.rb weft "$port" "$mode" 2>/dev/null &
-    pid=$!
-    for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
-    hdr=(); [ "$mode" = close ] && hdr=(-H "Connection: close")
-    taskset -c 1 wrk -t1 -c"$conns" -d1 "${hdr[@]}" "http://127.0.0.1:$port/" >/dev/null
-    t0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-    out=$(taskset -c 1 wrk -t1 -c"$conns" -d"$dur" "${hdr[@]}" "http://127.0.0.1:$port/")
-    t1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-    kill "$pid"; wait "$pid" 2>/dev/null || true
+    start_server "${KIND:-weft}" "$port" "$mode" "$dir"
+    run_wrk "$port" "$mode" "$conns" 1 >/dev/null
+    t0=$(cpu_ticks "$server_pid")
+    out=$(run_wrk "$port" "$mode" "$conns" "$dur")
+    t1=$(cpu_ticks "$server_pid")
+    kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
     reqs=$(awk '/requests in/ { print $1 }' <<<"$out")
     if grep -qE 'Socket errors|Non-2xx' <<<"$out"; then echo "round $r $v: errors, rejected" >&2; continue; fi
     us[$v]=$(awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$reqs" 'BEGIN { printf "%.3f", t / hz / n * 1e6 }')

@@ -62,14 +62,8 @@ if $want_floor; then
 fi
 
 hz=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-wait_for_port() {
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
+. weft-ruby/bench/common.sh
+export SERVER_CPU CLIENT_CPU
 
 results=$(mktemp)
 server_pid=
@@ -78,21 +72,11 @@ trap cleanup EXIT
 
 # One measured run; appends "kind mode conns rps cpu_us_per_req".
 run_one() {
-  local kind=$1 mode=$2 conns=$3 port=$4 out t0 t1 reqs rps server=$1 driver=epoll
-  [ "$kind" = weft-uring ] && server=weft driver=uring
-  if [ "$kind" = floor ]; then
-    PORT=$port RAW_SEED=$mode taskset -c "$SERVER_CPU" "$floor_bin" >/dev/null 2>&1 &
-  else
-    WEFT_IO_DRIVER=$driver taskset -c "$SERVER_CPU" ruby -W0 -I weft-ruby/lib \
-      weft-ruby/examples/http_server.rb "$server" "$port" "$mode" 2>/dev/null &
-  fi
-  server_pid=$!
-  wait_for_port "$port" || { echo "$kind did not listen on $port" >&2; exit 1; }
-  local hdr=()
-  [ "$mode" = close ] && hdr=(-H "Connection: close")
-  taskset -c "$CLIENT_CPU" wrk -t1 -c"$conns" -d"$WARMUP" "${hdr[@]}" "http://127.0.0.1:$port/" >/dev/null
+  local kind=$1 mode=$2 conns=$3 port=$4 out t0 t1 reqs rps
+  FLOOR_BIN=${floor_bin:-} start_server "$kind" "$port" "$mode" || exit 1
+  run_wrk "$port" "$mode" "$conns" "$WARMUP" >/dev/null
   t0=$(cpu_ticks "$server_pid")
-  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$conns" -d"$DURATION" "${hdr[@]}" "http://127.0.0.1:$port/")
+  out=$(run_wrk "$port" "$mode" "$conns" "$DURATION")
   t1=$(cpu_ticks "$server_pid")
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
   reqs=$(awk '/requests in/ { print $1 }' <<<"$out")

@@ -11,28 +11,18 @@
 set -euo pipefail
 kind=$1 mode=$2 conns=$3 port=${PORT:-3901}
 cd "$(dirname "$0")/../.."
-ext=${WEFT_EXT_DIR:-weft-ruby/lib}
-if [ "$kind" = floor ]; then
-  PORT=$port RAW_SEED=$mode taskset -c 0 target/release/hello_http_raw >/dev/null 2>&1 &
-else
-  driver=epoll server=$kind
-  [ "$kind" = weft-uring ] && driver=uring server=weft
-  WEFT_IO_DRIVER=$driver taskset -c 0 ruby -W0 -I "$ext" -I weft-ruby/lib \
-    weft-ruby/examples/http_server.rb "$server" "$port" "$mode" 2>/dev/null &
-fi
-pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
-hdr=(); [ "$mode" = close ] && hdr=(-H "Connection: close")
-taskset -c 1 wrk -t1 -c"$conns" -d1 "${hdr[@]}" "http://127.0.0.1:$port/" >/dev/null
+. weft-ruby/bench/common.sh
+start_server "$kind" "$port" "$mode" "${WEFT_EXT_DIR:-weft-ruby/lib}"
+trap 'kill $server_pid 2>/dev/null || true' EXIT
+run_wrk "$port" "$mode" "$conns" 1 >/dev/null
 events=
 for s in epoll_wait epoll_pwait epoll_ctl newfstat fstat poll recvfrom sendto read write accept4 close fcntl ioctl io_uring_enter; do
   [ -d "/sys/kernel/tracing/events/syscalls/sys_enter_$s" ] && events+="syscalls:sys_enter_$s,"
 done
 counts=$(mktemp)
-perf stat -x, -e "${events%,}" -p "$pid" -o "$counts" &
+perf stat -x, -e "${events%,}" -p "$server_pid" -o "$counts" &
 perf_pid=$!
-out=$(taskset -c 1 wrk -t1 -c"$conns" -d3 "${hdr[@]}" "http://127.0.0.1:$port/")
+out=$(run_wrk "$port" "$mode" "$conns" 3)
 kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true
 reqs=$(awk '/requests in/ { print $1 }' <<<"$out")
 echo "$kind $mode c$conns: $reqs requests; syscalls per request:"
