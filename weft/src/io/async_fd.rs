@@ -7,8 +7,8 @@
 //! ([`AsyncFd::into_inner_stale`]).
 //!
 //! Invariant: `inner`'s `as_raw_fd` names the same open descriptor for as
-//! long as the `AsyncFd` holds it, unless it is handed back by
-//! [`AsyncFd::into_inner_stale`], whose caller says it no longer does. The unsafe constructors
+//! long as the `AsyncFd` holds it (until a caller of `into_inner_stale`
+//! says it no longer does). The unsafe constructors
 //! ([`AsyncFd::register`], [`AsyncFd::register_with_interest`]) make the
 //! caller promise it; the safe ones (`new`, `with_interest`, `try_new`,
 //! `try_with_interest`) take it on trust, as Tokio's did before it
