@@ -253,7 +253,9 @@ impl Poller {
                 // remove the new one.
                 let old = inner.fds.remove(&fd).expect("replaced because registered");
                 left = Some(Left::by(&old));
-                Some(register(named, priority || old.priority))
+                let priority = priority || old.priority;
+                drop(old);
+                Some(register(named, priority))
             }
             Plan::Probe { priority: had } => match register(Named::Unasked, priority || had) {
                 // The poller took the fd as new, so the number names

@@ -359,6 +359,24 @@ fn a_file_back_on_its_old_number_is_registered_again() {
 }
 
 #[test]
+fn a_pipe_is_registered_afresh_at_each_check() {
+    let (mut poller, shared) = Poller::new().unwrap();
+    let fds @ [rd, wr] = pipe();
+    // Registered; then checked (the probe finds it registered, and a pipe
+    // has no identity to keep it by); then replaced without a probe.
+    let made = registered(&poller);
+    for _ in 0..3 {
+        watch_pending(&mut poller, rd);
+    }
+    assert_eq!(registered(&poller) - made, 3);
+    assert_eq!(poller.inner.fds[&rd].named, Named::Other);
+    write_byte(wr);
+    assert_reported_readable(&mut poller, &shared, rd, "the pipe's last registration");
+    drop(poller);
+    close(fds);
+}
+
+#[test]
 fn a_registration_outlives_a_regular_file_on_its_number() {
     let (mut poller, shared) = Poller::new().unwrap();
     let (a, mut peer_a) = UnixStream::pair().unwrap();
