@@ -239,7 +239,9 @@ rt_test! {
     #[test]
     fn a_pending_socket_error_is_error_readiness() {
         rt().block_on(async {
-            let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            // A port freed on an address no concurrent test binds, so
+            // nobody takes it before the datagram arrives.
+            let closed = std::net::UdpSocket::bind("127.77.0.4:0").unwrap();
             let port = closed.local_addr().unwrap();
             drop(closed);
             let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();

@@ -223,8 +223,10 @@ rt_test! {
     #[test]
     fn connect_refused_is_an_error() {
         rt().block_on(async {
+            // A port freed on an address no concurrent test binds, so
+            // nobody takes it before the connect.
             let addr = {
-                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let listener = TcpListener::bind("127.77.0.5:0").await.unwrap();
                 listener.local_addr().unwrap()
             };
             let err = timeout(LIMIT, TcpStream::connect(addr)).await.unwrap().unwrap_err();

@@ -23,8 +23,11 @@
 //!   it, only enters the kernel, submitting nothing it did not push.
 //! - The lock is never held across a blocking wait except in
 //!   [`Ring::cancel_and_wait`] and teardown, which wait for completions
-//!   the kernel produces without any other thread's help; wakers are
-//!   called after it is released.
+//!   the kernel produces without any thread's user-space help (a
+//!   cancelled request may complete in its submitter's task work, which
+//!   runs in the kernel when that thread next enters or leaves it, or is
+//!   woken from a wait, a wait on this lock included); wakers are called
+//!   after it is released.
 
 use super::ops::{
     Abandoned, Completed, Leave, OpKey, OpTable, OrphanSend, Polled, INTERNAL_USER_DATA,
@@ -34,7 +37,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Submission queue entries per ring (the completion queue is larger, so a
 /// burst of completions for many in-flight receives rarely overflows; the
@@ -71,6 +74,10 @@ struct RingState {
 /// `user_data` of the ring's poll on the driver's epoll descriptor (like
 /// `INTERNAL_USER_DATA`, its high half is all ones: no slot's name).
 const EPOLL_USER_DATA: u64 = u64::MAX - 1;
+
+/// How long [`Ring::cancel_and_wait`] waits for a cancelled request's end
+/// before it asks for the cancel again.
+const RECANCEL_AFTER: Duration = Duration::from_millis(10);
 
 /// `IORING_RECVSEND_POLL_FIRST` (`io_uring.h`, Linux 5.19), which the
 /// `io-uring` crate does not export.
@@ -460,16 +467,30 @@ impl Ring {
 
     /// Cancel the op and wait for its completion: its result and buffer
     /// (for a receive, the data it took before the cancel won, if any).
+    /// On return the kernel has also let go of the request, and with it
+    /// of its reference to the op's file: a close right after is the last
+    /// one, and takes effect at once (a listener stops listening).
     pub(crate) fn cancel_and_wait(&self, key: OpKey, waker: &Waker) -> (i32, Vec<u8>) {
         let mut wakers = Vec::new();
         let mut state = self.lock();
         state.cancel(key.user_data(), &mut wakers);
+        let mut cancelled_at = Instant::now();
         let done = loop {
             if let Polled::Done { result, buf } = state.table.poll(key, waker) {
                 break (result, buf);
             }
             state.wait(Duration::from_millis(1), &mut wakers);
+            // A cancel can miss: one that reaches a readiness-driven
+            // request while its wake-up is re-issuing it (the poll fired,
+            // the retry found nothing and armed a new poll) is forgotten,
+            // and the request waits on. Asking again is harmless: a
+            // request already gone is not found.
+            if cancelled_at.elapsed() >= RECANCEL_AFTER {
+                state.cancel(key.user_data(), &mut wakers);
+                cancelled_at = Instant::now();
+            }
         };
+        state.released_barrier(&mut wakers);
         drop(state);
         wake_all(wakers);
         done
@@ -643,6 +664,26 @@ impl RingState {
         let _ = unsafe { self.push(&entry, wakers) };
         let _ = self.submit(wakers);
         self.reap(wakers);
+    }
+
+    /// Return only once the kernel has freed every request whose
+    /// completion this ring has posted so far.
+    ///
+    /// A completion can be visible before its request lets go of its
+    /// file: the cancelled request's completion runs on the thread that
+    /// submitted it, which posts the completions of its batch and then
+    /// frees their requests, both under the ring's `uring_lock` in the
+    /// kernel. Submitting anything takes that lock too, so a no-op
+    /// submitted after the completion was seen returns after the free.
+    /// (Measured before this: a listener dropped on another thread than
+    /// its accept's submitter still took a connect about once in 100,000
+    /// drops; the request held the socket's last reference.)
+    fn released_barrier(&mut self, wakers: &mut Vec<Waker>) {
+        let entry = opcode::Nop::new().build().user_data(INTERNAL_USER_DATA);
+        // SAFETY: a no-op points at no memory.
+        if unsafe { self.push(&entry, wakers) }.is_ok() {
+            let _ = self.submit(wakers);
+        }
     }
 
     /// Block up to `timeout` for at least one completion, then reap.
