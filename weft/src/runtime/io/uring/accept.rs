@@ -227,17 +227,18 @@ fn peer_address(buf: &[u8]) -> io::Result<SocketAddr> {
 
 impl Drop for UringAccept {
     /// Before the listener closes: the accept in flight is cancelled, and
-    /// its end waited for. Until it ends it holds the listening socket
-    /// open in the kernel, which would go on taking connections after the
-    /// listener is gone (Tokio's stops at the drop). A drop on a thread
-    /// other than the one that submitted the accept saw that: the cancel
-    /// completes on the submitter's thread, later. The wait is one cancel
-    /// of a request parked in the kernel. A connection the accept took
-    /// anyway is closed here.
+    /// its end waited for, up to the kernel's release of the request
+    /// (`Ring::cancel_before_close`). Until then it holds the listening
+    /// socket open in the kernel, which would go on taking connections
+    /// after the listener is gone (Tokio's stops at the drop). A drop on a
+    /// thread other than the one that submitted the accept saw that: the
+    /// cancel completes on the submitter's thread, later. The wait is one
+    /// cancel of a request parked in the kernel. A connection the accept
+    /// took anyway is closed here.
     fn drop(&mut self) {
         if let Some((index, key)) = self.lock().op.take() {
             if let Some(rings) = self.driver.io().and_then(|io| io.rings()) {
-                let (result, _buf) = rings.get(index).cancel_and_wait(key, Waker::noop());
+                let result = rings.get(index).cancel_before_close(key);
                 if result >= 0 {
                     // SAFETY: a completed accept's result is a descriptor
                     // the kernel made for this op alone; nobody else has it.

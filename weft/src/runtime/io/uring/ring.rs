@@ -22,12 +22,12 @@
 //!   need exactly that); [`Ring::park`]'s wait, the one call made without
 //!   it, only enters the kernel, submitting nothing it did not push.
 //! - The lock is never held across a blocking wait except in
-//!   [`Ring::cancel_and_wait`] and teardown, which wait for completions
-//!   the kernel produces without any thread's user-space help (a
-//!   cancelled request may complete in its submitter's task work, which
-//!   runs in the kernel when that thread next enters or leaves it, or is
-//!   woken from a wait, a wait on this lock included); wakers are called
-//!   after it is released.
+//!   [`Ring::cancel_and_wait`], [`Ring::cancel_before_close`] and
+//!   teardown, which wait for completions the kernel produces without any
+//!   thread's user-space help (a cancelled request may complete in its
+//!   submitter's task work, which runs in the kernel when that thread
+//!   next enters or leaves it, or is woken from a wait, a wait on this
+//!   lock included); wakers are called after it is released.
 
 use super::ops::{
     Abandoned, Completed, Leave, OpKey, OpTable, OrphanSend, Polled, INTERNAL_USER_DATA,
@@ -75,9 +75,14 @@ struct RingState {
 /// `INTERNAL_USER_DATA`, its high half is all ones: no slot's name).
 const EPOLL_USER_DATA: u64 = u64::MAX - 1;
 
-/// How long [`Ring::cancel_and_wait`] waits for a cancelled request's end
-/// before it asks for the cancel again.
+/// How long a wait for a cancelled request's end goes before it asks for
+/// the cancel again.
 const RECANCEL_AFTER: Duration = Duration::from_millis(10);
+
+/// How long [`Ring::cancel_before_close`] waits in all before it leaves
+/// the request to the table. A cancel normally ends a request within
+/// microseconds; this bounds a drop's wait if the kernel never does.
+const GIVE_UP_AFTER: Duration = Duration::from_secs(1);
 
 /// `IORING_RECVSEND_POLL_FIRST` (`io_uring.h`, Linux 5.19), which the
 /// `io-uring` crate does not export.
@@ -467,33 +472,45 @@ impl Ring {
 
     /// Cancel the op and wait for its completion: its result and buffer
     /// (for a receive, the data it took before the cancel won, if any).
-    /// On return the kernel has also let go of the request, and with it
-    /// of its reference to the op's file: a close right after is the last
-    /// one, and takes effect at once (a listener stops listening).
     pub(crate) fn cancel_and_wait(&self, key: OpKey, waker: &Waker) -> (i32, Vec<u8>) {
         let mut wakers = Vec::new();
         let mut state = self.lock();
         state.cancel(key.user_data(), &mut wakers);
-        let mut cancelled_at = Instant::now();
-        let done = loop {
-            if let Polled::Done { result, buf } = state.table.poll(key, waker) {
-                break (result, buf);
-            }
-            state.wait(Duration::from_millis(1), &mut wakers);
-            // A cancel can miss: one that reaches a readiness-driven
-            // request while its wake-up is re-issuing it (the poll fired,
-            // the retry found nothing and armed a new poll) is forgotten,
-            // and the request waits on. Asking again is harmless: a
-            // request already gone is not found.
-            if cancelled_at.elapsed() >= RECANCEL_AFTER {
-                state.cancel(key.user_data(), &mut wakers);
-                cancelled_at = Instant::now();
-            }
-        };
-        state.released_barrier(&mut wakers);
+        let done = state.wait_for_cancelled(key, waker, None, &mut wakers);
         drop(state);
         wake_all(wakers);
-        done
+        done.expect("no deadline to give up at")
+    }
+
+    /// Cancel the op before its descriptor is closed, and wait for its
+    /// result. On return the kernel has also let go of the request, and
+    /// with it of its reference to the op's file: the close is the last
+    /// one, and takes effect at once (a listener stops listening).
+    ///
+    /// A request the kernel has not ended after [`GIVE_UP_AFTER`] is left
+    /// to the table, as a dropped op is (`Leave::Cancel`: its buffer is
+    /// freed, and a descriptor it made closed, when it does end), and the
+    /// result is `ECANCELED`: a drop must not wait forever on the kernel.
+    pub(crate) fn cancel_before_close(&self, key: OpKey) -> i32 {
+        let mut wakers = Vec::new();
+        let mut state = self.lock();
+        state.cancel(key.user_data(), &mut wakers);
+        let deadline = Instant::now() + GIVE_UP_AFTER;
+        let result = match state.wait_for_cancelled(key, Waker::noop(), Some(deadline), &mut wakers)
+        {
+            Some((result, _buf)) => {
+                state.released_barrier(&mut wakers);
+                result
+            }
+            None => {
+                let (abandoned, _) = state.table.abandon(key, Leave::Cancel);
+                debug_assert!(matches!(abandoned, Abandoned::CancelInKernel));
+                -libc::ECANCELED
+            }
+        };
+        drop(state);
+        wake_all(wakers);
+        result
     }
 
     /// The owner's batch point: submit what was pushed and collect what
@@ -664,6 +681,36 @@ impl RingState {
         let _ = unsafe { self.push(&entry, wakers) };
         let _ = self.submit(wakers);
         self.reap(wakers);
+    }
+
+    /// Wait for a cancelled op's completion, asking for the cancel again
+    /// every [`RECANCEL_AFTER`]; `None` if `deadline` passes first.
+    fn wait_for_cancelled(
+        &mut self,
+        key: OpKey,
+        waker: &Waker,
+        deadline: Option<Instant>,
+        wakers: &mut Vec<Waker>,
+    ) -> Option<(i32, Vec<u8>)> {
+        let mut cancelled_at = Instant::now();
+        loop {
+            if let Polled::Done { result, buf } = self.table.poll(key, waker) {
+                return Some((result, buf));
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return None;
+            }
+            self.wait(Duration::from_millis(1), wakers);
+            // A cancel can miss: one that reaches a readiness-driven
+            // request while its wake-up is re-issuing it (the poll fired,
+            // the retry found nothing and armed a new poll) is forgotten,
+            // and the request waits on. Asking again is harmless: a
+            // request already gone is not found.
+            if cancelled_at.elapsed() >= RECANCEL_AFTER {
+                self.cancel(key.user_data(), wakers);
+                cancelled_at = Instant::now();
+            }
+        }
     }
 
     /// Return only once the kernel has freed every request whose
