@@ -149,7 +149,7 @@ impl Driver {
         if let Some(rings) = &handle.rings {
             let (index, owned) = handle.current_ring(rings);
             if owned && timeout != Some(Duration::ZERO) {
-                // Wait in this worker's own ring (uring/ring.rs, `park`);
+                // Wait in this worker's own ring (uring/ring/mod.rs, `park`);
                 // look at epoll, without waiting, only if it fired.
                 use std::os::fd::AsRawFd;
                 let fired = rings

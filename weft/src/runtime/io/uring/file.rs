@@ -41,7 +41,7 @@ pub(crate) struct FileOp {
     /// (ring index, op) while the kernel has it.
     op: Option<(usize, OpKey)>,
     /// Held open until the op is given up (a request is submitted before
-    /// its descriptor can close: ring.rs's invariant).
+    /// its descriptor can close: ring/mod.rs's invariant).
     file: Arc<File>,
     kind: Kind,
 }

@@ -18,7 +18,7 @@
 //! moves between rings: a stolen task still polls (under that ring's
 //! mutex) the ring it started on, so stealing keeps working. The rings use
 //! no `SINGLE_ISSUER`/`DEFER_TASKRUN` (a stolen task's cancel may come from
-//! another thread); they use `COOP_TASKRUN` (ring.rs says why: a worker
+//! another thread); they use `COOP_TASKRUN` (ring/mod.rs says why: a worker
 //! asleep is still woken to post its completions, a busy one is not
 //! interrupted for each).
 //!
@@ -59,6 +59,7 @@ mod connect;
 mod datagram;
 mod file;
 pub(crate) mod ops;
+mod park_poll;
 mod path;
 mod poll;
 mod recv;
@@ -67,6 +68,8 @@ mod send;
 
 #[cfg(all(test, loom))]
 mod loom_ops;
+#[cfg(all(test, loom))]
+mod loom_park_poll;
 #[cfg(all(test, loom))]
 mod loom_poll;
 

@@ -53,7 +53,7 @@
 //!   looked just before a completion's collect set it does not leave a
 //!   second request in the kernel.
 //! - Lock order: this object's lock, then the ring's. Ring wakers (this
-//!   object's wake) are never called under a ring's lock (ring.rs), and
+//!   object's wake) are never called under a ring's lock (ring/mod.rs), and
 //!   nothing that may call them runs under this object's lock.
 //! - **No request outlives the `AsyncFd`'s claim on the descriptor.**
 //!   [`abandon`](UringPoll::abandon) (before the descriptor is

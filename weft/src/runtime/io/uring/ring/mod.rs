@@ -20,7 +20,12 @@
 //! - **The submission and completion queues are touched only under the
 //!   lock** (through `submission_shared` / `completion_shared`, which
 //!   need exactly that); [`Ring::park`]'s wait, the one call made without
-//!   it, only enters the kernel, submitting nothing it did not push.
+//!   it, only enters the kernel. (That enter also hands the kernel any
+//!   entries another thread pushed meanwhile and is about to submit under
+//!   the lock: theirs then submits none, which changes nothing for them
+//!   but which thread the kernel runs the completion work on.)
+//! - A thread that reaps the ring's poll on the epoll descriptor while the
+//!   owner waits in the ring posts a no-op for the owner (park_poll.rs).
 //! - The lock is never held across a blocking wait except in
 //!   [`Ring::cancel_and_wait`], [`Ring::cancel_before_close`] and
 //!   teardown, which wait for completions the kernel produces without any
@@ -32,6 +37,10 @@
 use super::ops::{
     Abandoned, Completed, Leave, OpKey, OpTable, OrphanSend, Polled, INTERNAL_USER_DATA,
 };
+use super::park_poll::{ParkPoll, Reaped};
+
+// The submission entry of each kind of op (`Ring::start_recv`, ...).
+mod entries;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -63,10 +72,8 @@ struct RingState {
     table: OpTable,
     /// Entries pushed since the last submit.
     unsubmitted: usize,
-    /// A poll on the epoll descriptor is in the ring (see `park`).
-    epoll_armed: bool,
-    /// That poll completed since the last `park` looked.
-    epoll_fired: bool,
+    /// The poll on the epoll descriptor (see `park`).
+    park_poll: ParkPoll,
     /// The descriptor that poll watches (set by the first `park`).
     epoll_fd: Option<RawFd>,
 }
@@ -122,8 +129,7 @@ impl Ring {
                 uring,
                 table: OpTable::default(),
                 unsubmitted: 0,
-                epoll_armed: false,
-                epoll_fired: false,
+                park_poll: ParkPoll::default(),
                 epoll_fd: None,
             }),
         })
@@ -144,229 +150,6 @@ impl Ring {
 
     fn lock(&self) -> MutexGuard<'_, RingState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Start a `recv(2)` of up to `len` bytes from `fd` into `buf`'s spare
-    /// capacity; `waker` is woken when it completes. `submit_now` for a
-    /// caller that is not this ring's owner (see the module doc).
-    ///
-    /// `expect_wait`: the socket is probably empty (its last receive
-    /// drained it), so the kernel should arm its poll at once instead of
-    /// first trying a receive that fails with `EAGAIN`
-    /// (`IORING_RECVSEND_POLL_FIRST`, where the kernel has it).
-    pub(crate) fn start_recv(
-        &self,
-        fd: RawFd,
-        mut buf: Vec<u8>,
-        len: usize,
-        waker: &Waker,
-        submit_now: bool,
-        expect_wait: bool,
-    ) -> io::Result<OpKey> {
-        let (ptr, len) = spare_room(&mut buf, len);
-        let ioprio = if expect_wait && self.poll_first {
-            RECVSEND_POLL_FIRST
-        } else {
-            0
-        };
-        let entry = opcode::Recv::new(types::Fd(fd), ptr, len)
-            .ioprio(ioprio)
-            .build();
-        // SAFETY: the entry points at `len` bytes of `buf`'s allocation,
-        // which `start` hands to the op's table slot.
-        unsafe { self.start(entry, buf, Some(waker), submit_now) }
-    }
-
-    /// Start a `recvmsg(2)` of one datagram from `fd` into `buf`, laid out
-    /// as [`datagram::Layout`](super::datagram) says: the header and the
-    /// sender's address first, then up to `max` bytes of data in the
-    /// buffer's spare capacity (not zeroed).
-    pub(crate) fn start_recvmsg(
-        &self,
-        fd: RawFd,
-        mut buf: Vec<u8>,
-        max: usize,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let header = super::datagram::prepare(&mut buf, max);
-        let entry = opcode::RecvMsg::new(types::Fd(fd), header).build();
-        // SAFETY: `prepare` made the header, its iovec and the address
-        // room, and the iovec points at `max` bytes of capacity, all in
-        // `buf`'s allocation.
-        unsafe { self.start(entry, buf, Some(waker), submit_now) }
-    }
-
-    /// Start a `send(2)` of `buf[from..]` on `fd` (`MSG_NOSIGNAL`: a peer
-    /// that is gone is an `EPIPE` error, never a signal). `waker: None`
-    /// for a send nobody waits on yet (a write that returned at once):
-    /// its completion then wakes no task, and a later poll leaves one.
-    pub(crate) fn start_send(
-        &self,
-        fd: RawFd,
-        buf: Vec<u8>,
-        from: usize,
-        waker: Option<&Waker>,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let rest = &buf[from..];
-        let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
-        let entry = opcode::Send::new(types::Fd(fd), rest.as_ptr(), len)
-            .flags(libc::MSG_NOSIGNAL)
-            .build();
-        // SAFETY: as in `start_recv`: `len` bytes inside `buf`'s allocation.
-        unsafe { self.start(entry, buf, waker, submit_now) }
-    }
-
-    /// Start a `read(2)` of up to `len` bytes from the file `fd` at its
-    /// own cursor into `buf`'s spare capacity (as `start_recv`: `buf` is
-    /// cleared first, and nothing is zeroed).
-    pub(crate) fn start_read(
-        &self,
-        fd: RawFd,
-        mut buf: Vec<u8>,
-        len: usize,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let (ptr, len) = spare_room(&mut buf, len);
-        // Offset -1: the file's own position, used and advanced as by
-        // read(2) (IORING_FEAT_RW_CUR_POS, which the probe requires).
-        let entry = opcode::Read::new(types::Fd(fd), ptr, len)
-            .offset(u64::MAX)
-            .build();
-        // SAFETY: the entry points at `len` bytes of `buf`'s allocation.
-        unsafe { self.start(entry, buf, Some(waker), submit_now) }
-    }
-
-    /// Start a `write(2)` of `buf[range]` to the file `fd` at its own
-    /// cursor (`waker` as for [`Ring::start_send`]).
-    pub(crate) fn start_write(
-        &self,
-        fd: RawFd,
-        buf: Vec<u8>,
-        range: std::ops::Range<usize>,
-        waker: Option<&Waker>,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let rest = &buf[range];
-        let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
-        let entry = opcode::Write::new(types::Fd(fd), rest.as_ptr(), len)
-            .offset(u64::MAX)
-            .build();
-        // SAFETY: `len` bytes inside `buf`'s allocation.
-        unsafe { self.start(entry, buf, waker, submit_now) }
-    }
-
-    /// Start `call` on the NUL-terminated path(s) in `paths` (relative
-    /// paths from the working directory; path.rs). An open's result is
-    /// the new descriptor, which the table closes if the op's owner gives
-    /// it up.
-    pub(crate) fn start_path(
-        &self,
-        call: super::path::PathCall,
-        paths: Vec<u8>,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        use super::path::PathCall;
-        debug_assert_eq!(paths.last(), Some(&0), "a path must end in NUL");
-        let cwd = types::Fd(libc::AT_FDCWD);
-        let path = paths.as_ptr().cast::<libc::c_char>();
-        let entry = match call {
-            PathCall::Open { flags, mode } => opcode::OpenAt::new(cwd, path)
-                .flags(flags)
-                .mode(mode)
-                .build(),
-            PathCall::Remove { dir } => opcode::UnlinkAt::new(cwd, path)
-                .flags(if dir { libc::AT_REMOVEDIR } else { 0 })
-                .build(),
-            PathCall::CreateDir { mode } => opcode::MkDirAt::new(cwd, path).mode(mode).build(),
-            PathCall::Rename { to } => {
-                assert!(to < paths.len(), "the new path lies inside the buffer");
-                // SAFETY: `to` is inside `paths` (asserted).
-                let new = unsafe { path.add(to) };
-                opcode::RenameAt::new(cwd, path, cwd, new).build()
-            }
-        };
-        let result_is_fd = matches!(call, PathCall::Open { .. });
-        // SAFETY: the entry points at paths inside `paths`' allocation.
-        unsafe { self.start_op(entry, paths, Some(waker), submit_now, result_is_fd) }
-    }
-
-    /// Start an `fsync(2)` (`data_only`: `fdatasync(2)`) of the file `fd`.
-    pub(crate) fn start_fsync(
-        &self,
-        fd: RawFd,
-        data_only: bool,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let flags = if data_only {
-            types::FsyncFlags::DATASYNC
-        } else {
-            types::FsyncFlags::empty()
-        };
-        let entry = opcode::Fsync::new(types::Fd(fd)).flags(flags).build();
-        // SAFETY: an fsync points at no memory.
-        unsafe { self.start(entry, Vec::new(), Some(waker), submit_now) }
-    }
-
-    /// Start an `accept4(2)` on the listening socket `fd`
-    /// (`SOCK_NONBLOCK | SOCK_CLOEXEC`): the peer's address lands in
-    /// `buf[..addr_len]`, its length in the `socklen_t` after it. The
-    /// result is the new socket, which the table closes if the op's owner
-    /// gives it up.
-    pub(crate) fn start_accept(
-        &self,
-        fd: RawFd,
-        mut buf: Vec<u8>,
-        addr_len: usize,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let len_size = std::mem::size_of::<libc::socklen_t>();
-        assert!(buf.len() >= addr_len + len_size, "accept buffer too small");
-        let len = libc::socklen_t::try_from(addr_len).expect("an address length fits socklen_t");
-        buf[addr_len..addr_len + len_size].copy_from_slice(&len.to_ne_bytes());
-        let addr = buf.as_mut_ptr();
-        // SAFETY: `addr_len + len_size` bytes are in the buffer (asserted).
-        let len_ptr = unsafe { addr.add(addr_len) };
-        let entry = opcode::Accept::new(types::Fd(fd), addr.cast(), len_ptr.cast())
-            .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
-            .build();
-        // SAFETY: both pointers are inside `buf`'s allocation.
-        unsafe { self.start_op(entry, buf, Some(waker), submit_now, true) }
-    }
-
-    /// Start a `connect(2)` of the socket `fd` to the `sockaddr` in
-    /// `addr` (all of it).
-    pub(crate) fn start_connect(
-        &self,
-        fd: RawFd,
-        addr: Vec<u8>,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let len = libc::socklen_t::try_from(addr.len()).expect("a sockaddr fits socklen_t");
-        let entry = opcode::Connect::new(types::Fd(fd), addr.as_ptr().cast(), len).build();
-        // SAFETY: the entry points at the address inside `addr`'s
-        // allocation.
-        unsafe { self.start(entry, addr, Some(waker), submit_now) }
-    }
-
-    /// Start a one-shot poll for `events` (`poll(2)` bits) on `fd`; its
-    /// result is the events that were ready (poll.rs).
-    pub(crate) fn start_poll(
-        &self,
-        fd: RawFd,
-        events: u32,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let entry = opcode::PollAdd::new(types::Fd(fd), events).build();
-        // SAFETY: a poll points at no memory.
-        unsafe { self.start(entry, Vec::new(), Some(waker), submit_now) }
     }
 
     /// Give `buf` to a new table slot and push `entry` under its name.
@@ -542,7 +325,7 @@ impl Ring {
         {
             let mut state = self.lock();
             state.epoll_fd = Some(epoll_fd);
-            if !state.epoll_armed {
+            if state.park_poll.needs_arming() {
                 state.arm_epoll_poll(wakers);
             }
             // Arming the poll right after the previous one fired would
@@ -556,9 +339,10 @@ impl Ring {
                 return true;
             }
             state.reap(wakers);
-            if !wakers.is_empty() || state.epoll_fired {
-                return std::mem::take(&mut state.epoll_fired);
+            if !wakers.is_empty() || state.park_poll.fired() {
+                return state.park_poll.take_fired();
             }
+            state.park_poll.start_wait();
         }
         // Without the lock: other threads may poll or start this ring's ops
         // meanwhile (an entry they push and submit is theirs to submit).
@@ -571,11 +355,12 @@ impl Ring {
             None => self.waiter.submitter().submit_and_wait(1),
         };
         let mut state = self.lock();
+        state.park_poll.end_wait();
         state.reap(wakers);
         // A failed wait (not a timeout or an interruption) is reported as
         // "look at epoll", which never blocks the caller wrongly.
         let failed = matches!(&result, Err(e) if !matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)));
-        std::mem::take(&mut state.epoll_fired) || failed
+        state.park_poll.take_fired() || failed
     }
 
     /// Collect what completed (the driver saw the ring's descriptor ready).
@@ -635,7 +420,7 @@ impl RingState {
             .user_data(EPOLL_USER_DATA);
         // SAFETY: a poll points at no memory.
         if unsafe { self.push(&entry, wakers) }.is_ok() {
-            self.epoll_armed = true;
+            self.park_poll.armed();
         }
     }
 
@@ -744,6 +529,7 @@ impl RingState {
 
     fn reap(&mut self, wakers: &mut Vec<Waker>) {
         let mut resent = false;
+        let mut wake_the_parked = false;
         loop {
             // SAFETY: the queues are only touched under the ring's lock,
             // which `&mut self` (a locked RingState) proves is held.
@@ -753,8 +539,7 @@ impl RingState {
             for cqe in &mut completion {
                 any = true;
                 if cqe.user_data() == EPOLL_USER_DATA {
-                    self.epoll_armed = false;
-                    self.epoll_fired = true;
+                    wake_the_parked |= self.park_poll.completed() == Reaped::WakeTheParked;
                     continue;
                 }
                 match self.table.complete(cqe.user_data(), cqe.result()) {
@@ -773,6 +558,13 @@ impl RingState {
             // The kernel kept completions that did not fit: have it move
             // them into the queue, and read again.
             let _ = self.uring.submitter().submit_and_wait(0);
+        }
+        if wake_the_parked {
+            // The owner waits in the ring for the completion just taken
+            // (park_poll.rs): a no-op's completion ends its wait instead.
+            let entry = opcode::Nop::new().build().user_data(INTERNAL_USER_DATA);
+            // SAFETY: a no-op points at no memory.
+            resent |= unsafe { self.push(&entry, wakers) }.is_ok();
         }
         if resent {
             // Whoever reaps may not be the ring's owner: send now.

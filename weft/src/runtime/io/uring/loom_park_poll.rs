@@ -1,0 +1,99 @@
+//! Loom model of an owner's park in its ring against another thread
+//! reaping that ring (park_poll.rs): the kernel posts the completion of
+//! the poll on the epoll descriptor at any moment, and whichever thread
+//! reaps it, the owner's wait ends and its park reports the poll fired.
+//!
+//! The ring's lock guards the [`ParkPoll`] and the reading of the
+//! completion queue, as in `Ring`; the queue itself is the kernel's, and
+//! the owner's wait (an `io_uring_enter` for one completion) is a wait on
+//! it without the ring's lock.
+
+use super::park_poll::{ParkPoll, Reaped};
+use crate::loom::{lock, thread, Arc, Condvar, Mutex};
+
+/// What the model's completions are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cqe {
+    EpollPoll,
+    NoOp,
+}
+
+/// The kernel's completion queue, and a wait for it to hold something.
+#[derive(Default)]
+struct CompletionQueue {
+    entries: Mutex<Vec<Cqe>>,
+    posted: Condvar,
+}
+
+impl CompletionQueue {
+    fn post(&self, cqe: Cqe) {
+        lock(&self.entries).push(cqe);
+        self.posted.notify_all();
+    }
+
+    /// `io_uring_enter` waiting for one completion.
+    fn wait_for_one(&self) {
+        let mut entries = lock(&self.entries);
+        while entries.is_empty() {
+            entries = self.posted.wait(entries).unwrap();
+        }
+    }
+
+    fn take_all(&self) -> Vec<Cqe> {
+        std::mem::take(&mut *lock(&self.entries))
+    }
+}
+
+/// `RingState::reap`, for the model's completions (the ring's lock held:
+/// `poll` is its guard's contents).
+fn reap(poll: &mut ParkPoll, queue: &CompletionQueue) {
+    let mut wake_the_parked = false;
+    for cqe in queue.take_all() {
+        if cqe == Cqe::EpollPoll {
+            wake_the_parked |= poll.completed() == Reaped::WakeTheParked;
+        }
+    }
+    if wake_the_parked {
+        queue.post(Cqe::NoOp);
+    }
+}
+
+/// `Ring::park` without a timeout: whether it reports the poll fired.
+fn park(ring: &Mutex<ParkPoll>, queue: &CompletionQueue) -> bool {
+    {
+        let mut poll = lock(ring);
+        reap(&mut poll, queue);
+        if poll.fired() {
+            return poll.take_fired();
+        }
+        poll.start_wait();
+    }
+    queue.wait_for_one();
+    let mut poll = lock(ring);
+    poll.end_wait();
+    reap(&mut poll, queue);
+    poll.take_fired()
+}
+
+/// The poll fires once; the owner parks; another thread reaps the ring
+/// once. The owner's park always returns (loom reports a thread left
+/// waiting for ever as a deadlock), and says the poll fired.
+#[test]
+fn loom_a_poll_completion_reaped_by_another_thread_still_ends_the_owners_wait() {
+    loom::model(|| {
+        let ring = Arc::new(Mutex::new(ParkPoll::default()));
+        lock(&ring).armed();
+        let queue = Arc::new(CompletionQueue::default());
+        let kernel = {
+            let queue = queue.clone();
+            thread::spawn(move || queue.post(Cqe::EpollPoll))
+        };
+        let reaper = {
+            let (ring, queue) = (ring.clone(), queue.clone());
+            thread::spawn(move || reap(&mut lock(&ring), &queue))
+        };
+        assert!(park(&ring, &queue), "the park missed the poll's completion");
+        kernel.join().unwrap();
+        reaper.join().unwrap();
+    });
+}

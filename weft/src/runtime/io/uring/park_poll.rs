@@ -1,0 +1,103 @@
+//! The ring's poll on the driver's epoll descriptor, as the owner's park
+//! in the ring sees it (`Ring::park`, ring/mod.rs): is one armed, did it fire,
+//! and is the owner waiting. Guarded by the ring's lock, with the queues.
+//!
+//! Invariants:
+//! - At most one such poll is in the ring (`armed`); whoever reaps its
+//!   completion records it in `fired`, which the owner's park takes.
+//! - **An owner waiting in the ring hears of the poll's completion.** It
+//!   waits without the lock, for any completion on the ring. Another
+//!   thread may reap the ring meanwhile (a cancel, a drop, the driver's
+//!   holder reaping a watched ring, the monitor's rescue), and if it takes
+//!   the poll's completion, it took what would have ended the wait: the
+//!   owner would sleep on with epoll's events unread (a wake-up of the
+//!   runtime among them), and with no poll armed to tell it. So that
+//!   thread posts a completion of its own (a no-op) for the owner's wait
+//!   to end on ([`Reaped::WakeTheParked`]). Loom model:
+//!   `loom_park_poll.rs`.
+
+/// What [`ParkPoll::completed`] asks the reaper to do.
+#[must_use]
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Reaped {
+    /// Nobody waits in the ring: the owner's next park finds `fired`.
+    Recorded,
+    /// The owner waits in the ring: post a completion for it.
+    WakeTheParked,
+}
+
+#[derive(Default, Debug)]
+pub(super) struct ParkPoll {
+    armed: bool,
+    fired: bool,
+    /// The owner is between its last look under the lock and the end of
+    /// its wait.
+    parked: bool,
+}
+
+impl ParkPoll {
+    /// Whether a park must arm a new poll before it waits.
+    pub(super) fn needs_arming(&self) -> bool {
+        !self.armed
+    }
+
+    /// A poll was pushed into the ring.
+    pub(super) fn armed(&mut self) {
+        self.armed = true;
+    }
+
+    /// The poll's completion was reaped, by whichever thread.
+    pub(super) fn completed(&mut self) -> Reaped {
+        self.armed = false;
+        self.fired = true;
+        if self.parked {
+            Reaped::WakeTheParked
+        } else {
+            Reaped::Recorded
+        }
+    }
+
+    /// Whether the poll fired since the owner last took it (and forget it).
+    pub(super) fn take_fired(&mut self) -> bool {
+        std::mem::take(&mut self.fired)
+    }
+
+    /// Whether it fired, left for the owner to take.
+    pub(super) fn fired(&self) -> bool {
+        self.fired
+    }
+
+    /// The owner found nothing to do and is about to wait without the lock.
+    pub(super) fn start_wait(&mut self) {
+        self.parked = true;
+    }
+
+    /// The owner's wait ended (it holds the lock again, and reaps next).
+    pub(super) fn end_wait(&mut self) {
+        self.parked = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_completion_reaped_while_the_owner_waits_asks_for_a_wake_up() {
+        let mut poll = ParkPoll::default();
+        assert!(poll.needs_arming());
+        poll.armed();
+        assert!(!poll.needs_arming());
+        assert_eq!(poll.completed(), Reaped::Recorded, "nobody waits yet");
+        assert!(poll.take_fired());
+        assert!(!poll.take_fired(), "taken once");
+
+        poll.armed();
+        poll.start_wait();
+        assert_eq!(poll.completed(), Reaped::WakeTheParked);
+        assert!(poll.needs_arming(), "the poll is spent");
+        poll.end_wait();
+        assert!(poll.fired());
+        assert!(poll.take_fired());
+    }
+}
