@@ -627,7 +627,8 @@ fn a_dropped_listener_closes_the_connection_its_accept_took() {
 /// given the port just freed, and take the connect meant to be refused.
 #[test]
 fn a_dropped_listener_refuses_the_next_connect_at_once() {
-    // One CI run hung in this test (2026-11-26), where is not known yet.
+    // One CI run hung in this test (2026-11-26): the lost wake-up that
+    // park_poll.rs (weft's io_uring driver) now prevents. A hang names its step.
     let watchdog = Watchdog::new(Duration::from_secs(60));
     for (name, rt) in runtimes() {
         rt.block_on(async {

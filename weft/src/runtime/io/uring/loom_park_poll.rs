@@ -63,8 +63,8 @@ fn park(ring: &Mutex<ParkPoll>, queue: &CompletionQueue) -> bool {
     {
         let mut poll = lock(ring);
         reap(&mut poll, queue);
-        if poll.fired() {
-            return poll.take_fired();
+        if poll.take_fired() {
+            return true;
         }
         poll.start_wait();
     }

@@ -62,11 +62,6 @@ impl ParkPoll {
         std::mem::take(&mut self.fired)
     }
 
-    /// Whether it fired, left for the owner to take.
-    pub(super) fn fired(&self) -> bool {
-        self.fired
-    }
-
     /// The owner found nothing to do and is about to wait without the lock.
     pub(super) fn start_wait(&mut self) {
         self.parked = true;
@@ -97,7 +92,6 @@ mod tests {
         assert_eq!(poll.completed(), Reaped::WakeTheParked);
         assert!(poll.needs_arming(), "the poll is spent");
         poll.end_wait();
-        assert!(poll.fired());
         assert!(poll.take_fired());
     }
 }
