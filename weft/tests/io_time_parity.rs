@@ -15,29 +15,9 @@ use std::time::Duration;
 /// runs under CPU load, and only a real hang should reach it.
 const HANG: Duration = Duration::from_secs(20);
 
-/// Runs `f` on its own thread and fails the test if it has not finished
-/// within [`HANG`]: a body that spins forever becomes a failure instead of
-/// stalling the suite (the spinning thread is leaked).
-fn watchdog<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(HANG) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            // The body panicked: surface its panic.
-            match worker.join() {
-                Err(p) => std::panic::resume_unwind(p),
-                Ok(()) => unreachable!("sent nothing but did not panic"),
-            }
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still running after {HANG:?}"),
-    }
-}
-
 rt_test! {
-    use super::watchdog;
+    use crate::support::watchdog;
+    use crate::HANG;
     use std::time::Duration;
     use weft::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
     use weft::time::{self, timeout};
@@ -48,7 +28,7 @@ rt_test! {
 
     #[test]
     fn timeout_fires_around_an_endless_empty_read() {
-        watchdog("empty read loop", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let mut empty = weft::io::empty();
                 let mut buf = [0u8; 8];
@@ -64,7 +44,7 @@ rt_test! {
 
     #[test]
     fn timeout_fires_around_an_endless_empty_read_line() {
-        watchdog("empty read_line loop", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let mut empty = weft::io::empty();
                 let mut line = String::new();
@@ -80,7 +60,7 @@ rt_test! {
 
     #[test]
     fn timeout_fires_around_endless_writes_to_empty_and_sink() {
-        watchdog("empty/sink write loop", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let mut empty = weft::io::empty();
                 let looped = timeout(SHORT, async {
@@ -105,7 +85,7 @@ rt_test! {
 
     #[test]
     fn timeout_fires_around_an_endless_repeat_read() {
-        watchdog("repeat read loop", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let mut repeat = weft::io::repeat(7);
                 let mut buf = [0u8; 16];
@@ -124,7 +104,7 @@ rt_test! {
     fn timeout_fires_around_an_endless_duplex_ping_pong() {
         // A pipe that always has data (written and read by the same task)
         // is always ready.
-        watchdog("duplex loop", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let (mut a, mut b) = weft::io::duplex(64);
                 let mut buf = [0u8; 4];
@@ -143,7 +123,7 @@ rt_test! {
     fn always_ready_utilities_give_other_tasks_a_turn() {
         // A task that only copies `repeat` into `sink` must still let a
         // second task on the same worker run.
-        watchdog("copy loop starving a task", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
                 let seen = flag.clone();
@@ -386,7 +366,7 @@ rt_test! {
     #[test]
     fn writable_try_write_and_readable_try_read_loops_move_everything() {
         const TOTAL: usize = 8 << 20;
-        watchdog("readiness loops", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let (client, server) = tcp_pair().await;
                 let writer = weft::spawn(async move {
@@ -426,7 +406,7 @@ rt_test! {
     #[test]
     fn unix_writable_try_write_loop_moves_everything() {
         const TOTAL: usize = 4 << 20;
-        watchdog("unix readiness loops", || {
+        watchdog(HANG, |_| {
             rt().block_on(async {
                 let (a, b) = weft::net::UnixStream::pair().unwrap();
                 let writer = weft::spawn(async move {
@@ -541,7 +521,7 @@ fn timeout_checks_its_deadline_after_the_future_exhausts_the_budget() {
     // clock is paused and moved from inside the future, without yielding:
     // `advance` moves time and fires timers when called, before its future
     // is polled.
-    watchdog("budget-hungry future under timeout", || {
+    support::watchdog(HANG, |_| {
         let rt = weft::runtime::Builder::new_current_thread()
             .enable_all()
             .start_paused(true)
@@ -576,7 +556,7 @@ fn paused_rt() -> weft::runtime::Runtime {
 
 #[test]
 fn paused_advance_with_never_timers_does_not_panic() {
-    watchdog("paused never timers", || {
+    support::watchdog(HANG, |_| {
         paused_rt().block_on(async {
             use weft::time::{self, Instant};
             let start = Instant::now();
@@ -607,7 +587,7 @@ fn paused_advance_with_never_timers_does_not_panic() {
 
 #[test]
 fn paused_timeout_of_duration_max_on_a_pending_future() {
-    watchdog("paused timeout(MAX)", || {
+    support::watchdog(HANG, |_| {
         paused_rt().block_on(async {
             use weft::time::{self, timeout};
             let never = timeout(Duration::MAX, std::future::pending::<()>());

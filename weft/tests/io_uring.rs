@@ -8,6 +8,8 @@
 //! io_uring. The rest of the suite runs on both drivers through
 //! `WEFT_IO_DRIVER` (README, "Testing").
 
+mod support;
+
 use std::future::Future;
 use std::time::Duration;
 use weft::io::{AsyncReadExt, AsyncWriteExt};
@@ -27,40 +29,6 @@ fn runtimes() -> Vec<(&'static str, Runtime)> {
             uring(Builder::new_multi_thread().worker_threads(4)),
         ),
     ]
-}
-
-/// Turns a hang into a failure that says where it hung: when [`step`] is
-/// not called again within the limit, the last step named goes to stderr
-/// (past the test harness's capture, which an abort would lose) and the
-/// process aborts.
-///
-/// [`step`]: Watchdog::step
-struct Watchdog(std::sync::mpsc::Sender<String>);
-
-impl Watchdog {
-    fn new(limit: Duration) -> Watchdog {
-        use std::sync::mpsc::RecvTimeoutError;
-        let (steps, heard) = std::sync::mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            let mut last = String::from("(no step yet)");
-            loop {
-                match heard.recv_timeout(limit) {
-                    Ok(step) => last = step,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                    Err(RecvTimeoutError::Timeout) => {
-                        use std::io::Write;
-                        let _ = writeln!(std::io::stderr(), "hung for {limit:?} at: {last}");
-                        std::process::abort();
-                    }
-                }
-            }
-        });
-        Watchdog(steps)
-    }
-
-    fn step(&self, what: String) {
-        let _ = self.0.send(what);
-    }
 }
 
 async fn pair() -> (TcpStream, TcpStream) {
@@ -628,36 +596,39 @@ fn a_dropped_listener_closes_the_connection_its_accept_took() {
 #[test]
 fn a_dropped_listener_refuses_the_next_connect_at_once() {
     // One CI run hung in this test (2026-11-26): the lost wake-up that
-    // park_poll.rs (weft's io_uring driver) now prevents. A hang names its step.
-    let watchdog = Watchdog::new(Duration::from_secs(60));
-    for (name, rt) in runtimes() {
-        rt.block_on(async {
-            for round in 0..100 {
-                let step = |what: &str| watchdog.step(format!("{name}: round {round}: {what}"));
-                step("bind");
-                let listener =
-                    std::sync::Arc::new(TcpListener::bind("127.77.0.1:0").await.unwrap());
-                let addr = listener.local_addr().unwrap();
-                // A task starts the accept (on a worker's ring where there
-                // are workers) and goes; the accept stays the listener's.
-                let accepting = listener.clone();
-                let task = weft::spawn(async move { accepting.accept().await.map(drop) });
-                step("sleep");
-                weft::time::sleep(Duration::from_millis(1)).await;
-                task.abort();
-                step("await the aborted task");
-                let _ = task.await;
-                // The last handle goes here, on another thread.
-                step("drop the listener");
-                drop(listener);
-                step("connect");
-                assert!(
-                    TcpStream::connect(addr).await.is_err(),
-                    "{name}: round {round}: a dropped listener took a connection"
-                );
-            }
-        });
-    }
+    // park_poll.rs (weft's io_uring driver) now prevents. A hang fails the
+    // test and names its step.
+    support::watchdog(Duration::from_secs(60), |progress| {
+        for (name, rt) in runtimes() {
+            rt.block_on(async {
+                for round in 0..100 {
+                    let step = |what: &str| progress.step(format!("{name}: round {round}: {what}"));
+                    step("bind");
+                    let listener =
+                        std::sync::Arc::new(TcpListener::bind("127.77.0.1:0").await.unwrap());
+                    let addr = listener.local_addr().unwrap();
+                    // A task starts the accept (on a worker's ring where
+                    // there are workers) and goes; the accept stays the
+                    // listener's.
+                    let accepting = listener.clone();
+                    let task = weft::spawn(async move { accepting.accept().await.map(drop) });
+                    step("sleep");
+                    weft::time::sleep(Duration::from_millis(1)).await;
+                    task.abort();
+                    step("await the aborted task");
+                    let _ = task.await;
+                    // The last handle goes here, on another thread.
+                    step("drop the listener");
+                    drop(listener);
+                    step("connect");
+                    assert!(
+                        TcpStream::connect(addr).await.is_err(),
+                        "{name}: round {round}: a dropped listener took a connection"
+                    );
+                }
+            });
+        }
+    });
 }
 
 /// IPv6 peers come back with their address through the ring's accept.

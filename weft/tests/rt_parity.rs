@@ -4,7 +4,7 @@
 //! ids in destructors, deferred yields, short `block_on` bursts, busy-time
 //! metrics, and a runtime kept in a thread-local.
 //!
-//! A test that could hang runs its body under [`watchdog`], so a hang fails
+//! A test that could hang runs its body under `support::watchdog`, so a hang fails
 //! that one test instead of stalling the suite.
 
 #![allow(clippy::disallowed_names)]
@@ -12,28 +12,23 @@
 #[macro_use]
 mod support;
 
-use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-/// Run `body` on its own thread and fail if it takes longer than `secs`
-/// (the thread is left behind; the test fails either way).
-fn watchdog<F: FnOnce() + Send + 'static>(secs: u64, body: F) {
-    let (tx, rx) = mpsc::channel();
-    let worker = thread::spawn(move || {
-        body();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(()) => worker.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            // The body panicked: surface its panic.
-            if let Err(p) = worker.join() {
-                std::panic::resume_unwind(p);
-            }
+/// How long a body may run before it counts as hung.
+const HANG: Duration = Duration::from_secs(30);
+
+/// The watchdog itself: a body that never finishes fails its test, which
+/// names the body's last step.
+#[test]
+#[should_panic(expected = "hung for 200ms at: parked for good")]
+fn the_watchdog_fails_a_hung_body_and_names_its_step() {
+    support::watchdog(Duration::from_millis(200), |progress| {
+        progress.step("parked for good");
+        loop {
+            std::thread::park();
         }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("test body hung for {secs} s"),
-    }
+    });
 }
 
 rt_test! {
@@ -47,7 +42,7 @@ rt_test! {
     // not spin re-polling the member whose budget check woke it.
     #[test]
     fn join_set_now_or_never_loop_finishes() {
-        crate::watchdog(30, || {
+        crate::support::watchdog(crate::HANG, |_| {
             let rt = rt();
             rt.block_on(async {
                 let done = Arc::new(AtomicUsize::new(0));
@@ -78,7 +73,7 @@ rt_test! {
 
     #[test]
     fn join_set_try_join_next_loop_finishes() {
-        crate::watchdog(30, || {
+        crate::support::watchdog(crate::HANG, |_| {
             let rt = rt();
             rt.block_on(async {
                 let mut set = JoinSet::new();
@@ -399,7 +394,7 @@ fn current_thread_yield_now_lets_block_on_future_run() {
 fn current_thread_short_bursts_still_fire_timers() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
-    watchdog(30, || {
+    support::watchdog(HANG, |_| {
         let notify = Arc::new(weft::sync::Notify::new());
         let rt = {
             let notify = notify.clone();

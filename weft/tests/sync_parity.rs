@@ -4,18 +4,20 @@
 //! The "reentrant waker" tests hand a primitive a waker whose `Drop` or
 //! `wake` calls back into that same primitive. If the primitive drops or
 //! wakes it while holding its own lock, the callback blocks on that lock:
-//! each such body runs under [`helpers::watchdog`], which turns the hang
+//! each such body runs under `support::watchdog`, which turns the hang
 //! into a failure.
 
 #[macro_use]
 mod support;
 
+/// How long a reentrant-waker body may run before it counts as hung.
+const HANG: std::time::Duration = std::time::Duration::from_secs(10);
+
 mod helpers {
     use std::future::Future;
     use std::pin::Pin;
-    use std::sync::{mpsc, Arc, Mutex};
+    use std::sync::{Arc, Mutex};
     use std::task::{Context, Poll, Wake, Waker};
-    use std::time::Duration;
 
     /// A waker that runs `on_wake` at every wake and `on_drop` when its
     /// last clone is dropped.
@@ -77,28 +79,6 @@ mod helpers {
         }
     }
 
-    /// Runs `f` on its own thread and fails if it has not finished within
-    /// 10 s (a deadlock otherwise hangs the whole test binary). A panic in
-    /// `f` is propagated.
-    pub fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
-        let (done_tx, done_rx) = mpsc::channel();
-        let t = std::thread::spawn(move || {
-            f();
-            let _ = done_tx.send(());
-        });
-        match done_rx.recv_timeout(Duration::from_secs(10)) {
-            Ok(()) => t.join().unwrap(),
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                if let Err(p) = t.join() {
-                    std::panic::resume_unwind(p);
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                panic!("deadlock: the test body did not finish within 10 s")
-            }
-        }
-    }
-
     /// A value whose `clone` panics when `poisoned`.
     #[derive(Debug, PartialEq)]
     pub struct PanicOnClone {
@@ -146,13 +126,15 @@ rt_test! {
     use std::task::Waker;
     use weft::sync::{broadcast, mpsc, oneshot, watch, Notify, Semaphore};
 
-    use crate::helpers::{on_drop, on_wake, poll_then_await, poll_with, watchdog, PanicOnClone};
+    use crate::helpers::{on_drop, on_wake, poll_then_await, poll_with, PanicOnClone};
+    use crate::support::watchdog;
+    use crate::HANG;
 
     // ----- reentrant wakers ----------------------------------------------
 
     #[test]
     fn broadcast_waker_dropped_on_reregister_may_send() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let (tx, mut rx) = broadcast::channel(4);
             let tx2 = tx.clone();
             let mut fut = pin!(rx.recv());
@@ -169,7 +151,7 @@ rt_test! {
 
     #[test]
     fn broadcast_waker_dropped_on_cancel_may_send() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let (tx, mut rx) = broadcast::channel(4);
             let tx2 = tx.clone();
             {
@@ -187,7 +169,7 @@ rt_test! {
 
     #[test]
     fn broadcast_woken_waker_may_send() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let (tx, mut rx) = broadcast::channel(4);
             let tx2 = tx.clone();
             let sent = Arc::new(Mutex::new(false));
@@ -210,7 +192,7 @@ rt_test! {
 
     #[test]
     fn notify_waker_dropped_or_woken_may_notify() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let notify = Arc::new(Notify::new());
             // Replaced on a later poll, then the cancelled waiter's waker.
             {
@@ -238,7 +220,7 @@ rt_test! {
 
     #[test]
     fn mpsc_waker_dropped_may_send_and_close() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let (tx, mut rx) = mpsc::channel::<u32>(1);
             {
                 let mut fut = pin!(rx.recv());
@@ -290,7 +272,7 @@ rt_test! {
 
     #[test]
     fn semaphore_waker_dropped_or_woken_may_release() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let sem = Arc::new(Semaphore::new(0));
             {
                 let mut acq = pin!(sem.acquire());
@@ -335,7 +317,7 @@ rt_test! {
 
     #[test]
     fn watch_waker_dropped_may_send_and_drop_receiver() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let (tx, mut rx) = watch::channel(0);
             let tx = Arc::new(tx);
             {
@@ -372,7 +354,7 @@ rt_test! {
 
     #[test]
     fn oneshot_waker_dropped_may_send_or_close() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let (tx, mut rx) = oneshot::channel::<u32>();
             let tx = Arc::new(Mutex::new(Some(tx)));
             let t = tx.clone();
@@ -399,7 +381,7 @@ rt_test! {
 
     #[test]
     fn barrier_woken_waker_may_wait_again() {
-        watchdog(|| rt().block_on(async {
+        watchdog(HANG, |_| rt().block_on(async {
             let barrier = Arc::new(weft::sync::Barrier::new(2));
             let mut first = pin!(barrier.wait());
             let b = barrier.clone();

@@ -1,5 +1,9 @@
 //! Shared by the integration tests: the one macro that runs a test body on
-//! every runtime flavour.
+//! every runtime flavour, and the watchdog that turns a hang into a failure.
+
+mod watchdog;
+#[allow(unused_imports)] // not every test file watches a body
+pub use watchdog::{watchdog, Progress};
 
 /// A runtime flavour a test body runs on (exposed to the body as `FLAVOR`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +16,7 @@ pub enum Flavor {
 /// Expands the body once per flavour, in a module with an `rt()` builder and
 /// a `FLAVOR` constant: current_thread, multi_thread with 1 worker, and
 /// multi_thread with 4 workers.
+#[allow(unused_macros)] // io_uring.rs builds its own runtimes
 macro_rules! rt_test {
     ($($t:tt)*) => {
         mod current_thread_scheduler {
