@@ -14,6 +14,9 @@
 # callgrind cannot name its functions; and a fiber switch confuses its
 # call tree (`callgrind_annotate` puts everything under one function).
 # The kernel's share is not counted at all: see syscalls.sh.
+#
+# CG_KEEP=DIR keeps callgrind's file there (for `callgrind_annotate`, e.g.
+# weft.so's functions: `callgrind_annotate FILE | grep weft_ruby`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 kind=$1 mode=$2 conns=$3 seconds=${4:-8}
@@ -67,3 +70,8 @@ ruby -e '
          v.map { |x| format("%9.1f", x / requests) }.join
   end
 ' "$requests" "$(ls "$out"/cg.*.1)"
+if [ -n "${CG_KEEP:-}" ]; then
+  mkdir -p "$CG_KEEP"
+  cp "$(ls "$out"/cg.*.1)" "$CG_KEEP/callgrind.$kind.$mode.c$conns"
+  echo "kept: $CG_KEEP/callgrind.$kind.$mode.c$conns ($requests requests)"
+fi
