@@ -117,6 +117,65 @@ fn a_cancelled_read_loses_no_bytes_whichever_way_the_next_read_goes() {
     }
 }
 
+/// A readiness check on another thread than the reader's (a write half's
+/// `ready(READABLE)`, a shared socket's `readable()`) ends the receive in
+/// flight, and the reader waiting on it is still woken for the bytes that
+/// come next. The check's own wait once replaced the reader's waker with a
+/// no-op, and the reader slept for good.
+#[test]
+fn a_readiness_check_beside_a_waiting_reader_leaves_the_reader_woken() {
+    use weft::io::Interest;
+    use weft::net::UdpSocket;
+    const ROUNDS: usize = 20;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            for round in 0..ROUNDS {
+                let (mut client, server) = pair().await;
+                let (mut read_half, write_half) = server.into_split();
+                let reader = weft::spawn(async move {
+                    let mut buf = [0u8; 16];
+                    let n = read_half.read(&mut buf).await.unwrap();
+                    buf[..n].to_vec()
+                });
+                // The reader's receive is in the ring now.
+                weft::time::sleep(Duration::from_millis(5)).await;
+                let check = weft::time::timeout(
+                    Duration::from_millis(5),
+                    write_half.ready(Interest::READABLE),
+                );
+                assert!(check.await.is_err(), "{name}: nothing was sent yet");
+                client.write_all(b"after").await.unwrap();
+                let got = weft::time::timeout(Duration::from_secs(5), reader)
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: round {round}: the TCP reader slept on"))
+                    .unwrap();
+                assert_eq!(got, b"after", "{name}");
+            }
+            for round in 0..ROUNDS {
+                let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let b = std::sync::Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+                let receiving = b.clone();
+                let receiver = weft::spawn(async move {
+                    let mut buf = [0u8; 16];
+                    let n = receiving.recv(&mut buf).await.unwrap();
+                    buf[..n].to_vec()
+                });
+                weft::time::sleep(Duration::from_millis(5)).await;
+                let check = weft::time::timeout(Duration::from_millis(5), b.readable());
+                assert!(check.await.is_err(), "{name}: nothing was sent yet");
+                a.send_to(b"datagram", b.local_addr().unwrap())
+                    .await
+                    .unwrap();
+                let got = weft::time::timeout(Duration::from_secs(5), receiver)
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: round {round}: the UDP receiver slept on"))
+                    .unwrap();
+                assert_eq!(got, b"datagram", "{name}");
+            }
+        });
+    }
+}
+
 /// A receive brought more than the next reader's buffer holds: the rest is
 /// served by the following reads, in order.
 #[test]

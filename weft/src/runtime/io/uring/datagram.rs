@@ -299,7 +299,7 @@ impl UringDatagrams {
     pub(crate) fn settle(&self, rings: &Rings) {
         let mut state = self.lock();
         if let Some((index, key)) = state.op {
-            let (result, buf) = rings.get(index).cancel_and_wait(key, Waker::noop());
+            let (result, buf) = rings.get(index).cancel_and_wait(key);
             state.completed(result, buf);
         }
     }

@@ -253,17 +253,31 @@ impl OpTable {
     /// If `key` is not an operation its caller owns (freed or abandoned):
     /// a bug in the ring's users.
     pub(crate) fn poll(&mut self, key: OpKey, waker: &Waker) -> Polled {
+        let polled = self.take_done(key);
+        if let Some(Slot {
+            state: State::InFlight { waker: stored, .. },
+            ..
+        }) = self.slot_mut(key)
+        {
+            if !stored.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                *stored = Some(waker.clone());
+            }
+        }
+        polled
+    }
+
+    /// As [`poll`](Self::poll), but the waker stored for the op stays: for
+    /// a caller that waits in the ring itself, on behalf of an owner whose
+    /// task may be waiting on the op too.
+    ///
+    /// # Panics
+    /// As `poll`.
+    pub(crate) fn take_done(&mut self, key: OpKey) -> Polled {
         let slot = self
             .slot_mut(key)
             .expect("polled an io_uring operation that was already taken or abandoned");
-        match &mut slot.state {
-            State::InFlight { waker: stored, .. } => {
-                match stored {
-                    Some(w) if w.will_wake(waker) => {}
-                    _ => *stored = Some(waker.clone()),
-                }
-                Polled::Pending
-            }
+        match &slot.state {
+            State::InFlight { .. } => Polled::Pending,
             State::Done { .. } => {
                 let State::Done { result, buf } = std::mem::replace(&mut slot.state, State::Free)
                 else {

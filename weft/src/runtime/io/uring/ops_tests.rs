@@ -31,6 +31,33 @@ fn a_completion_reaches_its_poller_once_then_the_slot_is_reused() {
 }
 
 #[test]
+fn take_done_leaves_the_owners_waker_for_the_completion() {
+    let mut table = OpTable::default();
+    let key = table.insert(Vec::new(), None);
+    let woken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    struct Flag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl std::task::Wake for Flag {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let owner = Waker::from(std::sync::Arc::new(Flag(woken.clone())));
+    assert!(matches!(table.poll(key, &owner), Polled::Pending));
+    // Another caller waits on the op's end in the ring: its looks at the
+    // slot must not take the owner's waker.
+    assert!(matches!(table.take_done(key), Polled::Pending));
+    let Completed::Wake(Some(waker)) = table.complete(key.user_data(), 5) else {
+        panic!("the completion lost the owner's waker")
+    };
+    waker.wake();
+    assert!(woken.load(std::sync::atomic::Ordering::SeqCst));
+    match table.take_done(key) {
+        Polled::Done { result, .. } => assert_eq!(result, 5),
+        Polled::Pending => panic!("completed op still pending"),
+    }
+}
+
+#[test]
 fn an_abandoned_op_keeps_its_buffer_until_its_completion() {
     let mut table = OpTable::default();
     let key = table.insert(vec![7; 8], None);

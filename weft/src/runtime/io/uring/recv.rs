@@ -156,9 +156,7 @@ impl UringRead {
     pub(crate) fn settle(&self, rings: &Rings) {
         let mut state = self.lock();
         if let Some((index, key)) = state.op {
-            let (result, buf) = rings
-                .get(index)
-                .cancel_and_wait(key, std::task::Waker::noop());
+            let (result, buf) = rings.get(index).cancel_and_wait(key);
             // A cancelled or failed receive brought nothing; the error, if
             // real, will come back from the socket itself.
             let _ = state.received(result, buf);

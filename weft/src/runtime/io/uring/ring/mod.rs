@@ -255,11 +255,15 @@ impl Ring {
 
     /// Cancel the op and wait for its completion: its result and buffer
     /// (for a receive, the data it took before the cancel won, if any).
-    pub(crate) fn cancel_and_wait(&self, key: OpKey, waker: &Waker) -> (i32, Vec<u8>) {
+    /// The waker the op's owner left is woken by the completion as usual:
+    /// the caller may be another task than the one waiting on the op (a
+    /// readiness check beside a pending read), and that one must learn
+    /// that its op ended.
+    pub(crate) fn cancel_and_wait(&self, key: OpKey) -> (i32, Vec<u8>) {
         let mut wakers = Vec::new();
         let mut state = self.lock();
         state.cancel(key.user_data(), &mut wakers);
-        let done = state.wait_for_cancelled(key, waker, None, &mut wakers);
+        let done = state.wait_for_cancelled(key, None, &mut wakers);
         drop(state);
         wake_all(wakers);
         done.expect("no deadline to give up at")
@@ -279,8 +283,7 @@ impl Ring {
         let mut state = self.lock();
         state.cancel(key.user_data(), &mut wakers);
         let deadline = Instant::now() + GIVE_UP_AFTER;
-        let result = match state.wait_for_cancelled(key, Waker::noop(), Some(deadline), &mut wakers)
-        {
+        let result = match state.wait_for_cancelled(key, Some(deadline), &mut wakers) {
             Some((result, _buf)) => {
                 state.released_barrier(&mut wakers);
                 result
@@ -470,17 +473,17 @@ impl RingState {
     }
 
     /// Wait for a cancelled op's completion, asking for the cancel again
-    /// every [`RECANCEL_AFTER`]; `None` if `deadline` passes first.
+    /// every [`RECANCEL_AFTER`]; `None` if `deadline` passes first. The
+    /// op's stored waker is left in place (its completion wakes it).
     fn wait_for_cancelled(
         &mut self,
         key: OpKey,
-        waker: &Waker,
         deadline: Option<Instant>,
         wakers: &mut Vec<Waker>,
     ) -> Option<(i32, Vec<u8>)> {
         let mut cancelled_at = Instant::now();
         loop {
-            if let Polled::Done { result, buf } = self.table.poll(key, waker) {
+            if let Polled::Done { result, buf } = self.table.take_done(key) {
                 return Some((result, buf));
             }
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
