@@ -176,6 +176,29 @@ fn a_readiness_check_beside_a_waiting_reader_leaves_the_reader_woken() {
     }
 }
 
+/// A write that `block_on` returned from is on its way: the caller may
+/// block on the peer next (a std socket), and nothing of the runtime runs
+/// until its next `block_on`. On a current-thread runtime the send once
+/// sat in the ring's queue until then.
+#[test]
+fn a_write_is_sent_when_block_on_returns() {
+    use std::io::Read;
+    for (name, rt) in runtimes() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut stream = rt.block_on(TcpStream::connect(addr)).unwrap();
+        let (mut peer, _) = listener.accept().unwrap();
+        peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        for round in 0..3 {
+            rt.block_on(stream.write_all(b"sent")).unwrap();
+            let mut got = [0u8; 4];
+            peer.read_exact(&mut got)
+                .unwrap_or_else(|e| panic!("{name}: round {round}: the write never left: {e}"));
+            assert_eq!(&got, b"sent", "{name}");
+        }
+    }
+}
+
 /// A receive brought more than the next reader's buffer holds: the rest is
 /// served by the following reads, in order.
 #[test]

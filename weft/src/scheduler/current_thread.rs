@@ -235,6 +235,11 @@ impl Context {
                         core.stats.busy_duration_ns += busy_since.elapsed().as_nanos() as u64;
                         core.stats.publish(&handle.worker_metrics, core.tasks.len());
                     });
+                    // Hand the ring what the future queued (a write's send
+                    // waits for a batch point): the caller may block on
+                    // the peer next, and no park of this runtime would
+                    // submit it until the next `block_on`.
+                    handle.drivers.flush_ring(0);
                     return v;
                 }
             }
