@@ -49,9 +49,11 @@ impl CompletionQueue {
 fn reap(poll: &mut ParkPoll, queue: &CompletionQueue) {
     let mut wake_the_parked = false;
     for cqe in queue.take_all() {
-        if cqe == Cqe::EpollPoll {
-            wake_the_parked |= poll.completed() == Reaped::WakeTheParked;
-        }
+        let reaped = match cqe {
+            Cqe::EpollPoll => poll.completed(),
+            Cqe::NoOp => poll.wake_reaped(),
+        };
+        wake_the_parked |= reaped == Reaped::WakeTheParked;
     }
     if wake_the_parked {
         queue.post(Cqe::NoOp);
@@ -76,11 +78,10 @@ fn park(ring: &Mutex<ParkPoll>, queue: &CompletionQueue) -> bool {
 }
 
 /// The poll fires once; the owner parks; another thread reaps the ring
-/// once. The owner's park always returns (loom reports a thread left
-/// waiting for ever as a deadlock), and says the poll fired.
-#[test]
-fn loom_a_poll_completion_reaped_by_another_thread_still_ends_the_owners_wait() {
-    loom::model(|| {
+/// `reaps` times. The owner's park always returns (loom reports a thread
+/// left waiting for ever as a deadlock), and says the poll fired.
+fn owner_parks_beside_a_reaper(reaps: usize) {
+    loom::model(move || {
         let ring = Arc::new(Mutex::new(ParkPoll::default()));
         lock(&ring).armed();
         let queue = Arc::new(CompletionQueue::default());
@@ -90,10 +91,26 @@ fn loom_a_poll_completion_reaped_by_another_thread_still_ends_the_owners_wait() 
         };
         let reaper = {
             let (ring, queue) = (ring.clone(), queue.clone());
-            thread::spawn(move || reap(&mut lock(&ring), &queue))
+            thread::spawn(move || {
+                for _ in 0..reaps {
+                    reap(&mut lock(&ring), &queue);
+                }
+            })
         };
         assert!(park(&ring, &queue), "the park missed the poll's completion");
         kernel.join().unwrap();
         reaper.join().unwrap();
     });
+}
+
+#[test]
+fn loom_a_poll_completion_reaped_by_another_thread_still_ends_the_owners_wait() {
+    owner_parks_beside_a_reaper(1);
+}
+
+/// The reaper also takes the no-op it posted for the owner, before the
+/// owner's wait began (a cancel's wait loop reaps again at once).
+#[test]
+fn loom_the_owners_wake_up_reaped_by_another_thread_is_posted_again() {
+    owner_parks_beside_a_reaper(2);
 }

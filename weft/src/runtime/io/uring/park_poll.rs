@@ -15,6 +15,11 @@
 //!   thread posts a completion of its own (a no-op) for the owner's wait
 //!   to end on ([`Reaped::WakeTheParked`]). Loom model:
 //!   `loom_park_poll.rs`.
+//! - **That no-op reaches the owner too.** A thread that reaps again
+//!   before the owner's wait began (a cancel's wait loop reaps at once)
+//!   takes the no-op as well; while the owner still waits, it posts the
+//!   no-op again ([`ParkPoll::wake_reaped`]). Only the owner, its wait
+//!   over, lets it go.
 
 /// What [`ParkPoll::completed`] asks the reaper to do.
 #[must_use]
@@ -57,6 +62,16 @@ impl ParkPoll {
         }
     }
 
+    /// The no-op posted for a waiting owner was reaped, by whichever
+    /// thread: posted again while the owner still waits.
+    pub(super) fn wake_reaped(&self) -> Reaped {
+        if self.parked {
+            Reaped::WakeTheParked
+        } else {
+            Reaped::Recorded
+        }
+    }
+
     /// Whether the poll fired since the owner last took it (and forget it).
     pub(super) fn take_fired(&mut self) -> bool {
         std::mem::take(&mut self.fired)
@@ -91,7 +106,11 @@ mod tests {
         poll.start_wait();
         assert_eq!(poll.completed(), Reaped::WakeTheParked);
         assert!(poll.needs_arming(), "the poll is spent");
+        // Its no-op, taken by another thread, goes back for the owner;
+        // the owner itself, its wait over, lets it go.
+        assert_eq!(poll.wake_reaped(), Reaped::WakeTheParked);
         poll.end_wait();
+        assert_eq!(poll.wake_reaped(), Reaped::Recorded);
         assert!(poll.take_fired());
     }
 }

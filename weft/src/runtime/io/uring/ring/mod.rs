@@ -82,6 +82,10 @@ struct RingState {
 /// `INTERNAL_USER_DATA`, its high half is all ones: no slot's name).
 const EPOLL_USER_DATA: u64 = u64::MAX - 1;
 
+/// `user_data` of the no-op that ends a waiting owner's park (park_poll.rs;
+/// its high half is all ones too).
+const WAKE_USER_DATA: u64 = u64::MAX - 2;
+
 /// How long a wait for a cancelled request's end goes before it asks for
 /// the cancel again.
 const RECANCEL_AFTER: Duration = Duration::from_millis(10);
@@ -516,15 +520,15 @@ impl RingState {
     /// drops, none in 870,000 after; the request held the socket's last
     /// reference.)
     fn released_barrier(&mut self, wakers: &mut Vec<Waker>) {
-        if self.push_nop(wakers) {
+        if self.push_nop(INTERNAL_USER_DATA, wakers) {
             let _ = self.submit(wakers);
         }
     }
 
-    /// Push a no-op (a completion of its own, for a barrier or to end a
-    /// wait in the ring); whether it was pushed.
-    fn push_nop(&mut self, wakers: &mut Vec<Waker>) -> bool {
-        let entry = opcode::Nop::new().build().user_data(INTERNAL_USER_DATA);
+    /// Push a no-op named `user_data` (a completion of its own, for a
+    /// barrier or to end a wait in the ring); whether it was pushed.
+    fn push_nop(&mut self, user_data: u64, wakers: &mut Vec<Waker>) -> bool {
+        let entry = opcode::Nop::new().build().user_data(user_data);
         // SAFETY: a no-op points at no memory.
         unsafe { self.push(&entry, wakers) }.is_ok()
     }
@@ -549,14 +553,18 @@ impl RingState {
             let mut actions = Vec::new();
             for cqe in &mut completion {
                 any = true;
-                if cqe.user_data() == EPOLL_USER_DATA {
-                    wake_the_parked |= self.park_poll.completed() == Reaped::WakeTheParked;
-                    continue;
-                }
-                match self.table.complete(cqe.user_data(), cqe.result()) {
-                    Completed::Wake(waker) => wakers.extend(waker),
-                    other => actions.push(other),
-                }
+                let reaped = match cqe.user_data() {
+                    EPOLL_USER_DATA => self.park_poll.completed(),
+                    WAKE_USER_DATA => self.park_poll.wake_reaped(),
+                    user_data => {
+                        match self.table.complete(user_data, cqe.result()) {
+                            Completed::Wake(waker) => wakers.extend(waker),
+                            other => actions.push(other),
+                        }
+                        continue;
+                    }
+                };
+                wake_the_parked |= reaped == Reaped::WakeTheParked;
             }
             drop(completion);
             for action in actions {
@@ -573,7 +581,7 @@ impl RingState {
         if wake_the_parked {
             // The owner waits in the ring for the completion just taken
             // (park_poll.rs): a no-op's completion ends its wait instead.
-            resent |= self.push_nop(wakers);
+            resent |= self.push_nop(WAKE_USER_DATA, wakers);
         }
         if resent {
             // Whoever reaps may not be the ring's owner: send now.
