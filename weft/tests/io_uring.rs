@@ -434,6 +434,36 @@ fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i * 31 % 253) as u8).collect()
 }
 
+/// A write larger than the socket's send buffer goes out whole while its
+/// writer waits for something else (the reply the peer sends once it has
+/// every byte). The kernel ends such a send short; its rest once waited
+/// for the writer's next write, flush or shutdown, and both sides waited
+/// for ever.
+#[test]
+fn a_short_send_is_finished_while_its_writer_waits_for_the_reply() {
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (mut client, mut server) = pair_small_sndbuf().await;
+            let request = pattern(600_000);
+            let len = request.len();
+            let peer = weft::spawn(async move {
+                let mut got = vec![0u8; len];
+                server.read_exact(&mut got).await.unwrap();
+                server.write_all(b"ok").await.unwrap();
+                got
+            });
+            client.write_all(&request).await.unwrap();
+            let mut reply = [0u8; 2];
+            weft::time::timeout(Duration::from_secs(10), client.read_exact(&mut reply))
+                .await
+                .unwrap_or_else(|_| panic!("{name}: the rest of the request never left"))
+                .unwrap();
+            assert_eq!(&reply, b"ok", "{name}");
+            assert!(peer.await.unwrap() == request, "{name}: the bytes differ");
+        });
+    }
+}
+
 /// Drop a stream right after `write_all` of more than the socket buffers
 /// hold: the last send is still in flight (or went out short), and the
 /// ring finishes it on the stream's behalf; the peer, reading late, gets

@@ -239,7 +239,7 @@ impl Context {
                     // waits for a batch point): the caller may block on
                     // the peer next, and no park of this runtime would
                     // submit it until the next `block_on`.
-                    handle.drivers.flush_ring(0);
+                    handle.drivers.submit_ring(0);
                     return v;
                 }
             }

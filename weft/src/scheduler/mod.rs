@@ -228,6 +228,20 @@ impl Drivers {
         woke
     }
 
+    /// Submit what worker `index`'s tasks queued on its io_uring ring,
+    /// without collecting completions: for a thread about to leave the
+    /// runtime (its next batch point collects them).
+    pub(crate) fn submit_ring(&self, index: usize) {
+        let Some(rings) = self.handle.io().and_then(|io| io.rings()) else {
+            return;
+        };
+        let mut wakers = Vec::new();
+        rings.submit_pending(index, &mut wakers);
+        for waker in wakers {
+            waker.wake();
+        }
+    }
+
     /// [`flush_ring`](Self::flush_ring) for worker `index`, then
     /// [`poll_now`](Self::poll_now).
     pub(crate) fn poll_now_and_flush(&self, index: usize) {

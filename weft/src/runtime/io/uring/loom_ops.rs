@@ -4,7 +4,7 @@
 //! listener's acceptors joining its waiter list against a completion
 //! (accept.rs).
 
-use super::ops::{Abandoned, Completed, Leave, OpKey, OpTable, Polled};
+use super::ops::{Abandoned, Completed, Leave, OpKey, OpTable, Polled, SlotKind};
 use crate::loom::{lock, thread, Arc, AtomicBool, Mutex, Ordering};
 use std::task::{Wake, Waker};
 
@@ -117,7 +117,7 @@ fn loom_an_acceptor_that_sleeps_is_always_woken() {
         let waiters = std::sync::Arc::new(Waiters::default());
         let table = Arc::new(Mutex::new(OpTable::default()));
         let op_waker = Waker::from(waiters.clone());
-        let key = lock(&table).insert_op(vec![0; 8], Some(op_waker), true);
+        let key = lock(&table).insert_op(vec![0; 8], Some(op_waker), SlotKind::MakesFd);
         // The listener's state: its accept in flight.
         let state = Arc::new(Mutex::new(Some(key)));
         let reaper = {

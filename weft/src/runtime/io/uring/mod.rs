@@ -304,6 +304,13 @@ impl Rings {
         }
     }
 
+    /// Worker `index`'s pushes, submitted now (`Ring::submit_pending`).
+    pub(crate) fn submit_pending(&self, index: usize, wakers: &mut Vec<Waker>) {
+        if let Some(ring) = self.rings.get(index) {
+            ring.submit_pending(wakers);
+        }
+    }
+
     pub(crate) fn shutdown(&self) {
         for ring in self.rings.iter() {
             ring.wake_waiters();

@@ -21,6 +21,12 @@
 //!   op inserted with `result_is_fd` (an open, an accept) whose owner is
 //!   gone when it completes, or gives it up after, hands its result back
 //!   for the ring to close: it would otherwise leak.
+//! - **A stream's send goes out whole without its writer.** A write
+//!   returns once its send is started, and the writer may then wait for
+//!   something else (the reply to what it sent). A send the kernel ends
+//!   short is continued by whichever thread reaps its completion, from
+//!   where it stopped (a [`LiveSend`]), as an orphaned one is; its owner
+//!   learns the bytes sent in all, or the error, when it looks.
 //! - `user_data` is `index | generation << 32`; the values with all high
 //!   bits set are reserved for the ring's own requests (cancels, its poll
 //!   on the epoll descriptor), which never name a slot: no slot ever has
@@ -36,9 +42,9 @@ pub(crate) fn interrupted(result: i32) -> bool {
     matches!(-result, libc::ECANCELED | libc::EINTR | libc::EAGAIN)
 }
 
-/// Whether an orphaned send that completed with `result`, having started
-/// at `from` of a `len`-byte buffer, has more to send: a short send, or
-/// one the kernel interrupted.
+/// Whether a send the table continues (orphaned, or a [`LiveSend`]) that
+/// completed with `result`, having started at `from` of a `len`-byte
+/// buffer, has more to send: a short send, or one the kernel interrupted.
 fn continues(result: i32, from: usize, len: usize) -> bool {
     match usize::try_from(result) {
         Ok(n) => n > 0 && from + n < len,
@@ -93,6 +99,8 @@ enum State {
     InFlight {
         waker: Option<Waker>,
         buf: Vec<u8>,
+        /// A stream send, continued by the table when it ends short.
+        send: Option<LiveSend>,
     },
     /// The completion arrived; the owner has not taken it yet.
     Done {
@@ -131,14 +139,51 @@ pub(crate) struct OrphanSend {
     pub(crate) shutdown: bool,
 }
 
+/// A stream send whose owner is still there (`send.rs`): the table
+/// continues it on `fd` (the stream's own socket; its owner abandons the
+/// send before closing it) while it ends short, from `from`; `start` is
+/// where the owner's send began, so the result it takes counts from there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LiveSend {
+    pub(crate) fd: std::os::fd::RawFd,
+    pub(crate) start: usize,
+    pub(crate) from: usize,
+}
+
+impl LiveSend {
+    /// A send of `buf[from..]` on `fd`.
+    pub(crate) fn new(fd: std::os::fd::RawFd, from: usize) -> LiveSend {
+        LiveSend {
+            fd,
+            start: from,
+            from,
+        }
+    }
+
+    /// The result the owner takes for the request's last completion
+    /// `result`: bytes sent since `start`, or the error if none were.
+    fn owners_result(&self, result: i32) -> i32 {
+        let sent_before = self.from - self.start;
+        match usize::try_from(result) {
+            Ok(n) => i32::try_from(sent_before + n).unwrap_or(i32::MAX),
+            // Bytes went out before the failure: report them (a short
+            // send), and the error comes back when the owner sends the
+            // rest, as a socket's would.
+            Err(_) if sent_before > 0 => i32::try_from(sent_before).unwrap_or(i32::MAX),
+            Err(_) => result,
+        }
+    }
+}
+
 /// What the ring must do after [`OpTable::complete`].
 #[must_use]
 #[derive(Debug)]
 pub(crate) enum Completed {
     /// Wake the owner (if it left a waker).
     Wake(Option<Waker>),
-    /// An orphaned send went out short: push a send of `len` bytes at
-    /// `ptr` (inside the slot's buffer) on `fd`, named `key` again.
+    /// A send (orphaned, or a [`LiveSend`]) went out short: push a send
+    /// of `len` bytes at `ptr` (inside the slot's buffer) on `fd`, named
+    /// `key` again.
     Resend {
         key: OpKey,
         fd: std::os::fd::RawFd,
@@ -179,16 +224,26 @@ pub(crate) enum Abandoned {
     Replay(i32),
 }
 
+/// What a slot's request is, as far as the table cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotKind {
+    Plain,
+    /// Its result is a new descriptor, closed if its owner never takes it
+    /// (an open, an accept).
+    MakesFd,
+    /// A stream send the table continues while it ends short.
+    Send(LiveSend),
+}
+
 impl OpTable {
     /// `insert_op` for a request whose result is no descriptor.
     #[cfg(any(test, loom))]
     pub(crate) fn insert(&mut self, buf: Vec<u8>, waker: Option<Waker>) -> OpKey {
-        self.insert_op(buf, waker, false)
+        self.insert_op(buf, waker, SlotKind::Plain)
     }
 
     /// Take a slot for a request about to be submitted with `buf` as its
-    /// buffer (`result_is_fd`: its result is a new descriptor, closed if
-    /// its owner never takes it). The buffer's heap memory does not move
+    /// buffer, of `kind` ([`SlotKind`]). The buffer's heap memory does not move
     /// while the slot holds it (a `Vec` moved between slots keeps its
     /// allocation), so a pointer taken from it before the call stays valid
     /// until the completion.
@@ -196,10 +251,15 @@ impl OpTable {
         &mut self,
         buf: Vec<u8>,
         waker: Option<Waker>,
-        result_is_fd: bool,
+        kind: SlotKind,
     ) -> OpKey {
         self.in_flight += 1;
-        let state = State::InFlight { waker, buf };
+        let result_is_fd = kind == SlotKind::MakesFd;
+        let send = match kind {
+            SlotKind::Send(send) => Some(send),
+            SlotKind::Plain | SlotKind::MakesFd => None,
+        };
+        let state = State::InFlight { waker, buf, send };
         match self.free.pop() {
             Some(index) => {
                 let slot = &mut self.slots[index as usize];
@@ -319,7 +379,16 @@ impl OpTable {
             return (Abandoned::Freed, send);
         };
         match std::mem::replace(&mut slot.state, State::Free) {
-            State::InFlight { buf, .. } => {
+            State::InFlight { buf, send, .. } => {
+                // A send the table has been continuing: the orphan goes on
+                // from where it got to.
+                let leave = match (leave, send) {
+                    (Leave::Send(orphan), Some(live)) => Leave::Send(OrphanSend {
+                        from: live.from,
+                        ..orphan
+                    }),
+                    (leave, _) => leave,
+                };
                 slot.state = State::Orphaned { buf, leave };
                 (Abandoned::CancelInKernel, None)
             }
@@ -357,7 +426,24 @@ impl OpTable {
             return Completed::Wake(None);
         };
         match std::mem::replace(&mut slot.state, State::Free) {
-            State::InFlight { waker, buf } => {
+            State::InFlight {
+                waker,
+                buf,
+                send: Some(mut send),
+            } if !closing && continues(result, send.from, buf.len()) => {
+                send.from += usize::try_from(result).unwrap_or(0);
+                let rest = &buf[send.from..];
+                let (ptr, len) = (rest.as_ptr(), rest.len());
+                let fd = send.fd;
+                slot.state = State::InFlight {
+                    waker,
+                    buf,
+                    send: Some(send),
+                };
+                Completed::Resend { key, fd, ptr, len }
+            }
+            State::InFlight { waker, buf, send } => {
+                let result = send.map_or(result, |send| send.owners_result(result));
                 slot.state = State::Done { result, buf };
                 self.in_flight -= 1;
                 Completed::Wake(waker)

@@ -58,6 +58,92 @@ fn take_done_leaves_the_owners_waker_for_the_completion() {
 }
 
 #[test]
+fn a_live_send_that_ends_short_is_continued_and_its_owner_sees_the_total() {
+    let mut table = OpTable::default();
+    // A send of buf[100..1000] on fd 7: the owner's write already returned.
+    let key = table.insert_op(vec![0; 1000], None, SlotKind::Send(LiveSend::new(7, 100)));
+    // 300 bytes out: the table sends the rest itself, from 400.
+    let Completed::Resend {
+        key: again,
+        fd,
+        len,
+        ..
+    } = table.complete(key.user_data(), 300)
+    else {
+        panic!("a short live send was not continued")
+    };
+    assert_eq!((again, fd, len), (key, 7, 600));
+    assert_eq!(table.in_flight(), 1, "still the kernel's");
+    // Interrupted: the same rest again.
+    let Completed::Resend { len, .. } = table.complete(key.user_data(), -libc::EINTR) else {
+        panic!("an interrupted live send was not continued")
+    };
+    assert_eq!(len, 600);
+    // The rest goes out: the owner, looking later, sees all 900 bytes.
+    assert!(matches!(
+        table.complete(key.user_data(), 600),
+        Completed::Wake(None)
+    ));
+    match table.poll(key, Waker::noop()) {
+        Polled::Done { result, .. } => assert_eq!(result, 900),
+        Polled::Pending => panic!("finished send still pending"),
+    }
+}
+
+#[test]
+fn a_live_send_that_fails_after_progress_reports_the_progress() {
+    let mut table = OpTable::default();
+    let key = table.insert_op(vec![0; 1000], None, SlotKind::Send(LiveSend::new(7, 0)));
+    assert!(matches!(
+        table.complete(key.user_data(), 250),
+        Completed::Resend { .. }
+    ));
+    // The peer is gone: the owner sees the 250 bytes (a short send), and
+    // meets the error when it sends the rest, as with a socket's send.
+    assert!(matches!(
+        table.complete(key.user_data(), -libc::EPIPE),
+        Completed::Wake(None)
+    ));
+    match table.poll(key, Waker::noop()) {
+        Polled::Done { result, .. } => assert_eq!(result, 250),
+        Polled::Pending => panic!("failed send still pending"),
+    }
+    // Failing with nothing sent is the error itself.
+    let key = table.insert_op(vec![0; 10], None, SlotKind::Send(LiveSend::new(7, 0)));
+    let _ = table.complete(key.user_data(), -libc::EPIPE);
+    match table.poll(key, Waker::noop()) {
+        Polled::Done { result, .. } => assert_eq!(result, -libc::EPIPE),
+        Polled::Pending => panic!("failed send still pending"),
+    }
+}
+
+#[test]
+fn a_live_send_abandoned_mid_way_goes_on_from_where_the_table_got_to() {
+    let mut table = OpTable::default();
+    let key = table.insert_op(vec![0; 1000], None, SlotKind::Send(LiveSend::new(7, 0)));
+    assert!(matches!(
+        table.complete(key.user_data(), 400),
+        Completed::Resend { .. }
+    ));
+    // The stream is dropped: its send becomes an orphan on a duplicate,
+    // which the owner names with where *it* thinks the send began (0).
+    let orphan = OrphanSend {
+        fd: 9,
+        from: 0,
+        shutdown: false,
+    };
+    assert_eq!(
+        table.abandon(key, Leave::Send(orphan)),
+        (Abandoned::CancelInKernel, None)
+    );
+    // The next short completion continues from 400 + 100 on the duplicate.
+    let Completed::Resend { fd, len, .. } = table.complete(key.user_data(), 100) else {
+        panic!("the orphan was not continued")
+    };
+    assert_eq!((fd, len), (9, 500));
+}
+
+#[test]
 fn an_abandoned_op_keeps_its_buffer_until_its_completion() {
     let mut table = OpTable::default();
     let key = table.insert(vec![7; 8], None);
@@ -335,28 +421,28 @@ fn every_order_of_complete_poll_drop_and_shutdown_keeps_the_invariants() {
 fn a_descriptor_nobody_takes_is_handed_back_to_close() {
     let mut table = OpTable::default();
     // Orphaned before its completion: the new descriptor comes back.
-    let key = table.insert_op(vec![0; 4], None, true);
+    let key = table.insert_op(vec![0; 4], None, SlotKind::MakesFd);
     let _ = table.abandon(key, Leave::Cancel);
     assert!(matches!(
         table.complete(key.user_data(), 7),
         Completed::CloseFd(7)
     ));
     // Completed, then given up: the same, through `abandon`.
-    let key = table.insert_op(Vec::new(), None, true);
+    let key = table.insert_op(Vec::new(), None, SlotKind::MakesFd);
     let _ = table.complete(key.user_data(), 8);
     assert_eq!(
         table.abandon(key, Leave::Cancel),
         (Abandoned::FreedClosing(8), None)
     );
     // A failed open made no descriptor.
-    let key = table.insert_op(Vec::new(), None, true);
+    let key = table.insert_op(Vec::new(), None, SlotKind::MakesFd);
     let _ = table.abandon(key, Leave::Cancel);
     assert!(matches!(
         table.complete(key.user_data(), -libc::ENOENT),
         Completed::Wake(None)
     ));
     // Taken by its owner: nothing to close.
-    let key = table.insert_op(Vec::new(), None, true);
+    let key = table.insert_op(Vec::new(), None, SlotKind::MakesFd);
     let _ = table.complete(key.user_data(), 9);
     assert_eq!(table.try_take(key).map(|(r, _)| r), Some(9));
     // A slot reused for an op whose result is a count closes nothing.

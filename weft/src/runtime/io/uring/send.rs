@@ -24,6 +24,11 @@
 //!   while a send is in flight, and `writable()` waits for it to end.
 //! - A dropped stream's send is not cancelled: the ring submits it before
 //!   the socket closes and frees its buffer when it completes.
+//! - **A send goes out whole with nobody polling it**: the writer may
+//!   wait for something else once its write returned (the reply to what
+//!   it sent), so a send the kernel ends short is continued by the ring
+//!   itself (`ops.rs`, `LiveSend`); this module sees its end, with the
+//!   bytes sent in all.
 
 use super::ops::Polled;
 use super::Rings;

@@ -75,8 +75,10 @@ impl Ring {
         let entry = opcode::Send::new(types::Fd(fd), rest.as_ptr(), len)
             .flags(libc::MSG_NOSIGNAL)
             .build();
+        // The table sends the rest of a short one (ops.rs, `LiveSend`).
+        let kind = SlotKind::Send(LiveSend::new(fd, from));
         // SAFETY: as in `start_recv`: `len` bytes inside `buf`'s allocation.
-        unsafe { self.start(entry, buf, waker, submit_now) }
+        unsafe { self.start_op(entry, buf, waker, submit_now, kind) }
     }
 
     /// Start a `read(2)` of up to `len` bytes from the file `fd` at its
@@ -150,9 +152,12 @@ impl Ring {
                 opcode::RenameAt::new(cwd, path, cwd, new).build()
             }
         };
-        let result_is_fd = matches!(call, PathCall::Open { .. });
+        let kind = match call {
+            PathCall::Open { .. } => SlotKind::MakesFd,
+            _ => SlotKind::Plain,
+        };
         // SAFETY: the entry points at paths inside `paths`' allocation.
-        unsafe { self.start_op(entry, paths, Some(waker), submit_now, result_is_fd) }
+        unsafe { self.start_op(entry, paths, Some(waker), submit_now, kind) }
     }
 
     /// Start an `fsync(2)` (`data_only`: `fdatasync(2)`) of the file `fd`.
@@ -197,7 +202,7 @@ impl Ring {
             .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
             .build();
         // SAFETY: both pointers are inside `buf`'s allocation.
-        unsafe { self.start_op(entry, buf, Some(waker), submit_now, true) }
+        unsafe { self.start_op(entry, buf, Some(waker), submit_now, SlotKind::MakesFd) }
     }
 
     /// Start a `connect(2)` of the socket `fd` to the `sockaddr` in

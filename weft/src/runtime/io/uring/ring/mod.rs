@@ -35,7 +35,8 @@
 //!   lock included); wakers are called after it is released.
 
 use super::ops::{
-    Abandoned, Completed, Leave, OpKey, OpTable, OrphanSend, Polled, INTERNAL_USER_DATA,
+    Abandoned, Completed, Leave, LiveSend, OpKey, OpTable, OrphanSend, Polled, SlotKind,
+    INTERNAL_USER_DATA,
 };
 use super::park_poll::{ParkPoll, Reaped};
 use io_uring::{opcode, squeue, types, IoUring};
@@ -168,11 +169,12 @@ impl Ring {
         submit_now: bool,
     ) -> io::Result<OpKey> {
         // SAFETY: the caller's contract.
-        unsafe { self.start_op(entry, buf, waker, submit_now, false) }
+        unsafe { self.start_op(entry, buf, waker, submit_now, SlotKind::Plain) }
     }
 
-    /// [`Ring::start`], saying whether the op's result is a new descriptor
-    /// (closed by the table if its owner never takes it).
+    /// [`Ring::start`] for an op of `kind` (its result a new descriptor,
+    /// closed by the table if its owner never takes it; or a send the
+    /// table continues while it ends short).
     ///
     /// # Safety
     /// As [`Ring::start`].
@@ -182,10 +184,10 @@ impl Ring {
         buf: Vec<u8>,
         waker: Option<&Waker>,
         submit_now: bool,
-        result_is_fd: bool,
+        kind: SlotKind,
     ) -> io::Result<OpKey> {
         let mut state = self.lock();
-        let key = state.table.insert_op(buf, waker.cloned(), result_is_fd);
+        let key = state.table.insert_op(buf, waker.cloned(), kind);
         let entry = entry.user_data(key.user_data());
         let mut wakers = Vec::new();
         // SAFETY: the entry points into the buffer the table slot `key` now
@@ -314,6 +316,16 @@ impl Ring {
             let _ = state.submit(wakers);
         }
         state.reap(wakers);
+    }
+
+    /// Submit what was pushed and not yet submitted, if anything (no
+    /// reaping: for an owner about to leave the runtime, whose next batch
+    /// point collects the completions).
+    pub(crate) fn submit_pending(&self, wakers: &mut Vec<Waker>) {
+        let mut state = self.lock();
+        if state.unsubmitted > 0 {
+            let _ = state.submit(wakers);
+        }
     }
 
     /// Park the ring's owner (the worker holding the I/O driver) in the
