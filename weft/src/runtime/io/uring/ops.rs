@@ -18,7 +18,7 @@
 //!   `poll`, which frees the slot; a completion for a free slot or an older
 //!   generation (a stale or internal `user_data`) is ignored.
 //! - **A descriptor a request created is closed if nobody takes it.** An
-//!   op inserted with `result_is_fd` (an open, an accept) whose owner is
+//!   op inserted as `SlotKind::MakesFd` (an open, an accept) whose owner is
 //!   gone when it completes, or gives it up after, hands its result back
 //!   for the ring to close: it would otherwise leak.
 //! - **A stream's send goes out whole without its writer.** A write
@@ -89,8 +89,9 @@ pub(crate) struct OpTable {
 struct Slot {
     generation: u32,
     state: State,
-    /// A non-negative result is a descriptor the owner would own.
-    result_is_fd: bool,
+    /// What the request is (a descriptor maker, a stream send...): set at
+    /// insert, and for a send, how far the table has sent it.
+    kind: SlotKind,
 }
 
 enum State {
@@ -99,8 +100,6 @@ enum State {
     InFlight {
         waker: Option<Waker>,
         buf: Vec<u8>,
-        /// A stream send, continued by the table when it ends short.
-        send: Option<LiveSend>,
     },
     /// The completion arrived; the owner has not taken it yet.
     Done {
@@ -254,17 +253,12 @@ impl OpTable {
         kind: SlotKind,
     ) -> OpKey {
         self.in_flight += 1;
-        let result_is_fd = kind == SlotKind::MakesFd;
-        let send = match kind {
-            SlotKind::Send(send) => Some(send),
-            SlotKind::Plain | SlotKind::MakesFd => None,
-        };
-        let state = State::InFlight { waker, buf, send };
+        let state = State::InFlight { waker, buf };
         match self.free.pop() {
             Some(index) => {
                 let slot = &mut self.slots[index as usize];
                 slot.state = state;
-                slot.result_is_fd = result_is_fd;
+                slot.kind = kind;
                 OpKey {
                     index,
                     generation: slot.generation,
@@ -278,7 +272,7 @@ impl OpTable {
                 self.slots.push(Slot {
                     generation: 0,
                     state,
-                    result_is_fd,
+                    kind,
                 });
                 OpKey {
                     index,
@@ -379,11 +373,11 @@ impl OpTable {
             return (Abandoned::Freed, send);
         };
         match std::mem::replace(&mut slot.state, State::Free) {
-            State::InFlight { buf, send, .. } => {
+            State::InFlight { buf, .. } => {
                 // A send the table has been continuing: the orphan goes on
                 // from where it got to.
-                let leave = match (leave, send) {
-                    (Leave::Send(orphan), Some(live)) => Leave::Send(OrphanSend {
+                let leave = match (leave, slot.kind) {
+                    (Leave::Send(orphan), SlotKind::Send(live)) => Leave::Send(OrphanSend {
                         from: live.from,
                         ..orphan
                     }),
@@ -400,7 +394,7 @@ impl OpTable {
                 (Abandoned::Replay(result), None)
             }
             State::Done { result, .. } => {
-                let fd = (slot.result_is_fd && result >= 0).then_some(result);
+                let fd = (slot.kind == SlotKind::MakesFd && result >= 0).then_some(result);
                 self.release(key);
                 match fd {
                     Some(fd) => (Abandoned::FreedClosing(fd), send),
@@ -426,28 +420,25 @@ impl OpTable {
             return Completed::Wake(None);
         };
         match std::mem::replace(&mut slot.state, State::Free) {
-            State::InFlight {
-                waker,
-                buf,
-                send: Some(mut send),
-            } if !closing && continues(result, send.from, buf.len()) => {
-                send.from += usize::try_from(result).unwrap_or(0);
-                let rest = &buf[send.from..];
-                let (ptr, len) = (rest.as_ptr(), rest.len());
-                let fd = send.fd;
-                slot.state = State::InFlight {
-                    waker,
-                    buf,
-                    send: Some(send),
-                };
-                Completed::Resend { key, fd, ptr, len }
-            }
-            State::InFlight { waker, buf, send } => {
-                let result = send.map_or(result, |send| send.owners_result(result));
-                slot.state = State::Done { result, buf };
-                self.in_flight -= 1;
-                Completed::Wake(waker)
-            }
+            State::InFlight { waker, buf } => match &mut slot.kind {
+                SlotKind::Send(send) if !closing && continues(result, send.from, buf.len()) => {
+                    send.from += usize::try_from(result).unwrap_or(0);
+                    let rest = &buf[send.from..];
+                    let (ptr, len) = (rest.as_ptr(), rest.len());
+                    let fd = send.fd;
+                    slot.state = State::InFlight { waker, buf };
+                    Completed::Resend { key, fd, ptr, len }
+                }
+                kind => {
+                    let result = match kind {
+                        SlotKind::Send(send) => send.owners_result(result),
+                        SlotKind::Plain | SlotKind::MakesFd => result,
+                    };
+                    slot.state = State::Done { result, buf };
+                    self.in_flight -= 1;
+                    Completed::Wake(waker)
+                }
+            },
             State::Orphaned {
                 buf,
                 leave: Leave::Send(mut send),
@@ -468,7 +459,7 @@ impl OpTable {
             }
             State::Orphaned { buf, leave } => {
                 drop(buf);
-                let fd = (slot.result_is_fd && result >= 0).then_some(result);
+                let fd = (slot.kind == SlotKind::MakesFd && result >= 0).then_some(result);
                 self.in_flight -= 1;
                 self.release(key);
                 match (leave, fd) {

@@ -42,6 +42,7 @@ use super::park_poll::{ParkPoll, Reaped};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::{Duration, Instant};
@@ -64,6 +65,12 @@ pub(crate) struct Ring {
     /// lock (it only enters the kernel; no queue is touched).
     waiter: Arc<IoUring>,
     fd: RawFd,
+    /// A hint of `RingState::unsubmitted_returned`, so that a `block_on`
+    /// returning skips the lock when nothing needs submitting. Set by the
+    /// owner's own pushes (the only ones left for later), so the owner
+    /// never reads it false while its write waits; a stale `true` costs
+    /// one look under the lock.
+    maybe_returned: AtomicBool,
 }
 
 struct RingState {
@@ -73,6 +80,9 @@ struct RingState {
     table: OpTable,
     /// Entries pushed since the last submit.
     unsubmitted: usize,
+    /// Among them, an op whose caller did not wait for it (a write that
+    /// returned once its send was started): `Ring::submit_pending`.
+    unsubmitted_returned: bool,
     /// The poll on the epoll descriptor (see `park`).
     park_poll: ParkPoll,
     /// The descriptor that poll watches (set by the first `park`).
@@ -130,10 +140,12 @@ impl Ring {
             poll_first,
             fd: uring.as_raw_fd(),
             waiter: uring.clone(),
+            maybe_returned: AtomicBool::new(false),
             state: Mutex::new(RingState {
                 uring,
                 table: OpTable::default(),
                 unsubmitted: 0,
+                unsubmitted_returned: false,
                 park_poll: ParkPoll::default(),
                 epoll_fd: None,
             }),
@@ -194,6 +206,10 @@ impl Ring {
         // owns, which stays allocated until the request's completion
         // (module invariant; ops.rs).
         let pushed = unsafe { state.push(&entry, &mut wakers) };
+        if pushed.is_ok() && waker.is_none() && !submit_now {
+            state.unsubmitted_returned = true;
+            self.maybe_returned.store(true, Ordering::Relaxed);
+        }
         if let Err(e) = pushed.and_then(|()| {
             if submit_now {
                 state.submit(&mut wakers)
@@ -318,12 +334,19 @@ impl Ring {
         state.reap(wakers);
     }
 
-    /// Submit what was pushed and not yet submitted, if anything (no
-    /// reaping: for an owner about to leave the runtime, whose next batch
-    /// point collects the completions).
+    /// For an owner about to leave the runtime (`block_on` returning):
+    /// submit what was pushed if it holds an op its caller did not wait
+    /// for, a write that already returned. Its bytes must reach the
+    /// kernel now: the caller may block on the peer next. Ops that others
+    /// wait for (receives, polls) stay for the next batch point, which
+    /// reaps too: submitting them here would cost a Ruby scheduler on the
+    /// ring an `io_uring_enter` per hook call.
     pub(crate) fn submit_pending(&self, wakers: &mut Vec<Waker>) {
+        if !self.maybe_returned.swap(false, Ordering::Relaxed) {
+            return;
+        }
         let mut state = self.lock();
-        if state.unsubmitted > 0 {
+        if state.unsubmitted_returned {
             let _ = state.submit(wakers);
         }
     }
@@ -466,6 +489,7 @@ impl RingState {
             match self.uring.submit() {
                 Ok(_) => {
                     self.unsubmitted = 0;
+                    self.unsubmitted_returned = false;
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -551,6 +575,7 @@ impl RingState {
         let args = types::SubmitArgs::new().timespec(&ts);
         let _ = self.uring.submitter().submit_with_args(1, &args);
         self.unsubmitted = 0;
+        self.unsubmitted_returned = false;
         self.reap(wakers);
     }
 
