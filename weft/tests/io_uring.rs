@@ -385,6 +385,49 @@ fn a_read_after_the_runtime_is_gone_is_the_shutdown_error() {
     }
 }
 
+/// Writes, a shutdown and `writable()` on a stream whose runtime is gone,
+/// with a send still in the kernel (the peer reads nothing): each is the
+/// shutdown error, as a read is, instead of waiting for ever on a
+/// completion that no thread of the dead runtime will reap.
+#[test]
+fn writes_after_the_runtime_is_gone_are_the_shutdown_error() {
+    for (name, rt) in runtimes() {
+        let (client, server) = rt.block_on(async {
+            let (mut client, server) = pair_small_sndbuf().await;
+            // More than the socket buffers take: the last send waits.
+            let big = pattern(4 << 20);
+            let _ = weft::time::timeout(Duration::from_millis(200), client.write_all(&big)).await;
+            (client, server)
+        });
+        drop(rt);
+        let other = Builder::new_current_thread().enable_all().build().unwrap();
+        let mut client = client;
+        let outcome = other.block_on(async {
+            weft::time::timeout(Duration::from_secs(5), async {
+                let write = client.write(b"more").await;
+                let writable = client.writable().await;
+                let shutdown = client.shutdown().await;
+                (write, writable, shutdown)
+            })
+            .await
+        });
+        let (write, writable, shutdown) =
+            outcome.unwrap_or_else(|_| panic!("{name}: a write waited on the dead runtime"));
+        for (what, result) in [
+            ("write", write.map(drop)),
+            ("writable", writable),
+            ("shutdown", shutdown),
+        ] {
+            let err = result.expect_err(what);
+            assert!(
+                weft::runtime::is_rt_shutdown_err(&err),
+                "{name}: {what}: {err}"
+            );
+        }
+        drop(server);
+    }
+}
+
 /// End of stream and a reset peer come through the ring as they do through
 /// epoll: 0, then `ConnectionReset`.
 #[test]

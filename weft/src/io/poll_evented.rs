@@ -360,9 +360,13 @@ impl<E: mio::event::Source> PollEvented<E> {
             return Poll::Ready(());
         };
         let io = self.registration.io_handle();
-        uring
-            .write
-            .poll_drained(rings, io.current_ring(rings), uring.fd, cx)
+        uring.write.poll_drained(
+            rings,
+            io.current_ring(rings),
+            io.is_shutdown(),
+            uring.fd,
+            cx,
+        )
     }
 
     /// Shut the write direction down without waiting (an owned write half

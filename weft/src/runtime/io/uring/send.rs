@@ -101,13 +101,28 @@ impl UringWrite {
     }
 
     /// Wait until no send is in flight (continuing short sends on `ring`).
+    /// With the runtime shut down (`is_shutdown`), a send still in the
+    /// kernel is the shutdown error: no thread of that runtime reaps its
+    /// completion any more.
     fn poll_idle(
         state: &mut WriteState,
         rings: &Rings,
         (ring, owned): (usize, bool),
+        is_shutdown: bool,
         fd: RawFd,
         waker: &Waker,
     ) -> Poll<io::Result<()>> {
+        if is_shutdown {
+            if let Some(op) = state.op {
+                let mut wakers = Vec::new();
+                rings.get(op.ring).reap(&mut wakers);
+                wakers.into_iter().for_each(Waker::wake);
+                Self::take_if_done(state, rings);
+            }
+            if state.op.is_some() || state.rest.is_some() {
+                return Poll::Ready(Err(super::super::shutdown_error()));
+            }
+        }
         loop {
             if let Some((buf, from)) = state.rest.take() {
                 let key = rings
@@ -152,7 +167,14 @@ impl UringWrite {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let mut state = self.lock();
-        std::task::ready!(Self::poll_idle(&mut state, rings, ring, fd, cx.waker()))?;
+        std::task::ready!(Self::poll_idle(
+            &mut state,
+            rings,
+            ring,
+            is_shutdown,
+            fd,
+            cx.waker()
+        ))?;
         if let Some(e) = state.error.take() {
             return Poll::Ready(Err(e));
         }
@@ -194,16 +216,18 @@ impl UringWrite {
     }
 
     /// Wait for the send in flight to end (before a shutdown, or a wait
-    /// for writability). A send's error stays for the next operation.
+    /// for writability). A send's error stays for the next operation, as
+    /// does the shutdown error if the runtime is gone with a send in flight.
     pub(crate) fn poll_drained(
         &self,
         rings: &Rings,
         ring: (usize, bool),
+        is_shutdown: bool,
         fd: RawFd,
         cx: &mut Context<'_>,
     ) -> Poll<()> {
         let mut state = self.lock();
-        match Self::poll_idle(&mut state, rings, ring, fd, cx.waker()) {
+        match Self::poll_idle(&mut state, rings, ring, is_shutdown, fd, cx.waker()) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(())) => Poll::Ready(()),
             Poll::Ready(Err(e)) => {
