@@ -507,6 +507,48 @@ fn a_short_send_is_finished_while_its_writer_waits_for_the_reply() {
     }
 }
 
+/// A program that writes and then ends its runtime (the end of `main`)
+/// gets its bytes to the peer, as on epoll, where they sat in the kernel's
+/// socket buffer: the runtime's teardown lets a dropped stream's last send
+/// run (for up to a second) instead of cancelling it.
+#[test]
+fn a_runtime_dropped_right_after_a_write_still_delivers_every_byte() {
+    use std::io::Read;
+    for (name, rt) in runtimes() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            let (mut peer, _) = listener.accept().unwrap();
+            peer.set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            // Read nothing for a while: the last send waits in the kernel
+            // while the runtime goes away.
+            std::thread::sleep(Duration::from_millis(100));
+            let mut got = Vec::new();
+            peer.read_to_end(&mut got).map(|_| got)
+        });
+        let data = pattern(1 << 20);
+        let sent = data.clone();
+        rt.block_on(async move {
+            let socket = weft::net::TcpSocket::new_v4().unwrap();
+            socket.set_send_buffer_size(8192).unwrap();
+            let mut stream = socket.connect(addr).await.unwrap();
+            stream.write_all(&sent).await.unwrap();
+        });
+        drop(rt);
+        let got = reader
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            got.len(),
+            data.len(),
+            "{name}: bytes lost at the runtime's end"
+        );
+        assert!(got == data, "{name}: the bytes differ");
+    }
+}
+
 /// Drop a stream right after `write_all` of more than the socket buffers
 /// hold: the last send is still in flight (or went out short), and the
 /// ring finishes it on the stream's behalf; the peer, reading late, gets

@@ -477,7 +477,8 @@ impl OpTable {
         }
     }
 
-    /// The ring is closing: orphaned sends stop at their next completion.
+    /// The ring gives up on its sends: orphaned and live sends stop at
+    /// their next completion, and become cancellable.
     pub(crate) fn close(&mut self) {
         self.closing = true;
     }
@@ -488,20 +489,21 @@ impl OpTable {
     }
 
     /// The `user_data` of every request still in the kernel that may be
-    /// cancelled (all but detached ones).
+    /// cancelled: all but detached ones and, until [`close`](Self::close),
+    /// orphaned sends (their bytes were accepted by a write).
     pub(crate) fn cancellable_user_data(&self) -> impl Iterator<Item = u64> + '_ {
+        let closing = self.closing;
         self.slots
             .iter()
             .enumerate()
-            .filter(|(_, slot)| {
-                matches!(
-                    slot.state,
-                    State::InFlight { .. }
-                        | State::Orphaned {
-                            leave: Leave::Cancel | Leave::Send(_),
-                            ..
-                        }
-                )
+            .filter(move |(_, slot)| match &slot.state {
+                State::InFlight { .. } => true,
+                State::Orphaned { leave, .. } => match leave {
+                    Leave::Cancel => true,
+                    Leave::Send(_) => closing,
+                    Leave::Detach => false,
+                },
+                State::Free | State::Done { .. } => false,
             })
             .map(|(i, slot)| {
                 OpKey {
