@@ -226,6 +226,13 @@ impl<R: PollRings> UringPoll<R> {
     /// the `ScheduledIo`): make sure a request is in flight for each kind
     /// it needs.
     pub(crate) fn arm(self: &Arc<Self>, interest: Interest) -> io::Result<()> {
+        self.arm_with(interest, false)
+    }
+
+    /// [`arm`](Self::arm); `submit_now` even on this thread's own ring
+    /// (a re-arm from a completion's waker: the thread running it may be
+    /// a worker about to park without another batch point).
+    fn arm_with(self: &Arc<Self>, interest: Interest, submit_now: bool) -> io::Result<()> {
         let mut reserved = [false; 2];
         {
             let mut polls = lock(&self.polls);
@@ -255,10 +262,13 @@ impl<R: PollRings> UringPoll<R> {
         let mut failed = None;
         for kind in KINDS {
             if reserved[kind.index()] && failed.is_none() {
-                match self
-                    .rings
-                    .start_poll(ring, self.fd, kind.events(), &waker, !owned)
-                {
+                match self.rings.start_poll(
+                    ring,
+                    self.fd,
+                    kind.events(),
+                    &waker,
+                    !owned || submit_now,
+                ) {
                     Ok(key) => started[kind.index()] = Some(key),
                     Err(e) => failed = Some(e),
                 }
@@ -377,7 +387,7 @@ impl<R: PollRings> UringPoll<R> {
         }
         if let Some(interest) = collected.rearm {
             // A failed start already set ERROR and woke the waiters.
-            let _ = self.arm(interest);
+            let _ = self.arm_with(interest, true);
         }
     }
 
