@@ -117,11 +117,20 @@ impl Runtime {
     pub fn shutdown_timeout(mut self, timeout: Duration) {
         self.shutdown_scheduler();
         self.blocking_pool.shutdown(Some(timeout));
+        // Not waited for: it ends its loop on its own, soon.
+        drop(self.take_monitor_thread());
     }
 
     /// Shut down without waiting for any thread.
     pub fn shutdown_background(self) {
         self.shutdown_timeout(Duration::ZERO);
+    }
+
+    fn take_monitor_thread(&self) -> Option<std::thread::JoinHandle<()>> {
+        match &self.handle.inner {
+            scheduler::Handle::MultiThread(h) => h.take_monitor_thread(),
+            scheduler::Handle::CurrentThread(_) => None,
+        }
     }
 
     fn shutdown_scheduler(&mut self) {
@@ -145,6 +154,13 @@ impl Drop for Runtime {
             context::Entered::Yes { .. } => Some(Duration::ZERO),
         };
         self.blocking_pool.shutdown(timeout);
+        // The monitor thread too, as the workers: a runtime dropped is
+        // gone, threads and descriptors (its alarm's timerfd) included.
+        if let Some(monitor) = self.take_monitor_thread() {
+            if timeout.is_none() {
+                let _ = monitor.join();
+            }
+        }
     }
 }
 

@@ -139,6 +139,16 @@ impl MultiThread {
 }
 
 impl Handle {
+    /// The monitor thread, if it runs and nobody took it yet: the runtime's
+    /// drop joins it once the scheduler is shut down.
+    pub(crate) fn take_monitor_thread(&self) -> Option<std::thread::JoinHandle<()>> {
+        self.monitor
+            .as_ref()
+            .and_then(|monitor| monitor.take_thread())
+    }
+}
+
+impl Handle {
     pub(crate) fn spawn<F>(
         me: &Arc<Handle>,
         future: F,

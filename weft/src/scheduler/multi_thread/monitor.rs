@@ -235,6 +235,10 @@ pub(crate) struct Monitor {
     /// left).
     stuck: Mutex<Vec<usize>>,
     rescuing: AtomicBool,
+    /// The monitor thread, joined when the runtime is dropped (it owns a
+    /// clone of this, and with it the alarm's timerfd: a runtime gone
+    /// must not close a descriptor later, under the program's feet).
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// What sampling remembers between samples, whoever takes them.
@@ -305,6 +309,7 @@ impl Monitor {
             slow: AtomicBool::new(false),
             stuck: Mutex::new(Vec::new()),
             rescuing: AtomicBool::new(false),
+            thread: Mutex::new(None),
         };
         monitor.alarm.set(min_period);
         Ok(monitor)
@@ -317,7 +322,15 @@ impl Monitor {
             .name("weft-monitor".into())
             .spawn(move || run(weak));
         // No monitor is a lost feature, not a broken runtime.
-        drop(spawned);
+        if let (Ok(thread), Some(monitor)) = (spawned, &handle.monitor) {
+            *monitor.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        }
+    }
+
+    /// The monitor thread, for the runtime's drop to join (after
+    /// [`shutdown`](Self::shutdown), which ends its loop) or to detach.
+    pub(crate) fn take_thread(&self) -> Option<std::thread::JoinHandle<()>> {
+        self.thread.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// A worker left its park: resume sampling if the monitor sleeps.
