@@ -199,6 +199,43 @@ fn a_write_is_sent_when_block_on_returns() {
     }
 }
 
+/// A large write that `block_on` returned from goes out whole while the
+/// caller blocks outside the runtime: the kernel finishes a short send by
+/// itself (`MSG_WAITALL`), with no thread of the runtime to continue it.
+#[test]
+fn a_large_write_is_sent_whole_after_block_on_returns() {
+    use std::io::Read;
+    let rt = Builder::new_current_thread()
+        .enable_all()
+        .io_driver(IoDriver::Uring)
+        .build()
+        .unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let data = pattern(1 << 20);
+    let len = data.len();
+    let (done, finished) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let (mut peer, _) = listener.accept().unwrap();
+        let mut got = vec![0u8; len];
+        let read = peer.read_exact(&mut got).map(|()| got);
+        let _ = done.send(());
+        read
+    });
+    let mut stream = rt.block_on(async {
+        let socket = weft::net::TcpSocket::new_v4().unwrap();
+        socket.set_send_buffer_size(8192).unwrap();
+        socket.connect(addr).await.unwrap()
+    });
+    rt.block_on(stream.write_all(&data)).unwrap();
+    // Block outside the runtime until the peer has every byte.
+    finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the rest of the write never left");
+    assert!(reader.join().unwrap().unwrap() == data, "the bytes differ");
+    drop(stream);
+}
+
 /// A receive brought more than the next reader's buffer holds: the rest is
 /// served by the following reads, in order.
 #[test]

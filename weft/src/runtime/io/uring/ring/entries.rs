@@ -59,7 +59,11 @@ impl Ring {
     }
 
     /// Start a `send(2)` of `buf[from..]` on `fd` (`MSG_NOSIGNAL`: a peer
-    /// that is gone is an `EPIPE` error, never a signal). `waker: None`
+    /// that is gone is an `EPIPE` error, never a signal; `MSG_WAITALL`: the
+    /// kernel sends the rest of a short one itself, on stream sockets
+    /// since Linux 5.18, even while no thread of the runtime runs, say
+    /// after `block_on` returned; where it does not, or a send still ends
+    /// short, the table continues it, ops.rs `LiveSend`). `waker: None`
     /// for a send nobody waits on yet (a write that returned at once):
     /// its completion then wakes no task, and a later poll leaves one.
     pub(crate) fn start_send(
@@ -73,7 +77,7 @@ impl Ring {
         let rest = &buf[from..];
         let len = u32::try_from(rest.len()).unwrap_or(u32::MAX);
         let entry = opcode::Send::new(types::Fd(fd), rest.as_ptr(), len)
-            .flags(libc::MSG_NOSIGNAL)
+            .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
             .build();
         // The table sends the rest of a short one (ops.rs, `LiveSend`).
         let kind = SlotKind::Send(LiveSend::new(fd, from));

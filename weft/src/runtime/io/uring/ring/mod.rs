@@ -652,12 +652,16 @@ impl RingState {
             Completed::Resend { key, fd, ptr, len } => {
                 let len = u32::try_from(len).unwrap_or(u32::MAX);
                 let entry = opcode::Send::new(types::Fd(fd), ptr, len)
-                    .flags(libc::MSG_NOSIGNAL)
+                    .flags(libc::MSG_NOSIGNAL | libc::MSG_WAITALL)
                     .build()
                     .user_data(key.user_data());
-                // SAFETY: `ptr` points at the rest of the buffer the
-                // orphaned slot `key` still owns (ops.rs), and `fd` is the
-                // table's own duplicate, open until `Finished`.
+                // SAFETY: `ptr` points at the rest of the buffer the slot
+                // `key` still owns (ops.rs: in flight until its last
+                // completion, live or orphaned). `fd` is open: an orphan's
+                // is the table's own duplicate, open until `Finished`; a
+                // live send's is its stream's socket, which the stream
+                // closes only after abandoning the send, under this lock
+                // (so after this entry is submitted, below, in `reap`).
                 if unsafe { self.push(&entry, wakers) }.is_err() {
                     // Could not even queue it: give up on the rest.
                     let completed = self.table.complete(key.user_data(), -libc::ECONNABORTED);
