@@ -236,6 +236,48 @@ fn a_large_write_is_sent_whole_after_block_on_returns() {
     drop(stream);
 }
 
+/// A writer waiting for its send and another task waiting for
+/// writability (a read half's `ready`) are both woken when the send ends:
+/// the second one's wait once took the writer's place on the send, took
+/// its completion, and left the writer waiting for good.
+#[test]
+fn a_writability_wait_beside_a_waiting_writer_leaves_the_writer_woken() {
+    use weft::io::Interest;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (client, mut server) = pair_small_sndbuf().await;
+            let (read_half, mut write_half) = client.into_split();
+            let data = pattern(2 << 20);
+            let len = data.len();
+            let writer = weft::spawn(async move {
+                write_half.write_all(&data).await.unwrap();
+                write_half
+            });
+            // The writer waits on its send now (nobody reads yet).
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let checker = weft::spawn(async move {
+                let ready = read_half.ready(Interest::WRITABLE).await.unwrap();
+                (read_half, ready)
+            });
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let mut got = vec![0u8; len];
+            weft::time::timeout(Duration::from_secs(10), server.read_exact(&mut got))
+                .await
+                .unwrap_or_else(|_| panic!("{name}: the writer stalled: it was never woken"))
+                .unwrap();
+            weft::time::timeout(Duration::from_secs(10), writer)
+                .await
+                .unwrap_or_else(|_| panic!("{name}: the writer was never woken"))
+                .unwrap();
+            let (_, ready) = weft::time::timeout(Duration::from_secs(10), checker)
+                .await
+                .unwrap_or_else(|_| panic!("{name}: the writability wait was never woken"))
+                .unwrap();
+            assert!(ready.is_writable(), "{name}");
+        });
+    }
+}
+
 /// A receive brought more than the next reader's buffer holds: the rest is
 /// served by the following reads, in order.
 #[test]

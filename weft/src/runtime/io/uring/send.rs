@@ -30,19 +30,39 @@
 //!   itself (`ops.rs`, `LiveSend`); this module sees its end, with the
 //!   bytes sent in all.
 
+use super::accept::Waiters;
 use super::ops::Polled;
 use super::Rings;
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 /// The most one write takes (a larger write is accepted in parts).
 const MAX_SEND: usize = 256 * 1024;
 
-#[derive(Default)]
 pub(crate) struct UringWrite {
     state: Mutex<WriteState>,
+    /// The tasks waiting for the send in flight: a writer, and others
+    /// waiting for writability (`writable()`, a read half's `ready`).
+    /// Each joins before it looks at the op, and the op wakes them all
+    /// (as accept.rs's): with one waker per op, the last to look would
+    /// take the others' place, and the one woken could take the
+    /// completion and leave them waiting on an op that is gone.
+    waiters: Arc<Waiters>,
+    /// `waiters` as a waker: what the op wakes.
+    waker: Waker,
+}
+
+impl Default for UringWrite {
+    fn default() -> UringWrite {
+        let waiters = Arc::new(Waiters::default());
+        UringWrite {
+            state: Mutex::default(),
+            waker: Waker::from(waiters.clone()),
+            waiters,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -105,6 +125,7 @@ impl UringWrite {
     /// kernel is the shutdown error: no thread of that runtime reaps its
     /// completion any more.
     fn poll_idle(
+        &self,
         state: &mut WriteState,
         rings: &Rings,
         (ring, owned): (usize, bool),
@@ -124,16 +145,21 @@ impl UringWrite {
             }
         }
         loop {
+            if state.op.is_none() && state.rest.is_none() {
+                return Poll::Ready(Ok(()));
+            }
+            // Join before looking (the field's doc).
+            self.waiters.join(waker);
             if let Some((buf, from)) = state.rest.take() {
                 let key = rings
                     .get(ring)
-                    .start_send(fd, buf, from, Some(waker), !owned)?;
+                    .start_send(fd, buf, from, Some(&self.waker), !owned)?;
                 state.op = Some(InFlight { ring, key, from });
             }
             let Some(op) = state.op else {
-                return Poll::Ready(Ok(()));
+                unreachable!("a send is in flight or was just started")
             };
-            let (result, buf) = match rings.get(op.ring).poll(op.key, waker) {
+            let (result, buf) = match rings.get(op.ring).poll(op.key, &self.waker) {
                 Polled::Pending => return Poll::Pending,
                 Polled::Done { result, buf } => (result, buf),
             };
@@ -167,14 +193,7 @@ impl UringWrite {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let mut state = self.lock();
-        std::task::ready!(Self::poll_idle(
-            &mut state,
-            rings,
-            ring,
-            is_shutdown,
-            fd,
-            cx.waker()
-        ))?;
+        std::task::ready!(self.poll_idle(&mut state, rings, ring, is_shutdown, fd, cx.waker()))?;
         if let Some(e) = state.error.take() {
             return Poll::Ready(Err(e));
         }
@@ -227,7 +246,7 @@ impl UringWrite {
         cx: &mut Context<'_>,
     ) -> Poll<()> {
         let mut state = self.lock();
-        match Self::poll_idle(&mut state, rings, ring, is_shutdown, fd, cx.waker()) {
+        match self.poll_idle(&mut state, rings, ring, is_shutdown, fd, cx.waker()) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(())) => Poll::Ready(()),
             Poll::Ready(Err(e)) => {
