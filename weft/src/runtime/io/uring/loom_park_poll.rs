@@ -47,15 +47,20 @@ impl CompletionQueue {
 /// `RingState::reap`, for the model's completions (the ring's lock held:
 /// `poll` is its guard's contents).
 fn reap(poll: &mut ParkPoll, queue: &CompletionQueue) {
-    let mut wake_the_parked = false;
     for cqe in queue.take_all() {
         let reaped = match cqe {
             Cqe::EpollPoll => poll.completed(),
             Cqe::NoOp => poll.wake_reaped(),
         };
-        wake_the_parked |= reaped == Reaped::WakeTheParked;
+        if reaped == Reaped::WakeTheParked {
+            poll.owe_wake();
+        }
     }
-    if wake_the_parked {
+}
+
+/// The release of the ring's lock (`Locked`'s drop): the owed wake-up.
+fn release(poll: &mut ParkPoll, queue: &CompletionQueue) {
+    if poll.take_owed_wake() {
         queue.post(Cqe::NoOp);
     }
 }
@@ -66,21 +71,26 @@ fn park(ring: &Mutex<ParkPoll>, queue: &CompletionQueue) -> bool {
         let mut poll = lock(ring);
         reap(&mut poll, queue);
         if poll.take_fired() {
+            release(&mut poll, queue);
             return true;
         }
         poll.start_wait();
+        release(&mut poll, queue);
     }
     queue.wait_for_one();
     let mut poll = lock(ring);
     poll.end_wait();
     reap(&mut poll, queue);
-    poll.take_fired()
+    let fired = poll.take_fired();
+    release(&mut poll, queue);
+    fired
 }
 
-/// The poll fires once; the owner parks; another thread reaps the ring
-/// `reaps` times. The owner's park always returns (loom reports a thread
-/// left waiting for ever as a deadlock), and says the poll fired.
-fn owner_parks_beside_a_reaper(reaps: usize) {
+/// The poll fires once; the owner parks; another thread takes the ring's
+/// lock once per entry of `holds`, reaping that many times in each hold.
+/// The owner's park always returns (loom reports a thread left waiting
+/// for ever as a deadlock), and says the poll fired.
+fn owner_parks_beside_a_reaper(holds: &'static [usize]) {
     loom::model(move || {
         let ring = Arc::new(Mutex::new(ParkPoll::default()));
         lock(&ring).armed();
@@ -92,8 +102,12 @@ fn owner_parks_beside_a_reaper(reaps: usize) {
         let reaper = {
             let (ring, queue) = (ring.clone(), queue.clone());
             thread::spawn(move || {
-                for _ in 0..reaps {
-                    reap(&mut lock(&ring), &queue);
+                for &reaps in holds {
+                    let mut poll = lock(&ring);
+                    for _ in 0..reaps {
+                        reap(&mut poll, &queue);
+                    }
+                    release(&mut poll, &queue);
                 }
             })
         };
@@ -105,12 +119,19 @@ fn owner_parks_beside_a_reaper(reaps: usize) {
 
 #[test]
 fn loom_a_poll_completion_reaped_by_another_thread_still_ends_the_owners_wait() {
-    owner_parks_beside_a_reaper(1);
+    owner_parks_beside_a_reaper(&[1]);
 }
 
 /// The reaper also takes the no-op it posted for the owner, before the
-/// owner's wait began (a cancel's wait loop reaps again at once).
+/// owner's wait began (another hold of the lock, reaping again).
 #[test]
 fn loom_the_owners_wake_up_reaped_by_another_thread_is_posted_again() {
-    owner_parks_beside_a_reaper(2);
+    owner_parks_beside_a_reaper(&[1, 1]);
+}
+
+/// A cancel's wait loop reaps several times in one hold of the lock: the
+/// wake-up is posted once, on release, and still reaches the owner.
+#[test]
+fn loom_a_wake_up_owed_in_a_long_hold_is_posted_on_release() {
+    owner_parks_beside_a_reaper(&[2]);
 }

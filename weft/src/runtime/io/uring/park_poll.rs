@@ -20,6 +20,11 @@
 //!   takes the no-op as well; while the owner still waits, it posts the
 //!   no-op again ([`ParkPoll::wake_reaped`]). Only the owner, its wait
 //!   over, lets it go.
+//! - **Posted once per hold of the lock, on release** ([`ParkPoll::owe_wake`],
+//!   [`ParkPoll::take_owed_wake`]): the owner cannot end its wait while
+//!   another thread holds the lock, so a no-op posted earlier would only
+//!   be reaped again by that thread's next wait, at once, and the
+//!   thread would spin instead of sleeping between its looks.
 
 /// What [`ParkPoll::completed`] asks the reaper to do.
 #[must_use]
@@ -38,6 +43,9 @@ pub(super) struct ParkPoll {
     /// The owner is between its last look under the lock and the end of
     /// its wait.
     parked: bool,
+    /// A reap under the current hold of the lock took what would have
+    /// ended the owner's wait: post a no-op on release.
+    owed: bool,
 }
 
 impl ParkPoll {
@@ -70,6 +78,18 @@ impl ParkPoll {
         } else {
             Reaped::Recorded
         }
+    }
+
+    /// A reap asked for a wake-up ([`Reaped::WakeTheParked`]): the lock's
+    /// release posts it.
+    pub(super) fn owe_wake(&mut self) {
+        self.owed = true;
+    }
+
+    /// On the lock's release: whether to post the owner's wake-up (and
+    /// forget it). Only while the owner still waits.
+    pub(super) fn take_owed_wake(&mut self) -> bool {
+        std::mem::take(&mut self.owed) && self.parked
     }
 
     /// Whether the poll fired since the owner last took it (and forget it).
@@ -105,6 +125,9 @@ mod tests {
         poll.armed();
         poll.start_wait();
         assert_eq!(poll.completed(), Reaped::WakeTheParked);
+        poll.owe_wake();
+        assert!(poll.take_owed_wake(), "posted on release");
+        assert!(!poll.take_owed_wake(), "once");
         assert!(poll.needs_arming(), "the poll is spent");
         // Its no-op, taken by another thread, goes back for the owner;
         // the owner itself, its wait over, lets it go.

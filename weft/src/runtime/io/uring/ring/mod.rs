@@ -89,6 +89,38 @@ struct RingState {
     epoll_fd: Option<RawFd>,
 }
 
+/// The ring's state under its lock. Its release posts the wake-up a reap
+/// owed the parked owner meanwhile (park_poll.rs), once per hold, and
+/// wakes what that post reaped only after the lock is let go.
+struct Locked<'a>(Option<MutexGuard<'a, RingState>>);
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = RingState;
+    fn deref(&self) -> &RingState {
+        self.0.as_ref().expect("held until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut RingState {
+        self.0.as_mut().expect("held until dropped")
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let Some(mut state) = self.0.take() else {
+            return;
+        };
+        let mut wakers = Vec::new();
+        if state.park_poll.take_owed_wake() && state.push_nop(WAKE_USER_DATA, &mut wakers) {
+            let _ = state.submit(&mut wakers);
+        }
+        drop(state);
+        wake_all(wakers);
+    }
+}
+
 /// `user_data` of the ring's poll on the driver's epoll descriptor (like
 /// `INTERNAL_USER_DATA`, its high half is all ones: no slot's name).
 const EPOLL_USER_DATA: u64 = u64::MAX - 1;
@@ -169,8 +201,8 @@ impl Ring {
         self.fd
     }
 
-    fn lock(&self) -> MutexGuard<'_, RingState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> Locked<'_> {
+        Locked(Some(self.state.lock().unwrap_or_else(|e| e.into_inner())))
     }
 
     /// Give `buf` to a new table slot and push `entry` under its name.
@@ -636,8 +668,9 @@ impl RingState {
         }
         if wake_the_parked {
             // The owner waits in the ring for the completion just taken
-            // (park_poll.rs): a no-op's completion ends its wait instead.
-            resent |= self.push_nop(WAKE_USER_DATA, wakers);
+            // (park_poll.rs): a no-op's completion ends its wait instead,
+            // posted when this hold of the lock ends (`Locked`).
+            self.park_poll.owe_wake();
         }
         if resent {
             // Whoever reaps may not be the ring's owner: send now.
