@@ -86,6 +86,7 @@ pub(crate) use self::send::UringWrite;
 use std::fmt;
 use std::io;
 use std::task::Waker;
+use std::time::{Duration, Instant};
 
 /// Which I/O driver a runtime uses (`Builder::io_driver`).
 ///
@@ -239,6 +240,30 @@ pub(crate) struct Rings {
     /// The kernel has `unlinkat`, `mkdirat` and `renameat` ops (5.15);
     /// without them those calls stay on the blocking pool.
     path_calls: bool,
+}
+
+/// How long a runtime's teardown lets its rings' orphaned sends run, all
+/// rings together, before it cancels them (a peer that reads nothing).
+const TEARDOWN_SEND_GRACE: Duration = Duration::from_secs(1);
+
+impl Drop for Rings {
+    /// Let the rings' orphaned sends finish (`Ring::finish_sends`), up to
+    /// one deadline for all of them; each ring's own drop then gives up on
+    /// the rest. Not from inside a runtime (a worker, a task dropping the
+    /// last handle of another runtime's stream): that thread must not wait
+    /// on a peer.
+    fn drop(&mut self) {
+        if matches!(
+            crate::runtime::context::entered(),
+            crate::runtime::context::Entered::Yes { .. }
+        ) {
+            return;
+        }
+        let deadline = Instant::now() + TEARDOWN_SEND_GRACE;
+        for ring in self.rings.iter_mut() {
+            ring.finish_sends(deadline);
+        }
+    }
 }
 
 /// Tokens `RING_TOKEN_BASE - i` name ring `i` in the poller (below the

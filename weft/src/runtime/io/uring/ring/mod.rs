@@ -138,10 +138,6 @@ const RECANCEL_AFTER: Duration = Duration::from_millis(10);
 /// microseconds; this bounds a drop's wait if the kernel never does.
 const GIVE_UP_AFTER: Duration = Duration::from_secs(1);
 
-/// How long a ring's teardown lets orphaned sends run before it cancels
-/// them (a peer that reads nothing).
-const SENDS_AT_TEARDOWN: Duration = Duration::from_secs(1);
-
 /// `IORING_RECVSEND_POLL_FIRST` (`io_uring.h`, Linux 5.19), which the
 /// `io-uring` crate does not export.
 const RECVSEND_POLL_FIRST: u16 = 1;
@@ -456,40 +452,45 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
-    /// Cancel what nobody will take, let accepted bytes go out, and wait
-    /// (a bounded time) for the completions, so no buffer is freed while
-    /// the kernel may write it; whatever is still out after that is
-    /// leaked, never freed.
-    fn drop(&mut self) {
+impl Ring {
+    /// The first part of a ring's teardown ([`Rings`]'s drop): cancel what
+    /// nobody will take, and let orphaned sends (a dropped stream's last
+    /// write, accepted by a write as the kernel's socket buffer would have
+    /// taken it) and detached file writes run until `deadline`. A program
+    /// that writes and then ends its runtime expects its bytes to arrive,
+    /// as on epoll.
+    pub(crate) fn finish_sends(&mut self, deadline: Instant) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         let mut wakers = Vec::new();
-        // Detached requests (file writes a dropped `File` accepted) and
-        // orphaned sends (a dropped stream's last write, which a write
-        // returned for, as the kernel's socket buffer would have taken it)
-        // are waited for, not cancelled: a program that writes and then
-        // ends its runtime expects its bytes to arrive, as on epoll.
         let pending: Vec<u64> = state.table.cancellable_user_data().collect();
         for user_data in pending {
             state.cancel(user_data, &mut wakers);
         }
-        let give_up = Instant::now() + SENDS_AT_TEARDOWN;
-        while state.table.in_flight() > 0 && Instant::now() < give_up {
+        while state.table.in_flight() > 0 && Instant::now() < deadline {
             state.wait(Duration::from_millis(1), &mut wakers);
         }
-        if state.table.in_flight() > 0 {
-            // A peer that reads nothing for a second: give the sends up.
-            state.table.close();
-            let pending: Vec<u64> = state.table.cancellable_user_data().collect();
-            for user_data in pending {
-                state.cancel(user_data, &mut wakers);
+    }
+}
+
+impl Drop for Ring {
+    /// Cancel everything in flight but detached writes (sends too: past
+    /// [`Ring::finish_sends`], a peer that reads nothing) and wait (a
+    /// bounded time) for the completions, so no buffer is freed while the
+    /// kernel may write it; whatever is still out after that is leaked,
+    /// never freed.
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut wakers = Vec::new();
+        state.table.close();
+        let pending: Vec<u64> = state.table.cancellable_user_data().collect();
+        for user_data in pending {
+            state.cancel(user_data, &mut wakers);
+        }
+        for _ in 0..1000 {
+            if state.table.in_flight() == 0 {
+                break;
             }
-            for _ in 0..100 {
-                if state.table.in_flight() == 0 {
-                    break;
-                }
-                state.wait(Duration::from_millis(1), &mut wakers);
-            }
+            state.wait(Duration::from_millis(1), &mut wakers);
         }
         if state.table.in_flight() > 0 {
             state.table.leak_in_flight();
