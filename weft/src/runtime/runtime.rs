@@ -11,7 +11,7 @@ use crate::task::JoinHandle;
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// An async runtime: a scheduler, its worker threads, and a blocking pool.
 ///
@@ -116,9 +116,18 @@ impl Runtime {
     /// Threads still busy after that are left running, detached.
     pub fn shutdown_timeout(mut self, timeout: Duration) {
         self.shutdown_scheduler();
+        let deadline = Instant::now().checked_add(timeout);
         self.blocking_pool.shutdown(Some(timeout));
-        // Not waited for: it ends its loop on its own, soon.
-        drop(self.take_monitor_thread());
+        // The monitor ends its loop at once (it was kicked): joined if it
+        // is gone by the deadline, as drop joins it, else left to end.
+        if let Some(monitor) = self.take_monitor_thread() {
+            while !monitor.is_finished() && deadline.is_some_and(|d| Instant::now() < d) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            if monitor.is_finished() {
+                let _ = monitor.join();
+            }
+        }
     }
 
     /// Shut down without waiting for any thread.
@@ -157,7 +166,9 @@ impl Drop for Runtime {
         // The monitor thread too, as the workers: a runtime dropped is
         // gone, threads and descriptors (its alarm's timerfd) included.
         if let Some(monitor) = self.take_monitor_thread() {
-            if timeout.is_none() {
+            // Not on the monitor thread itself (a long-poll hook that
+            // dropped a runtime): a thread cannot wait for its own end.
+            if timeout.is_none() && monitor.thread().id() != std::thread::current().id() {
                 let _ = monitor.join();
             }
         }
