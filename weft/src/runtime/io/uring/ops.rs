@@ -7,7 +7,8 @@
 //!
 //! Invariants (each transition is one function below; the ring's mutex
 //! serialises them, `loom_ops.rs` models the races between a reaper, the
-//! op's owner and a canceller):
+//! op's owner and a canceller; a live send's continuation has unit tests
+//! in `ops_tests.rs`, outside the order matrix there):
 //! - **A buffer the kernel may write is never freed or handed out.** From
 //!   `insert` until the operation's completion arrives (`complete`), its
 //!   slot owns the buffer, whatever happens to the future or stream that
@@ -81,8 +82,9 @@ pub(crate) struct OpTable {
     free: Vec<u32>,
     /// Slots whose completion has not arrived yet (`InFlight`, `Orphaned`).
     in_flight: usize,
-    /// The ring is being torn down: orphaned sends end at their next
-    /// completion instead of continuing.
+    /// The ring gives its sends up (the end of its teardown): orphaned and
+    /// live sends end at their next completion instead of continuing, and
+    /// orphaned sends become cancellable.
     closing: bool,
 }
 
@@ -202,7 +204,8 @@ pub(crate) enum Polled {
     /// The completion: the kernel's result (bytes, or `-errno`) and the
     /// buffer, back with the caller. The slot is free.
     Done { result: i32, buf: Vec<u8> },
-    /// Still in the kernel; the waker is stored.
+    /// Still in the kernel; the waker is stored (by `poll`; `take_done`
+    /// leaves the one stored before).
     Pending,
 }
 

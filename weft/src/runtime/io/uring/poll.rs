@@ -230,8 +230,9 @@ impl<R: PollRings> UringPoll<R> {
     }
 
     /// [`arm`](Self::arm); `submit_now` even on this thread's own ring
-    /// (a re-arm from a completion's waker: the thread running it may be
-    /// a worker about to park without another batch point).
+    /// (a re-arm after the kernel interrupted a poll, from `finish`, which
+    /// a completion's waker or a task's own collect runs: that thread may
+    /// be a worker about to park without another batch point).
     fn arm_with(self: &Arc<Self>, interest: Interest, submit_now: bool) -> io::Result<()> {
         let mut reserved = [false; 2];
         {

@@ -16,7 +16,10 @@
 //! - Entries pushed by the ring's owning worker may wait for its next
 //!   [`flush`](Ring::flush) (once per maintenance tick and before it
 //!   parks: one `io_uring_enter` for the batch); entries pushed by any
-//!   other thread are submitted at once, because nobody else would.
+//!   other thread are submitted at once, because nobody else would. Two
+//!   exceptions on the owner's side: a `block_on` returning submits the
+//!   writes nobody waits for ([`Ring::submit_pending`]), and a poll
+//!   re-armed from a completion's waker goes at once (poll.rs).
 //! - **The submission and completion queues are touched only under the
 //!   lock** (through `submission_shared` / `completion_shared`, which
 //!   need exactly that); [`Ring::park`]'s wait, the one call made without
@@ -65,12 +68,12 @@ pub(crate) struct Ring {
     /// lock (it only enters the kernel; no queue is touched).
     waiter: Arc<IoUring>,
     fd: RawFd,
-    /// A hint of `RingState::unsubmitted_returned`, so that a `block_on`
+    /// A hint of `RingState::unsubmitted_unwaited`, so that a `block_on`
     /// returning skips the lock when nothing needs submitting. Set by the
     /// owner's own pushes (the only ones left for later), so the owner
     /// never reads it false while its write waits; a stale `true` costs
     /// one look under the lock.
-    maybe_returned: AtomicBool,
+    maybe_unwaited: AtomicBool,
 }
 
 struct RingState {
@@ -82,7 +85,7 @@ struct RingState {
     unsubmitted: usize,
     /// Among them, an op whose caller did not wait for it (a write that
     /// returned once its send was started): `Ring::submit_pending`.
-    unsubmitted_returned: bool,
+    unsubmitted_unwaited: bool,
     /// The poll on the epoll descriptor (see `park`).
     park_poll: ParkPoll,
     /// The descriptor that poll watches (set by the first `park`).
@@ -172,12 +175,12 @@ impl Ring {
             poll_first,
             fd: uring.as_raw_fd(),
             waiter: uring.clone(),
-            maybe_returned: AtomicBool::new(false),
+            maybe_unwaited: AtomicBool::new(false),
             state: Mutex::new(RingState {
                 uring,
                 table: OpTable::default(),
                 unsubmitted: 0,
-                unsubmitted_returned: false,
+                unsubmitted_unwaited: false,
                 park_poll: ParkPoll::default(),
                 epoll_fd: None,
             }),
@@ -239,8 +242,8 @@ impl Ring {
         // (module invariant; ops.rs).
         let pushed = unsafe { state.push(&entry, &mut wakers) };
         if pushed.is_ok() && waker.is_none() && !submit_now {
-            state.unsubmitted_returned = true;
-            self.maybe_returned.store(true, Ordering::Relaxed);
+            state.unsubmitted_unwaited = true;
+            self.maybe_unwaited.store(true, Ordering::Relaxed);
         }
         if let Err(e) = pushed.and_then(|()| {
             if submit_now {
@@ -374,11 +377,11 @@ impl Ring {
     /// reaps too: submitting them here would cost a Ruby scheduler on the
     /// ring an `io_uring_enter` per hook call.
     pub(crate) fn submit_pending(&self, wakers: &mut Vec<Waker>) {
-        if !self.maybe_returned.swap(false, Ordering::Relaxed) {
+        if !self.maybe_unwaited.swap(false, Ordering::Relaxed) {
             return;
         }
         let mut state = self.lock();
-        if state.unsubmitted_returned {
+        if state.unsubmitted_unwaited {
             let _ = state.submit(wakers);
         }
     }
@@ -541,7 +544,7 @@ impl RingState {
             match self.uring.submit() {
                 Ok(_) => {
                     self.unsubmitted = 0;
-                    self.unsubmitted_returned = false;
+                    self.unsubmitted_unwaited = false;
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -627,7 +630,7 @@ impl RingState {
         let args = types::SubmitArgs::new().timespec(&ts);
         let _ = self.uring.submitter().submit_with_args(1, &args);
         self.unsubmitted = 0;
-        self.unsubmitted_returned = false;
+        self.unsubmitted_unwaited = false;
         self.reap(wakers);
     }
 

@@ -1,0 +1,45 @@
+//! The io_uring suites' shared pieces (io_uring.rs, io_uring_sends.rs):
+//! one runtime of each flavour on the ring driver, connected pairs, and
+//! a byte pattern.
+
+#![allow(dead_code)] // each suite uses its own part
+
+use weft::net::{TcpListener, TcpStream};
+use weft::runtime::{Builder, IoDriver, Runtime};
+
+pub fn runtimes() -> Vec<(&'static str, Runtime)> {
+    let uring = |b: &mut Builder| b.enable_all().io_driver(IoDriver::Uring).build().unwrap();
+    vec![
+        ("current_thread", uring(&mut Builder::new_current_thread())),
+        (
+            "multi_thread(1)",
+            uring(Builder::new_multi_thread().worker_threads(1)),
+        ),
+        (
+            "multi_thread(4)",
+            uring(Builder::new_multi_thread().worker_threads(4)),
+        ),
+    ]
+}
+
+pub async fn pair() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (client, server) = weft::join!(TcpStream::connect(addr), listener.accept());
+    (client.unwrap(), server.unwrap().0)
+}
+
+/// A connected pair whose client has a small send buffer, so a large
+/// write's sends go out short and must be continued.
+pub async fn pair_small_sndbuf() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let socket = weft::net::TcpSocket::new_v4().unwrap();
+    socket.set_send_buffer_size(8192).unwrap();
+    let (client, server) = weft::join!(socket.connect(addr), listener.accept());
+    (client.unwrap(), server.unwrap().0)
+}
+
+pub fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 253) as u8).collect()
+}
