@@ -121,12 +121,10 @@ impl Runtime {
         // The monitor ends its loop at once (it was kicked): joined if it
         // is gone by the deadline, as drop joins it, else left to end.
         if let Some(monitor) = self.take_monitor_thread() {
-            while !monitor.is_finished() && deadline.is_some_and(|d| Instant::now() < d) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            if monitor.is_finished() {
-                let _ = monitor.join();
-            }
+            let left = deadline.map_or(Duration::ZERO, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            monitor.join_within(left);
         }
     }
 
@@ -135,7 +133,7 @@ impl Runtime {
         self.shutdown_timeout(Duration::ZERO);
     }
 
-    fn take_monitor_thread(&self) -> Option<std::thread::JoinHandle<()>> {
+    fn take_monitor_thread(&self) -> Option<crate::scheduler::multi_thread::MonitorThread> {
         match &self.handle.inner {
             scheduler::Handle::MultiThread(h) => h.take_monitor_thread(),
             scheduler::Handle::CurrentThread(_) => None,
@@ -153,6 +151,11 @@ impl Runtime {
     }
 }
 
+/// How long a runtime's drop waits for its monitor thread to end (it ends
+/// at once, kicked by the shutdown; the bound only keeps a drop from
+/// hanging on a monitor that does not).
+const MONITOR_JOIN_LIMIT: Duration = Duration::from_secs(2);
+
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.shutdown_scheduler();
@@ -166,10 +169,8 @@ impl Drop for Runtime {
         // The monitor thread too, as the workers: a runtime dropped is
         // gone, threads and descriptors (its alarm's timerfd) included.
         if let Some(monitor) = self.take_monitor_thread() {
-            // Not on the monitor thread itself (a long-poll hook that
-            // dropped a runtime): a thread cannot wait for its own end.
-            if timeout.is_none() && monitor.thread().id() != std::thread::current().id() {
-                let _ = monitor.join();
+            if timeout.is_none() {
+                monitor.join_within(MONITOR_JOIN_LIMIT);
             }
         }
     }

@@ -20,7 +20,7 @@ mod monitor;
 pub(crate) mod queue;
 mod worker;
 
-pub(crate) use monitor::MonitorConfig;
+pub(crate) use monitor::{MonitorConfig, MonitorThread};
 pub(crate) use worker::{block_in_place, Context};
 
 use self::idle::Idle;
@@ -141,7 +141,7 @@ impl MultiThread {
 impl Handle {
     /// The monitor thread, if it runs and nobody took it yet: the runtime's
     /// drop joins it once the scheduler is shut down.
-    pub(crate) fn take_monitor_thread(&self) -> Option<std::thread::JoinHandle<()>> {
+    pub(crate) fn take_monitor_thread(&self) -> Option<monitor::MonitorThread> {
         self.monitor
             .as_ref()
             .and_then(|monitor| monitor.take_thread())

@@ -238,7 +238,7 @@ pub(crate) struct Monitor {
     /// The monitor thread, joined when the runtime is dropped (it owns a
     /// clone of this, and with it the alarm's timerfd: a runtime gone
     /// must not close a descriptor later, under the program's feet).
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    thread: Mutex<Option<MonitorThread>>,
 }
 
 /// What sampling remembers between samples, whoever takes them.
@@ -318,18 +318,23 @@ impl Monitor {
     /// Start the monitor thread for `handle`'s workers.
     pub(crate) fn start(handle: &Arc<Handle>) {
         let weak = Arc::downgrade(handle);
+        let (done, ended) = std::sync::mpsc::channel::<()>();
         let spawned = std::thread::Builder::new()
             .name("weft-monitor".into())
-            .spawn(move || run(weak));
+            .spawn(move || {
+                run(weak);
+                drop(done);
+            });
         // No monitor is a lost feature, not a broken runtime.
-        if let (Ok(thread), Some(monitor)) = (spawned, &handle.monitor) {
-            *monitor.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        if let (Ok(join), Some(monitor)) = (spawned, &handle.monitor) {
+            *monitor.thread.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(MonitorThread { join, ended });
         }
     }
 
     /// The monitor thread, for the runtime's drop to join (after
     /// [`shutdown`](Self::shutdown), which ends its loop) or to detach.
-    pub(crate) fn take_thread(&self) -> Option<std::thread::JoinHandle<()>> {
+    pub(crate) fn take_thread(&self) -> Option<MonitorThread> {
         self.thread.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
@@ -497,6 +502,28 @@ impl Monitor {
             self.alarm.wait()
         };
         (!self.shut_down.load(Ordering::SeqCst)).then_some(kicked)
+    }
+}
+
+/// The monitor thread, and word of the end of its loop.
+pub(crate) struct MonitorThread {
+    join: std::thread::JoinHandle<()>,
+    ended: std::sync::mpsc::Receiver<()>,
+}
+
+impl MonitorThread {
+    /// Join the thread if its loop ends within `limit` (it ends at once
+    /// after a shutdown kicked it), else leave it to end on its own: a
+    /// runtime's drop waits for it, but never for ever. Not from the
+    /// monitor thread itself (a long-poll hook that dropped a runtime).
+    pub(crate) fn join_within(self, limit: Duration) {
+        if self.join.thread().id() == std::thread::current().id() {
+            return;
+        }
+        if let Err(std::sync::mpsc::RecvTimeoutError::Disconnected) = self.ended.recv_timeout(limit)
+        {
+            let _ = self.join.join();
+        }
     }
 }
 
