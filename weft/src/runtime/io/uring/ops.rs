@@ -310,17 +310,7 @@ impl OpTable {
     /// If `key` is not an operation its caller owns (freed or abandoned):
     /// a bug in the ring's users.
     pub(crate) fn poll(&mut self, key: OpKey, waker: &Waker) -> Polled {
-        let polled = self.take_done(key);
-        if let Some(Slot {
-            state: State::InFlight { waker: stored, .. },
-            ..
-        }) = self.slot_mut(key)
-        {
-            if !stored.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                *stored = Some(waker.clone());
-            }
-        }
-        polled
+        self.look(key, Some(waker))
     }
 
     /// As [`poll`](Self::poll), but the waker stored for the op stays: for
@@ -330,11 +320,23 @@ impl OpTable {
     /// # Panics
     /// As `poll`.
     pub(crate) fn take_done(&mut self, key: OpKey) -> Polled {
+        self.look(key, None)
+    }
+
+    /// `poll` (`waker`: the one to store if still pending) or `take_done`.
+    fn look(&mut self, key: OpKey, waker: Option<&Waker>) -> Polled {
         let slot = self
             .slot_mut(key)
             .expect("polled an io_uring operation that was already taken or abandoned");
-        match &slot.state {
-            State::InFlight { .. } => Polled::Pending,
+        match &mut slot.state {
+            State::InFlight { waker: stored, .. } => {
+                if let Some(waker) = waker {
+                    if !stored.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                        *stored = Some(waker.clone());
+                    }
+                }
+                Polled::Pending
+            }
             State::Done { .. } => {
                 let State::Done { result, buf } = std::mem::replace(&mut slot.state, State::Free)
                 else {
