@@ -68,12 +68,13 @@ pub(crate) struct Ring {
     /// lock (it only enters the kernel; no queue is touched).
     waiter: Arc<IoUring>,
     fd: RawFd,
-    /// A hint of `RingState::unsubmitted_unwaited`, so that a `block_on`
-    /// returning skips the lock when nothing needs submitting. Set by the
-    /// owner's own pushes (the only ones left for later), so the owner
-    /// never reads it false while its write waits; a stale `true` costs
-    /// one look under the lock.
-    maybe_unwaited: AtomicBool,
+    /// The owner pushed an op its caller did not wait for (a write that
+    /// returned once its send was started) since its last `block_on`
+    /// returned: [`Ring::submit_pending`]. Only the owner leaves pushes
+    /// for later, and only it reads this, so `Relaxed` is enough; a send a
+    /// batch point submitted meanwhile costs a look under the lock (and
+    /// submits early whatever else was pushed since).
+    unwaited_pushed: AtomicBool,
 }
 
 struct RingState {
@@ -83,9 +84,6 @@ struct RingState {
     table: OpTable,
     /// Entries pushed since the last submit.
     unsubmitted: usize,
-    /// Among them, an op whose caller did not wait for it (a write that
-    /// returned once its send was started): `Ring::submit_pending`.
-    unsubmitted_unwaited: bool,
     /// The poll on the epoll descriptor (see `park`).
     park_poll: ParkPoll,
     /// The descriptor that poll watches (set by the first `park`).
@@ -175,12 +173,11 @@ impl Ring {
             poll_first,
             fd: uring.as_raw_fd(),
             waiter: uring.clone(),
-            maybe_unwaited: AtomicBool::new(false),
+            unwaited_pushed: AtomicBool::new(false),
             state: Mutex::new(RingState {
                 uring,
                 table: OpTable::default(),
                 unsubmitted: 0,
-                unsubmitted_unwaited: false,
                 park_poll: ParkPoll::default(),
                 epoll_fd: None,
             }),
@@ -242,8 +239,7 @@ impl Ring {
         // (module invariant; ops.rs).
         let pushed = unsafe { state.push(&entry, &mut wakers) };
         if pushed.is_ok() && waker.is_none() && !submit_now {
-            state.unsubmitted_unwaited = true;
-            self.maybe_unwaited.store(true, Ordering::Relaxed);
+            self.unwaited_pushed.store(true, Ordering::Relaxed);
         }
         if let Err(e) = pushed.and_then(|()| {
             if submit_now {
@@ -377,11 +373,12 @@ impl Ring {
     /// reaps too: submitting them here would cost a Ruby scheduler on the
     /// ring an `io_uring_enter` per hook call.
     pub(crate) fn submit_pending(&self, wakers: &mut Vec<Waker>) {
-        if !self.maybe_unwaited.swap(false, Ordering::Relaxed) {
+        if !self.unwaited_pushed.load(Ordering::Relaxed) {
             return;
         }
+        self.unwaited_pushed.store(false, Ordering::Relaxed);
         let mut state = self.lock();
-        if state.unsubmitted_unwaited {
+        if state.unsubmitted > 0 {
             let _ = state.submit(wakers);
         }
     }
@@ -544,7 +541,6 @@ impl RingState {
             match self.uring.submit() {
                 Ok(_) => {
                     self.unsubmitted = 0;
-                    self.unsubmitted_unwaited = false;
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -630,7 +626,6 @@ impl RingState {
         let args = types::SubmitArgs::new().timespec(&ts);
         let _ = self.uring.submitter().submit_with_args(1, &args);
         self.unsubmitted = 0;
-        self.unsubmitted_unwaited = false;
         self.reap(wakers);
     }
 
