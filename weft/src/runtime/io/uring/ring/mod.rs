@@ -461,14 +461,7 @@ impl Ring {
     /// as on epoll.
     pub(crate) fn finish_sends(&mut self, deadline: Instant) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        let mut wakers = Vec::new();
-        let pending: Vec<u64> = state.table.cancellable_user_data().collect();
-        for user_data in pending {
-            state.cancel(user_data, &mut wakers);
-        }
-        while state.table.in_flight() > 0 && Instant::now() < deadline {
-            state.wait(Duration::from_millis(1), &mut wakers);
-        }
+        state.cancel_and_drain(deadline);
     }
 }
 
@@ -480,22 +473,11 @@ impl Drop for Ring {
     /// never freed.
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        let mut wakers = Vec::new();
         state.table.close();
-        let pending: Vec<u64> = state.table.cancellable_user_data().collect();
-        for user_data in pending {
-            state.cancel(user_data, &mut wakers);
-        }
-        for _ in 0..1000 {
-            if state.table.in_flight() == 0 {
-                break;
-            }
-            state.wait(Duration::from_millis(1), &mut wakers);
-        }
+        state.cancel_and_drain(Instant::now() + Duration::from_secs(1));
         if state.table.in_flight() > 0 {
             state.table.leak_in_flight();
         }
-        drop(wakers);
     }
 }
 
@@ -561,6 +543,20 @@ impl RingState {
         let _ = unsafe { self.push(&entry, wakers) };
         let _ = self.submit(wakers);
         self.reap(wakers);
+    }
+
+    /// Teardown: cancel every request the table calls cancellable, and
+    /// reap until nothing is in flight or `deadline` passes. Nobody waits
+    /// on these any more, so the wakers reaped are dropped unwoken.
+    fn cancel_and_drain(&mut self, deadline: Instant) {
+        let mut wakers = Vec::new();
+        let pending: Vec<u64> = self.table.cancellable_user_data().collect();
+        for user_data in pending {
+            self.cancel(user_data, &mut wakers);
+        }
+        while self.table.in_flight() > 0 && Instant::now() < deadline {
+            self.wait(Duration::from_millis(1), &mut wakers);
+        }
     }
 
     /// Wait for a cancelled op's completion, asking for the cancel again
