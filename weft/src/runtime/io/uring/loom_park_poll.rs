@@ -8,7 +8,7 @@
 //! the owner's wait (an `io_uring_enter` for one completion) is a wait on
 //! it without the ring's lock.
 
-use super::park_poll::{ParkPoll, Reaped};
+use super::park_poll::ParkPoll;
 use crate::loom::{lock, thread, Arc, Condvar, Mutex};
 
 /// What the model's completions are.
@@ -48,12 +48,9 @@ impl CompletionQueue {
 /// `poll` is its guard's contents).
 fn reap(poll: &mut ParkPoll, queue: &CompletionQueue) {
     for cqe in queue.take_all() {
-        let reaped = match cqe {
+        match cqe {
             Cqe::EpollPoll => poll.completed(),
             Cqe::NoOp => poll.wake_reaped(),
-        };
-        if reaped == Reaped::WakeTheParked {
-            poll.owe_wake();
         }
     }
 }

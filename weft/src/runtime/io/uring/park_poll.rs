@@ -13,28 +13,18 @@
 //!   owner would sleep on with epoll's events unread (a wake-up of the
 //!   runtime among them), and with no poll armed to tell it. So that
 //!   thread posts a completion of its own (a no-op) for the owner's wait
-//!   to end on ([`Reaped::WakeTheParked`]). Loom model:
+//!   to end on ([`ParkPoll::completed`] owes it). Loom model:
 //!   `loom_park_poll.rs`.
 //! - **That no-op reaches the owner too.** A thread that reaps again
 //!   before the owner's wait began (a cancel's wait loop reaps at once)
 //!   takes the no-op as well; while the owner still waits, it posts the
 //!   no-op again ([`ParkPoll::wake_reaped`]). Only the owner, its wait
 //!   over, lets it go.
-//! - **Posted once per hold of the lock, on release** ([`ParkPoll::owe_wake`],
-//!   [`ParkPoll::take_owed_wake`]): the owner cannot end its wait while
+//! - **Posted once per hold of the lock, on release**
+//!   ([`ParkPoll::take_owed_wake`]): the owner cannot end its wait while
 //!   another thread holds the lock, so a no-op posted earlier would only
 //!   be reaped again by that thread's next wait, at once, and the
 //!   thread would spin instead of sleeping between its looks.
-
-/// What [`ParkPoll::completed`] asks the reaper to do.
-#[must_use]
-#[derive(Debug, PartialEq, Eq)]
-pub(super) enum Reaped {
-    /// Nobody waits in the ring: the owner's next park finds `fired`.
-    Recorded,
-    /// The owner waits in the ring: post a completion for it.
-    WakeTheParked,
-}
 
 #[derive(Default, Debug)]
 pub(super) struct ParkPoll {
@@ -59,31 +49,18 @@ impl ParkPoll {
         self.armed = true;
     }
 
-    /// The poll's completion was reaped, by whichever thread.
-    pub(super) fn completed(&mut self) -> Reaped {
+    /// The poll's completion was reaped, by whichever thread: a wake-up
+    /// is owed if the owner waits in the ring.
+    pub(super) fn completed(&mut self) {
         self.armed = false;
         self.fired = true;
-        if self.parked {
-            Reaped::WakeTheParked
-        } else {
-            Reaped::Recorded
-        }
+        self.owed |= self.parked;
     }
 
     /// The no-op posted for a waiting owner was reaped, by whichever
-    /// thread: posted again while the owner still waits.
-    pub(super) fn wake_reaped(&self) -> Reaped {
-        if self.parked {
-            Reaped::WakeTheParked
-        } else {
-            Reaped::Recorded
-        }
-    }
-
-    /// A reap asked for a wake-up ([`Reaped::WakeTheParked`]): the lock's
-    /// release posts it.
-    pub(super) fn owe_wake(&mut self) {
-        self.owed = true;
+    /// thread: owed again while the owner still waits.
+    pub(super) fn wake_reaped(&mut self) {
+        self.owed |= self.parked;
     }
 
     /// On the lock's release: whether to post the owner's wake-up (and
@@ -118,22 +95,24 @@ mod tests {
         assert!(poll.needs_arming());
         poll.armed();
         assert!(!poll.needs_arming());
-        assert_eq!(poll.completed(), Reaped::Recorded, "nobody waits yet");
+        poll.completed();
+        assert!(!poll.take_owed_wake(), "nobody waits yet");
         assert!(poll.take_fired());
         assert!(!poll.take_fired(), "taken once");
 
         poll.armed();
         poll.start_wait();
-        assert_eq!(poll.completed(), Reaped::WakeTheParked);
-        poll.owe_wake();
+        poll.completed();
         assert!(poll.take_owed_wake(), "posted on release");
         assert!(!poll.take_owed_wake(), "once");
         assert!(poll.needs_arming(), "the poll is spent");
         // Its no-op, taken by another thread, goes back for the owner;
         // the owner itself, its wait over, lets it go.
-        assert_eq!(poll.wake_reaped(), Reaped::WakeTheParked);
+        poll.wake_reaped();
+        assert!(poll.take_owed_wake());
         poll.end_wait();
-        assert_eq!(poll.wake_reaped(), Reaped::Recorded);
+        poll.wake_reaped();
+        assert!(!poll.take_owed_wake());
         assert!(poll.take_fired());
     }
 }

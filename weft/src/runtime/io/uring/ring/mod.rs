@@ -41,7 +41,7 @@ use super::ops::{
     Abandoned, Completed, Leave, LiveSend, OpKey, OpTable, OrphanSend, Polled, SlotKind,
     INTERNAL_USER_DATA,
 };
-use super::park_poll::{ParkPoll, Reaped};
+use super::park_poll::ParkPoll;
 use io_uring::{opcode, squeue, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -627,7 +627,6 @@ impl RingState {
 
     fn reap(&mut self, wakers: &mut Vec<Waker>) {
         let mut resent = false;
-        let mut wake_the_parked = false;
         loop {
             // SAFETY: the queues are only touched under the ring's lock,
             // which `&mut self` (a locked RingState) proves is held.
@@ -636,18 +635,18 @@ impl RingState {
             let mut actions = Vec::new();
             for cqe in &mut completion {
                 any = true;
-                let reaped = match cqe.user_data() {
+                // Taking the epoll poll's completion, or the no-op posted
+                // for the owner, while the owner waits in the ring owes it
+                // a no-op, posted when this hold of the lock ends
+                // (park_poll.rs, `Locked`).
+                match cqe.user_data() {
                     EPOLL_USER_DATA => self.park_poll.completed(),
                     WAKE_USER_DATA => self.park_poll.wake_reaped(),
-                    user_data => {
-                        match self.table.complete(user_data, cqe.result()) {
-                            Completed::Wake(waker) => wakers.extend(waker),
-                            other => actions.push(other),
-                        }
-                        continue;
-                    }
-                };
-                wake_the_parked |= reaped == Reaped::WakeTheParked;
+                    user_data => match self.table.complete(user_data, cqe.result()) {
+                        Completed::Wake(waker) => wakers.extend(waker),
+                        other => actions.push(other),
+                    },
+                }
             }
             drop(completion);
             for action in actions {
@@ -660,12 +659,6 @@ impl RingState {
             // The kernel kept completions that did not fit: have it move
             // them into the queue, and read again.
             let _ = self.uring.submitter().submit_and_wait(0);
-        }
-        if wake_the_parked {
-            // The owner waits in the ring for the completion just taken
-            // (park_poll.rs): a no-op's completion ends its wait instead,
-            // posted when this hold of the lock ends (`Locked`).
-            self.park_poll.owe_wake();
         }
         if resent {
             // Whoever reaps may not be the ring's owner: send now.
