@@ -146,9 +146,7 @@ impl Handle {
             .as_ref()
             .and_then(|monitor| monitor.take_thread())
     }
-}
 
-impl Handle {
     pub(crate) fn spawn<F>(
         me: &Arc<Handle>,
         future: F,

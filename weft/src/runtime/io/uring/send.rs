@@ -134,12 +134,7 @@ impl UringWrite {
         waker: &Waker,
     ) -> Poll<io::Result<()>> {
         if is_shutdown {
-            if let Some(op) = state.op {
-                let mut wakers = Vec::new();
-                rings.get(op.ring).reap(&mut wakers);
-                wakers.into_iter().for_each(Waker::wake);
-                Self::take_if_done(state, rings);
-            }
+            Self::take_if_done(state, rings);
             if state.op.is_some() || state.rest.is_some() {
                 return Poll::Ready(Err(super::super::shutdown_error()));
             }
