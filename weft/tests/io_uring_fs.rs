@@ -6,6 +6,9 @@
 //! Every runtime here asks for `IoDriver::Uring`; `tests/fs_file.rs` runs
 //! the file semantics on both drivers (README, "Testing").
 
+#[path = "support/uring.rs"]
+mod uring;
+
 use std::future::Future;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -14,29 +17,12 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 use weft::fs::File;
 use weft::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, ReadBuf};
-use weft::runtime::{Builder, IoDriver, Runtime};
+use weft::runtime::Runtime;
 
 /// Each flavour with a blocking pool of one thread, so a test can take
 /// the pool away from the file.
 fn runtimes() -> Vec<(&'static str, Runtime)> {
-    let uring = |b: &mut Builder| {
-        b.enable_all()
-            .io_driver(IoDriver::Uring)
-            .max_blocking_threads(1)
-            .build()
-            .unwrap()
-    };
-    vec![
-        ("current_thread", uring(&mut Builder::new_current_thread())),
-        (
-            "multi_thread(1)",
-            uring(Builder::new_multi_thread().worker_threads(1)),
-        ),
-        (
-            "multi_thread(4)",
-            uring(Builder::new_multi_thread().worker_threads(4)),
-        ),
-    ]
+    uring::runtimes_with(|b| b.max_blocking_threads(1))
 }
 
 fn scratch(test: &str, flavour: &str) -> PathBuf {
@@ -323,11 +309,7 @@ fn a_fifo_read_waits_in_the_ring_and_shutdown_ends_it() {
 /// creating and truncating).
 #[test]
 fn open_options_through_the_ring_match_std_for_every_combination() {
-    let rt = Builder::new_current_thread()
-        .enable_all()
-        .io_driver(IoDriver::Uring)
-        .build()
-        .unwrap();
+    let rt = uring::current_thread();
     let dir = scratch("open-matrix", "all");
     let mut compared = 0;
     for bits in 0u32..64 {

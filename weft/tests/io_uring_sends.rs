@@ -10,10 +10,10 @@
 mod uring;
 
 use std::time::Duration;
-use uring::{pair, pair_small_sndbuf, pattern, runtimes};
+use uring::{pair, pair_small_sndbuf, pattern, read_all_later, runtimes};
 use weft::io::{AsyncReadExt, AsyncWriteExt};
 use weft::net::TcpStream;
-use weft::runtime::{Builder, IoDriver};
+use weft::runtime::Builder;
 
 /// A write that `block_on` returned from is on its way: the caller may
 /// block on the peer next (a std socket), and nothing of the runtime runs
@@ -44,11 +44,7 @@ fn a_write_is_sent_when_block_on_returns() {
 #[test]
 fn a_large_write_is_sent_whole_after_block_on_returns() {
     use std::io::Read;
-    let rt = Builder::new_current_thread()
-        .enable_all()
-        .io_driver(IoDriver::Uring)
-        .build()
-        .unwrap();
+    let rt = uring::current_thread();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let data = pattern(1 << 20);
@@ -240,14 +236,9 @@ fn a_runtime_dropped_right_after_a_write_still_delivers_every_byte() {
 fn a_dropped_streams_last_send_still_delivers_every_byte() {
     for (name, rt) in runtimes() {
         rt.block_on(async {
-            let (mut client, mut server) = pair_small_sndbuf().await;
+            let (mut client, server) = pair_small_sndbuf().await;
             let payload = pattern(1 << 20);
-            let reader = weft::spawn(async move {
-                weft::time::sleep(Duration::from_millis(50)).await;
-                let mut got = Vec::new();
-                server.read_to_end(&mut got).await.unwrap();
-                got
-            });
+            let reader = read_all_later(server, Duration::from_millis(50));
             client.write_all(&payload).await.unwrap();
             drop(client);
             let got = reader.await.unwrap();
@@ -297,14 +288,9 @@ fn a_dropped_write_half_shuts_down_after_its_sends() {
 fn try_write_does_not_overtake_a_send_in_flight() {
     for (name, rt) in runtimes() {
         rt.block_on(async {
-            let (mut client, mut server) = pair_small_sndbuf().await;
+            let (mut client, server) = pair_small_sndbuf().await;
             let payload = pattern(1 << 20);
-            let reader = weft::spawn(async move {
-                weft::time::sleep(Duration::from_millis(30)).await;
-                let mut got = Vec::new();
-                server.read_to_end(&mut got).await.unwrap();
-                got
-            });
+            let reader = read_all_later(server, Duration::from_millis(30));
             client.write_all(&payload).await.unwrap();
             let mut tail: &[u8] = b"-tail";
             // First try at once, with the last send surely still going

@@ -1,14 +1,27 @@
-//! The io_uring suites' shared pieces (io_uring.rs, io_uring_sends.rs):
-//! one runtime of each flavour on the ring driver, connected pairs, and
-//! a byte pattern.
+//! The io_uring suites' shared pieces (io_uring.rs, io_uring_sends.rs,
+//! io_uring_fs.rs):
+//! one runtime of each flavour on the ring driver, connected pairs, a
+//! slow reader, and a byte pattern.
 
 #![allow(dead_code)] // each suite uses its own part
 
+use std::time::Duration;
+use weft::io::AsyncReadExt;
 use weft::net::{TcpListener, TcpStream};
 use weft::runtime::{Builder, IoDriver, Runtime};
 
+/// One runtime of each flavour on the ring driver.
 pub fn runtimes() -> Vec<(&'static str, Runtime)> {
-    let uring = |b: &mut Builder| b.enable_all().io_driver(IoDriver::Uring).build().unwrap();
+    runtimes_with(|b| b)
+}
+
+/// [`runtimes`], each builder `configure`d further first.
+pub fn runtimes_with(configure: fn(&mut Builder) -> &mut Builder) -> Vec<(&'static str, Runtime)> {
+    let uring = |b: &mut Builder| {
+        configure(b.enable_all().io_driver(IoDriver::Uring))
+            .build()
+            .unwrap()
+    };
     vec![
         ("current_thread", uring(&mut Builder::new_current_thread())),
         (
@@ -20,6 +33,26 @@ pub fn runtimes() -> Vec<(&'static str, Runtime)> {
             uring(Builder::new_multi_thread().worker_threads(4)),
         ),
     ]
+}
+
+/// A current-thread runtime on the ring driver.
+pub fn current_thread() -> Runtime {
+    Builder::new_current_thread()
+        .enable_all()
+        .io_driver(IoDriver::Uring)
+        .build()
+        .unwrap()
+}
+
+/// Reads `stream` to its end after `delay` (a peer that is slow to read,
+/// so the writer's sends wait in the kernel meanwhile).
+pub fn read_all_later(mut stream: TcpStream, delay: Duration) -> weft::task::JoinHandle<Vec<u8>> {
+    weft::spawn(async move {
+        weft::time::sleep(delay).await;
+        let mut got = Vec::new();
+        stream.read_to_end(&mut got).await.unwrap();
+        got
+    })
 }
 
 pub async fn pair() -> (TcpStream, TcpStream) {
