@@ -113,8 +113,11 @@ impl Drop for Locked<'_> {
         let Some(mut state) = self.0.take() else {
             return;
         };
+        if !state.park_poll.take_owed_wake() {
+            return;
+        }
         let mut wakers = Vec::new();
-        if state.park_poll.take_owed_wake() && state.push_nop(WAKE_USER_DATA, &mut wakers) {
+        if state.push_nop(WAKE_USER_DATA, &mut wakers) {
             let _ = state.submit(&mut wakers);
         }
         drop(state);
