@@ -231,14 +231,10 @@ impl Drivers {
     /// Submit what worker `index`'s tasks queued on its io_uring ring,
     /// without collecting completions: for a thread about to leave the
     /// runtime (its next batch point collects them).
+    #[inline]
     pub(crate) fn submit_ring(&self, index: usize) {
-        let Some(rings) = self.handle.io().and_then(|io| io.rings()) else {
-            return;
-        };
-        let mut wakers = Vec::new();
-        rings.submit_pending(index, &mut wakers);
-        for waker in wakers {
-            waker.wake();
+        if let Some(rings) = self.handle.io().and_then(|io| io.rings()) {
+            rings.submit_pending(index);
         }
     }
 

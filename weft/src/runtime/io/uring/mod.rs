@@ -330,9 +330,10 @@ impl Rings {
     }
 
     /// Worker `index`'s pushes, submitted now (`Ring::submit_pending`).
-    pub(crate) fn submit_pending(&self, index: usize, wakers: &mut Vec<Waker>) {
+    #[inline]
+    pub(crate) fn submit_pending(&self, index: usize) {
         if let Some(ring) = self.rings.get(index) {
-            ring.submit_pending(wakers);
+            ring.submit_pending();
         }
     }
 

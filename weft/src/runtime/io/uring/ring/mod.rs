@@ -109,20 +109,26 @@ impl std::ops::DerefMut for Locked<'_> {
 }
 
 impl Drop for Locked<'_> {
+    #[inline]
     fn drop(&mut self) {
-        let Some(mut state) = self.0.take() else {
-            return;
-        };
-        if !state.park_poll.take_owed_wake() {
-            return;
+        if let Some(mut state) = self.0.take() {
+            if state.park_poll.take_owed_wake() {
+                post_owed_wake(state);
+            }
         }
-        let mut wakers = Vec::new();
-        if state.push_nop(WAKE_USER_DATA, &mut wakers) {
-            let _ = state.submit(&mut wakers);
-        }
-        drop(state);
-        wake_all(wakers);
     }
+}
+
+/// [`Locked`]'s release when a wake-up is owed: post it, let the lock go,
+/// then wake what the post reaped.
+#[cold]
+fn post_owed_wake(mut state: MutexGuard<'_, RingState>) {
+    let mut wakers = Vec::new();
+    if state.push_nop(WAKE_USER_DATA, &mut wakers) {
+        let _ = state.submit(&mut wakers);
+    }
+    drop(state);
+    wake_all(wakers);
 }
 
 /// `user_data` of the ring's poll on the driver's epoll descriptor (like
@@ -375,15 +381,23 @@ impl Ring {
     /// wait for (receives, polls) stay for the next batch point, which
     /// reaps too: submitting them here would cost a Ruby scheduler on the
     /// ring an `io_uring_enter` per hook call.
-    pub(crate) fn submit_pending(&self, wakers: &mut Vec<Waker>) {
-        if !self.unwaited_pushed.load(Ordering::Relaxed) {
-            return;
+    #[inline]
+    pub(crate) fn submit_pending(&self) {
+        if self.unwaited_pushed.load(Ordering::Relaxed) {
+            self.submit_unwaited();
         }
+    }
+
+    #[cold]
+    fn submit_unwaited(&self) {
         self.unwaited_pushed.store(false, Ordering::Relaxed);
+        let mut wakers = Vec::new();
         let mut state = self.lock();
         if state.unsubmitted > 0 {
-            let _ = state.submit(wakers);
+            let _ = state.submit(&mut wakers);
         }
+        drop(state);
+        wake_all(wakers);
     }
 
     /// Park the ring's owner (the worker holding the I/O driver) in the
