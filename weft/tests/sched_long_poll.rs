@@ -362,3 +362,57 @@ fn queued_work_runs_while_every_other_worker_is_busy_2_workers() {
 fn queued_work_runs_while_every_other_worker_is_busy_4_workers() {
     queued_work_runs_while_every_other_worker_is_busy(4);
 }
+
+/// The rescue thread hands back what it took from a stuck worker and did
+/// not run, and somebody runs it. A one-worker runtime blocks in a task
+/// with four tasks queued behind it: the rescue thread steals two (runs
+/// one, keeps one), the worker, its poll over, runs the rest and goes to
+/// sleep while the rescue thread is still busy; when the rescue thread
+/// stops, the task it kept must not wait in the inject queue behind a
+/// sleeping worker (it did: the hand-back woke the worker, which, still
+/// on the sleepers list, went back to sleep without looking; seen as
+/// `a_million_tiny_tasks` hanging on a loaded machine).
+#[test]
+fn work_the_rescue_thread_took_but_did_not_run_is_run() {
+    let threshold = Duration::from_millis(10);
+    let rt = runtime(1, threshold);
+    let blocked_until = Instant::now() + Duration::from_millis(100);
+    let handles = rt.block_on(async move {
+        weft::spawn(async move {
+            // In the LIFO slot (the last), and the queue (the four others).
+            let handles: Vec<_> = (0..5)
+                .map(|_| {
+                    weft::spawn(async move {
+                        // Started while the parent blocks: only the rescue
+                        // thread runs a task then; it stays busy a while
+                        // after the parent's poll ends.
+                        let now = Instant::now();
+                        if now < blocked_until {
+                            std::thread::sleep(blocked_until - now + Duration::from_millis(50));
+                        }
+                    })
+                })
+                .collect();
+            std::thread::sleep(blocked_until.saturating_duration_since(Instant::now()));
+            handles
+        })
+        .await
+        .unwrap()
+    });
+    let all_ran = rt.block_on(async move {
+        let all = async move {
+            for handle in handles {
+                handle.await.unwrap();
+            }
+        };
+        weft::time::timeout(Duration::from_secs(5), all).await
+    });
+    assert!(
+        all_ran.is_ok(),
+        "a task the rescue thread handed back was never run (5 s)"
+    );
+    let long_polls: u64 = (0..rt.metrics().num_workers())
+        .map(|w| rt.metrics().worker_long_poll_count(w))
+        .sum();
+    assert!(long_polls >= 1, "the parent's poll was not seen as long");
+}

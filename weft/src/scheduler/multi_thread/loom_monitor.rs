@@ -1,63 +1,6 @@
 //! Loom models of the monitor's handshakes with the workers (module doc
-//! of `monitor.rs`): the poll stamp's seqlock, the spawn kick, the
-//! dormant kick.
-
-mod loom_stamp {
-    //! The stamp's seqlock: a monitor that sampled an odd `seq` and then
-    //! asks `task_of(seq)` gets that poll's task or `None`, never the task
-    //! of the poll before or after it, whatever the worker does meanwhile.
-    //! Removing either fence, or the re-read of `seq`, makes loom find a
-    //! reader that pairs poll 1's `seq` with poll 2's task. The reader is a
-    //! spawned thread: run on the model's main thread, its first load was
-    //! never scheduled after the worker's stores, and the model passed
-    //! without checking anything.
-
-    use super::super::PollStamp;
-    use crate::loom::Arc;
-    use std::panic::Location;
-    use std::sync::atomic::Ordering;
-
-    #[track_caller]
-    fn here() -> &'static Location<'static> {
-        Location::caller()
-    }
-
-    #[test]
-    fn loom_poll_stamp_reader_never_mixes_two_polls() {
-        loom::model(|| {
-            let first = here();
-            let second = here();
-            let stamp = Arc::new(PollStamp::new());
-            let worker = {
-                let stamp = stamp.clone();
-                loom::thread::spawn(move || {
-                    stamp.begin_raw(1, first);
-                    stamp.end();
-                    stamp.begin_raw(2, second);
-                })
-            };
-            let reader = loom::thread::spawn({
-                let stamp = stamp.clone();
-                move || {
-                    let seq = stamp.seq.load(Ordering::Acquire);
-                    if seq & 1 == 1 {
-                        let expected = if seq == 1 { (1, first) } else { (2, second) };
-                        if let Some((id, at)) = stamp.task_of(seq) {
-                            assert_eq!(
-                                (id, at),
-                                expected,
-                                "seq {seq} read with another poll's task"
-                            );
-                        }
-                    }
-                }
-            });
-            reader.join().unwrap();
-            worker.join().unwrap();
-            assert_eq!(stamp.task_of(3), Some((2, second)));
-        });
-    }
-}
+//! of `monitor.rs`): the spawn kick and the dormant kick. (The poll
+//! stamp's seqlock has its model in stamp.rs.)
 
 mod loom_spawn_kick {
     //! The slow handshake (module doc, "Slow unless a task was spawned"):

@@ -18,6 +18,8 @@ mod lifo;
 mod loom_idle;
 mod monitor;
 pub(crate) mod queue;
+mod rescue;
+mod stamp;
 mod worker;
 
 pub(crate) use monitor::{MonitorConfig, MonitorThread};
@@ -63,7 +65,7 @@ struct Remote {
     steal: queue::Steal<Notified<Arc<Handle>>>,
     unpark: Unparker,
     /// Written by the worker around each poll, read by the monitor.
-    stamp: monitor::PollStamp,
+    stamp: stamp::PollStamp,
     /// The worker's LIFO slot, which the monitor may steal from.
     lifo: Arc<lifo::LifoSlot<Notified<Arc<Handle>>>>,
 }
@@ -84,7 +86,7 @@ impl MultiThread {
             remotes.push(Remote {
                 steal,
                 unpark,
-                stamp: monitor::PollStamp::new(),
+                stamp: stamp::PollStamp::new(),
                 lifo,
             });
         }

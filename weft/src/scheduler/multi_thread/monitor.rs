@@ -1,23 +1,15 @@
 //! The long-poll monitor: notices a worker stuck in one poll and keeps the
 //! work queued behind it moving (the idea is Go's `sysmon`).
 //!
-//! Owns: the per-worker [`PollStamp`]s (written by the workers), the
-//! sampling state (shared by the monitor thread and workers' looks), the
-//! monitor thread, and the rescue thread it starts when a poll runs past
-//! the threshold.
+//! Owns: the sampling state (shared by the monitor thread and workers'
+//! looks), the monitor thread, and the decision to take a stuck worker's
+//! work or start a rescue thread when a poll runs past the threshold
+//! (rescue.rs does both). The workers' stamps it reads are stamp.rs's.
 //!
 //! Invariants:
-//! - **The hot path only stamps.** A worker writes its stamp at the start
-//!   and end of every poll: plain stores to a cache line only it writes.
-//!   `seq` is odd while a poll runs. The stamp is a seqlock with one
-//!   writer: the task's id and spawn location are stored before `seq`
-//!   turns odd (`Release`), after a `Release` fence that orders them after
-//!   the previous poll's closing `seq`; a reader that saw an odd `seq`
-//!   (`Acquire`), reads them, and after an `Acquire` fence sees the same
-//!   `seq` again has read that poll's and not the next one's (the fences
-//!   pair up whenever the reader read a newer poll's value). Both fences
-//!   cost nothing on x86 and ARM's `dmb ishst`/`ishld` elsewhere. Modelled
-//!   in `loom_stamp` below.
+//! - **The hot path only stamps.** A worker writes its [`PollStamp`] at
+//!   the start and end of every poll (stamp.rs: a seqlock with one
+//!   writer; `seq` is odd while a poll runs).
 //! - **Stuck means the same odd `seq` twice.** The monitor samples every
 //!   `period`: [`LIFO_RECHECK`] after a sample that found, since a LIFO
 //!   spawn, a worker in a poll with a task in its LIFO slot (so a child
@@ -127,77 +119,13 @@
 
 use super::alarm::Alarm;
 use super::lifo;
-use super::queue;
+use super::rescue::{self, rescue_wanted};
+use super::stamp::PollStamp;
 use super::Handle;
-use crate::coop;
-use crate::loom::{fence, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use crate::loom::{AtomicBool, AtomicU64, Ordering};
 use crate::runtime::{LongPollHook, LongPollInfo};
-use crate::task::Notified;
-use std::panic::Location;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
-
-/// Where one worker is: in a poll (odd `seq`) of which task, or not. On a
-/// cache line of its own: only its worker writes it.
-#[repr(align(64))]
-pub(crate) struct PollStamp {
-    seq: AtomicU64,
-    task_id: AtomicU64,
-    spawned_at: AtomicPtr<Location<'static>>,
-    /// Spawns this worker put in its LIFO slot (module doc, "Slow unless
-    /// a task was spawned").
-    lifo_spawns: AtomicU64,
-}
-
-impl PollStamp {
-    pub(crate) fn new() -> PollStamp {
-        PollStamp {
-            seq: AtomicU64::new(0),
-            task_id: AtomicU64::new(0),
-            spawned_at: AtomicPtr::new(std::ptr::null_mut()),
-            lifo_spawns: AtomicU64::new(0),
-        }
-    }
-
-    /// The worker starts polling `task` (only its worker calls this).
-    #[inline]
-    pub(crate) fn begin(&self, task: &Notified<Arc<Handle>>) {
-        let header = task.header();
-        self.begin_raw(header.id().as_u64(), header.spawned_at());
-    }
-
-    #[inline]
-    fn begin_raw(&self, task_id: u64, spawned_at: &'static Location<'static>) {
-        // Pairs with the fence in `task_of` (module doc).
-        fence(Ordering::Release);
-        self.task_id.store(task_id, Ordering::Relaxed);
-        self.spawned_at
-            .store(spawned_at as *const _ as *mut _, Ordering::Relaxed);
-        let seq = self.seq.load(Ordering::Relaxed);
-        self.seq.store(seq | 1, Ordering::Release);
-    }
-
-    /// The poll ended.
-    #[inline]
-    pub(crate) fn end(&self) {
-        let seq = self.seq.load(Ordering::Relaxed);
-        self.seq.store((seq | 1) + 1, Ordering::Release);
-    }
-
-    /// The task of the poll numbered `seq` (read with `Acquire`), if that
-    /// poll is still running.
-    fn task_of(&self, seq: u64) -> Option<(u64, &'static Location<'static>)> {
-        let id = self.task_id.load(Ordering::Relaxed);
-        let at = self.spawned_at.load(Ordering::Relaxed);
-        // Pairs with the fence in `begin_raw` (module doc).
-        fence(Ordering::Acquire);
-        if self.seq.load(Ordering::Relaxed) != seq || at.is_null() {
-            return None;
-        }
-        // SAFETY: non-null values come from `&'static Location` in `begin`.
-        Some((id, unsafe { &*at }))
-    }
-}
 
 /// The monitor's settings (from the builder).
 #[derive(Clone)]
@@ -413,8 +341,7 @@ impl Monitor {
     /// after the light fence, read `slow`.
     #[inline]
     fn spawn_sees_slow(&self, stamp: &PollStamp) -> bool {
-        let spawns = stamp.lifo_spawns.load(Ordering::Relaxed);
-        stamp.lifo_spawns.store(spawns + 1, Ordering::Relaxed);
+        stamp.count_lifo_spawn();
         lifo::light_fence();
         self.slow.load(Ordering::Relaxed)
     }
@@ -438,7 +365,7 @@ impl Monitor {
         lifo::heavy_fence();
         let spawned = stamps
             .zip(seen)
-            .any(|(stamp, &seen)| stamp.lifo_spawns.load(Ordering::Relaxed) != seen);
+            .any(|(stamp, &seen)| stamp.lifo_spawns() != seen);
         if spawned {
             self.slow.store(false, Ordering::Relaxed);
         }
@@ -473,8 +400,15 @@ impl Monitor {
         any_unparked()
     }
 
-    fn stuck_workers(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
+    /// The workers past the threshold at the monitor thread's last sample.
+    pub(super) fn stuck_workers(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
         self.stuck.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The rescue thread is leaving: the next sample that wants one starts
+    /// another.
+    pub(super) fn rescue_ended(&self) {
+        self.rescuing.store(false, Ordering::Release);
     }
 
     /// Sleep until the alarm rings: at the time the last sample set, or,
@@ -624,14 +558,14 @@ impl Monitor {
         let mut stole = false;
         let mut spawned = false;
         for (index, remote) in handle.remotes.iter().enumerate() {
-            let spawns = remote.stamp.lifo_spawns.load(Ordering::Relaxed);
+            let spawns = remote.stamp.lifo_spawns();
             spawned |= spawns != s.last_spawns[index];
             // Only the monitor thread consumes a spawn: a look that saw it
             // first leaves it for the sample the spawn's kick asks for.
             if acts {
                 s.last_spawns[index] = spawns;
             }
-            let seq = remote.stamp.seq.load(Ordering::Acquire);
+            let seq = remote.stamp.seq();
             // Any poll since the last sample, or one running now: busy.
             busy |= seq != s.last_seq[index] || seq & 1 == 1;
             s.last_seq[index] = seq;
@@ -653,7 +587,7 @@ impl Monitor {
                         outcome = Sampled::Act;
                         continue;
                     }
-                    stole |= rescue_queued(handle, index);
+                    stole |= rescue::rescue_queued(handle, index);
                     let stuck_for = now - seen.since;
                     if stuck_for >= self.config.threshold {
                         s.stuck_now.push(index);
@@ -724,7 +658,7 @@ impl Monitor {
             can_help,
         ) && !self.rescuing.swap(true, Ordering::AcqRel)
         {
-            start_rescue(handle);
+            rescue::start(handle);
         }
         Sampled::Routine
     }
@@ -764,32 +698,6 @@ fn run(handle: Weak<Handle>) {
     }
 }
 
-/// Worker `index` is in the same poll as a period ago: move its LIFO
-/// task to the inject queue, and wake a sleeper to run it and to steal the
-/// worker's queue, or to park in the drivers if nobody is in them; submit
-/// what the worker's tasks pushed on its io_uring ring.
-/// Returns whether it stole the LIFO task.
-fn rescue_queued(handle: &Arc<Handle>, index: usize) -> bool {
-    let remote = &handle.remotes[index];
-    let stolen = remote.lifo.steal();
-    let stole = stolen.is_some();
-    if let Some(task) = stolen {
-        handle.metrics.inc_lifo_steal();
-        handle.schedule_remote(task);
-    }
-    // What its tasks pushed on its io_uring ring waits for its own flush,
-    // which will not come while it is stuck: submit it on its behalf
-    // (completions reaped here wake their tasks through the inject queue).
-    handle.drivers.flush_ring(index);
-    // Queued work needs a taker; and if the stuck worker had left the
-    // drivers to run this poll, nobody is in them: a woken sleeper that
-    // finds nothing to do parks in them.
-    if !remote.steal.is_empty() || handle.drivers.unmanned() {
-        handle.notify_parked();
-    }
-    stole
-}
-
 fn report(handle: &Handle, monitor: &Monitor, index: usize, seq: u64, stuck_for: Duration) {
     handle.worker_metrics[index]
         .long_poll_count
@@ -802,83 +710,6 @@ fn report(handle: &Handle, monitor: &Monitor, index: usize, seq: u64, stuck_for:
         // A panicking hook must not stop the monitor.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&info)));
     }
-}
-
-/// Whether a sample that found `stuck` of `workers` workers past the
-/// threshold calls for the rescue thread: every worker is stuck, or a
-/// stuck one has work queued behind it and no worker is parked or
-/// searching to steal it (the others are busy, and a busy worker steals
-/// only when its own queue runs dry, which may be never). The rescue
-/// thread then runs in the stuck worker's place, as the thread
-/// `block_in_place` starts does, without the task's cooperation.
-fn rescue_wanted(stuck: usize, workers: usize, stuck_with_queue: bool, any_idle: bool) -> bool {
-    stuck > 0 && (stuck >= workers || (stuck_with_queue && !any_idle))
-}
-
-/// Stuck workers' queued work has nobody to run it: run it (and the
-/// inject queue, and the drivers) on a thread of its own until no worker
-/// is stuck.
-fn start_rescue(handle: &Arc<Handle>) {
-    let weak = Arc::downgrade(handle);
-    let spawned = crate::blocking::spawn_blocking_on(&handle.blocking, move || rescue(weak), None);
-    drop(spawned);
-}
-
-/// The rescue thread's loop (module doc).
-fn rescue(handle: Weak<Handle>) {
-    let Some(handle) = handle.upgrade() else {
-        return;
-    };
-    let Some(monitor) = handle.monitor.clone() else {
-        return;
-    };
-    let scheduler_handle = crate::scheduler::Handle::MultiThread(handle.clone());
-    let _current = crate::runtime::context::set_current(&scheduler_handle);
-    // A queue of its own to steal into; nobody steals from it.
-    let (_unused, mut local) = queue::local::<Notified<Arc<Handle>>>();
-    let mut stuck = Vec::new();
-    loop {
-        stuck.clone_from(&monitor.stuck_workers());
-        if stuck.is_empty() || handle.inject.is_closed() {
-            break;
-        }
-        let steal = |r: &super::Remote, local: &mut queue::Local<_>| {
-            let mut stolen = 0;
-            r.steal.steal_into(local, &mut stolen)
-        };
-        // The stuck workers' queues first: nobody else may take them.
-        let next = local
-            .pop()
-            .or_else(|| {
-                stuck
-                    .iter()
-                    .find_map(|&i| steal(&handle.remotes[i], &mut local))
-            })
-            .or_else(|| handle.inject.pop())
-            .or_else(|| handle.remotes.iter().find_map(|r| steal(r, &mut local)));
-        match next {
-            Some(task) => coop::budget(|| task.run()),
-            None => {
-                handle.drivers.poll_now();
-                if handle.inject.is_empty() {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-            }
-        }
-    }
-    // Hand back whatever was taken but not run.
-    while let Some(task) = local.pop() {
-        let _ = handle.inject.push(task);
-    }
-    // A worker that went to park while this thread was polling the drivers
-    // found them taken and sleeps on its condvar, where no I/O event or
-    // timer reaches it: nobody else would poll the drivers again (seen as a
-    // 1-worker runtime hung in a socket copy, under load). Wake every
-    // worker; one of them parks in the drivers, the rest sleep again.
-    for remote in handle.remotes.iter() {
-        remote.unpark.unpark();
-    }
-    monitor.rescuing.store(false, Ordering::Release);
 }
 
 #[cfg(all(test, not(loom)))]

@@ -1,0 +1,134 @@
+//! What the long-poll monitor (monitor.rs) does for a worker stuck in one
+//! poll: take the work queued behind it, and, when nobody else can run
+//! that work, run it on a rescue thread in the worker's place.
+//!
+//! Owns: the rescue thread's loop. At most one runs at a time (the
+//! monitor's `rescuing` flag, set when it starts one, cleared by
+//! `Monitor::rescue_ended` as it leaves). It has no core of its own:
+//! what it wakes goes to the inject queue, what it took and did not run
+//! goes back there, and it never parks, so it leaves the drivers to the
+//! workers it unparks on its way out.
+
+use super::queue;
+use super::Handle;
+use crate::coop;
+use crate::task::Notified;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// Worker `index` is in the same poll as a period ago: move its LIFO
+/// task to the inject queue, and wake a sleeper to run it and to steal the
+/// worker's queue, or to park in the drivers if nobody is in them; submit
+/// what the worker's tasks pushed on its io_uring ring.
+/// Returns whether it stole the LIFO task.
+pub(super) fn rescue_queued(handle: &Arc<Handle>, index: usize) -> bool {
+    let remote = &handle.remotes[index];
+    let stolen = remote.lifo.steal();
+    let stole = stolen.is_some();
+    if let Some(task) = stolen {
+        handle.metrics.inc_lifo_steal();
+        handle.schedule_remote(task);
+    }
+    // What its tasks pushed on its io_uring ring waits for its own flush,
+    // which will not come while it is stuck: submit it on its behalf
+    // (completions reaped here wake their tasks through the inject queue).
+    handle.drivers.flush_ring(index);
+    // Queued work needs a taker; and if the stuck worker had left the
+    // drivers to run this poll, nobody is in them: a woken sleeper that
+    // finds nothing to do parks in them.
+    if !remote.steal.is_empty() || handle.drivers.unmanned() {
+        handle.notify_parked();
+    }
+    stole
+}
+
+/// Whether a sample that found `stuck` of `workers` workers past the
+/// threshold calls for the rescue thread: every worker is stuck, or a
+/// stuck one has work queued behind it and no worker is parked or
+/// searching to steal it (the others are busy, and a busy worker steals
+/// only when its own queue runs dry, which may be never). The rescue
+/// thread then runs in the stuck worker's place, as the thread
+/// `block_in_place` starts does, without the task's cooperation.
+pub(super) fn rescue_wanted(
+    stuck: usize,
+    workers: usize,
+    stuck_with_queue: bool,
+    any_idle: bool,
+) -> bool {
+    stuck > 0 && (stuck >= workers || (stuck_with_queue && !any_idle))
+}
+
+/// Stuck workers' queued work has nobody to run it: run it (and the
+/// inject queue, and the drivers) on a thread of its own until no worker
+/// is stuck.
+pub(super) fn start(handle: &Arc<Handle>) {
+    let weak = Arc::downgrade(handle);
+    let spawned = crate::blocking::spawn_blocking_on(&handle.blocking, move || run(weak), None);
+    drop(spawned);
+}
+
+/// The rescue thread's loop (module doc).
+fn run(handle: Weak<Handle>) {
+    let Some(handle) = handle.upgrade() else {
+        return;
+    };
+    let Some(monitor) = handle.monitor.clone() else {
+        return;
+    };
+    let scheduler_handle = crate::scheduler::Handle::MultiThread(handle.clone());
+    let _current = crate::runtime::context::set_current(&scheduler_handle);
+    // A queue of its own to steal into; nobody steals from it.
+    let (_unused, mut local) = queue::local::<Notified<Arc<Handle>>>();
+    let mut stuck = Vec::new();
+    loop {
+        stuck.clone_from(&monitor.stuck_workers());
+        if stuck.is_empty() || handle.inject.is_closed() {
+            break;
+        }
+        let steal = |r: &super::Remote, local: &mut queue::Local<_>| {
+            let mut stolen = 0;
+            r.steal.steal_into(local, &mut stolen)
+        };
+        // The stuck workers' queues first: nobody else may take them.
+        let next = local
+            .pop()
+            .or_else(|| {
+                stuck
+                    .iter()
+                    .find_map(|&i| steal(&handle.remotes[i], &mut local))
+            })
+            .or_else(|| handle.inject.pop())
+            .or_else(|| handle.remotes.iter().find_map(|r| steal(r, &mut local)));
+        match next {
+            Some(task) => coop::budget(|| task.run()),
+            None => {
+                handle.drivers.poll_now();
+                if handle.inject.is_empty() {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            }
+        }
+    }
+    // Hand back whatever was taken but not run, as any push to the inject
+    // queue does: with a notification. The unparks below are no substitute:
+    // a worker still on the sleepers list takes one for a spurious wake-up
+    // and sleeps again without looking at the queues, and the worker the
+    // rescue stood in for may have gone to sleep meanwhile (test
+    // `work_the_rescue_thread_took_but_did_not_run_is_run`).
+    let mut handed_back = false;
+    while let Some(task) = local.pop() {
+        handed_back |= handle.inject.push(task);
+    }
+    if handed_back {
+        handle.notify_parked();
+    }
+    // A worker that went to park while this thread was polling the drivers
+    // found them taken and sleeps on its condvar, where no I/O event or
+    // timer reaches it: nobody else would poll the drivers again (seen as a
+    // 1-worker runtime hung in a socket copy, under load). Wake every
+    // worker; one of them parks in the drivers, the rest sleep again.
+    for remote in handle.remotes.iter() {
+        remote.unpark.unpark();
+    }
+    monitor.rescue_ended();
+}
