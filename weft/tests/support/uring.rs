@@ -1,7 +1,6 @@
-//! The io_uring suites' shared pieces (io_uring.rs, io_uring_sends.rs,
-//! io_uring_fs.rs):
-//! one runtime of each flavour on the ring driver, connected pairs, a
-//! slow reader, and a byte pattern.
+//! The io_uring suites' shared pieces (io_uring.rs, io_uring_accept.rs,
+//! io_uring_sends.rs, io_uring_fs.rs): one runtime of each flavour on the
+//! ring driver, connected pairs, a slow reader, and a byte pattern.
 
 #![allow(dead_code)] // each suite uses its own part
 
