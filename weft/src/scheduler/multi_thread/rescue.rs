@@ -8,6 +8,12 @@
 //! what it wakes goes to the inject queue, what it took and did not run
 //! goes back there, and it never parks, so it leaves the drivers to the
 //! workers it unparks on its way out.
+//!
+//! Invariant: **every task it puts in the inject queue is announced**
+//! (`notify_parked`, as every push there is). The bare unparks on its
+//! way out do not announce work: a worker they wake that is still on the
+//! sleepers list (idle.rs) takes the wake-up for a spurious one and
+//! sleeps again without looking at the queues.
 
 use super::queue;
 use super::Handle;
