@@ -365,13 +365,13 @@ fn queued_work_runs_while_every_other_worker_is_busy_4_workers() {
 
 /// The rescue thread hands back what it took from a stuck worker and did
 /// not run, and somebody runs it. A one-worker runtime blocks in a task
-/// with four tasks queued behind it: the rescue thread steals two (runs
-/// one, keeps one), the worker, its poll over, runs the rest and goes to
-/// sleep while the rescue thread is still busy; when the rescue thread
-/// stops, the task it kept must not wait in the inject queue behind a
-/// sleeping worker (it did: the hand-back woke the worker, which, still
-/// on the sleepers list, went back to sleep without looking; seen as
-/// `a_million_tiny_tasks` hanging on a loaded machine).
+/// with four tasks queued behind it: the rescue thread steals two and runs
+/// one, the worker, its poll over, runs the rest and goes to sleep while
+/// the rescue thread is still busy; the task the steal took beyond the
+/// one it ran must not wait in the inject queue behind a sleeping worker
+/// (it did: the rescue thread handed it back as it stopped, and woke the
+/// worker, which, still on the sleepers list, went back to sleep without
+/// looking; seen as `a_million_tiny_tasks` hanging on a loaded machine).
 #[test]
 fn work_the_rescue_thread_took_but_did_not_run_is_run() {
     let threshold = Duration::from_millis(10);
@@ -415,4 +415,40 @@ fn work_the_rescue_thread_took_but_did_not_run_is_run() {
         .map(|w| rt.metrics().worker_long_poll_count(w))
         .sum();
     assert!(long_polls >= 1, "the parent's poll was not seen as long");
+}
+
+/// A task the rescue thread's steal took along must not wait for the
+/// task it runs: that one may block too, even on the other. A one-worker
+/// runtime blocks in a parent with `y`, `x`, `z` queued behind it (and a
+/// fourth in the LIFO slot); the rescue thread's steal takes `y` and `x`
+/// and runs `x`, which blocks until `y` has run. `y` must reach a worker
+/// meanwhile (it waited in the rescue thread's own queue until `x` gave
+/// up, and with no limit on `x`'s wait, for ever).
+#[test]
+fn a_task_the_rescue_thread_stole_along_does_not_wait_for_the_one_it_runs() {
+    let rt = runtime(1, Duration::from_millis(20));
+    let y_ran_first = rt.block_on(async {
+        let x = weft::spawn(async {
+            let (y_done, y_ran) = std::sync::mpsc::channel::<()>();
+            let y = weft::spawn(async move {
+                let _ = y_done.send(());
+            });
+            let x = weft::spawn(async move { y_ran.recv_timeout(Duration::from_secs(3)).is_ok() });
+            let z = weft::spawn(async {});
+            let last = weft::spawn(async {});
+            std::thread::sleep(Duration::from_millis(300));
+            (y, x, z, last)
+        })
+        .await
+        .unwrap();
+        let (y, x, z, last) = x;
+        y.await.unwrap();
+        z.await.unwrap();
+        last.await.unwrap();
+        x.await.unwrap()
+    });
+    assert!(
+        y_ran_first,
+        "a task the rescue thread took along waited for the task it ran (3 s)"
+    );
 }

@@ -35,8 +35,10 @@
 //! The model is sharp enough to matter: each of these mutations makes loom
 //! report the deadlock within `LOOM_MAX_PREEMPTIONS=2`: `should_notify`
 //! reading the state with a plain load instead of `fetch_add(0)`; a parking
-//! last searcher skipping the `notify_if_work_pending` re-check; `unpark`
-//! notifying the condvar without first taking the parker's mutex.
+//! last searcher skipping the `notify_if_work_pending` re-check; a worker
+//! parking without having searched skipping its look at the inject queue
+//! (with a taken item's poll blocking its worker); `unpark` notifying the
+//! condvar without first taking the parker's mutex.
 
 use super::idle::Idle;
 use crate::loom::{lock, Arc, AtomicUsize, Mutex, Ordering};
@@ -122,6 +124,12 @@ struct Shared {
     taken: Notify,
     /// Items taken so far (ghost state, read after the signal).
     taken_count: std::sync::atomic::AtomicUsize,
+    /// The first item's poll blocks its worker until `release` (a task
+    /// that blocks its thread: the worker stays counted unparked and
+    /// takes nothing else meanwhile).
+    first_blocks: bool,
+    release: Notify,
+    released: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -204,12 +212,15 @@ impl Core {
 
     /// `Core::transition_to_parked` (never any local work here).
     fn transition_to_parked(&mut self, shared: &Shared) -> bool {
+        let was_searching = self.is_searching;
         let was_last_searcher = shared
             .idle
-            .transition_worker_to_parked(self.index, self.is_searching);
+            .transition_worker_to_parked(self.index, was_searching);
         self.is_searching = false;
         if was_last_searcher {
             shared.notify_if_work_pending();
+        } else if !was_searching && !shared.inject.is_empty() {
+            shared.notify_parked();
         }
         true
     }
@@ -250,8 +261,13 @@ fn run(shared: &Shared, mut core: Core) {
 fn run_task(shared: &Shared, core: &mut Core, item: u32) {
     core.transition_from_searching(shared);
     assert_eq!(item, ITEM);
-    shared.taken_count.fetch_add(1, SeqCst);
+    let first = shared.taken_count.fetch_add(1, SeqCst) == 0;
     shared.taken.notify();
+    if first && shared.first_blocks {
+        while !shared.released.load(SeqCst) {
+            shared.release.wait();
+        }
+    }
 }
 
 /// `Context::park`.
@@ -283,7 +299,24 @@ fn two_remote_pushes_are_both_taken() {
     loom::model(|| push_and_shut_down(2));
 }
 
+/// Two items pushed back to back, and the poll of the first one taken
+/// blocks its worker: the other worker must take the second. The second
+/// push may see the first taker still searching and wake nobody; the
+/// taker, leaving the search, may see the other worker still unparked
+/// and wake nobody either; so the other worker, parking without having
+/// searched, must look at the inject queue once more
+/// (`Core::transition_to_parked`). Without that look loom finds the run
+/// where the second item waits for the first one's poll to end.
+#[test]
+fn a_push_is_taken_while_the_last_takers_poll_blocks() {
+    loom::model(|| run_model(2, true));
+}
+
 fn push_and_shut_down(items: usize) {
+    run_model(items, false);
+}
+
+fn run_model(items: usize, first_blocks: bool) {
     let parkers: Vec<Parker> = (0..NUM_WORKERS).map(|_| Parker::new()).collect();
     let shared = Arc::new(Shared {
         idle: Idle::new(NUM_WORKERS),
@@ -291,6 +324,9 @@ fn push_and_shut_down(items: usize) {
         unparkers: parkers.iter().map(Parker::unparker).collect(),
         taken: Notify::new(),
         taken_count: Default::default(),
+        first_blocks,
+        release: Notify::new(),
+        released: Default::default(),
     });
     let workers: Vec<_> = parkers
         .into_iter()
@@ -318,6 +354,8 @@ fn push_and_shut_down(items: usize) {
         shared.taken.wait();
     }
     assert_eq!(shared.taken(), items);
+    shared.released.store(true, SeqCst);
+    shared.release.notify();
 
     shared.close();
     for worker in workers {

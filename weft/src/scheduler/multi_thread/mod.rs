@@ -233,6 +233,11 @@ impl Handle {
         if cores.len() != self.remotes.len() {
             return;
         }
+        // A rescue thread's step under way (it polls without a core) ends
+        // before any task is freed; its next one sees the queue closed.
+        if let Some(monitor) = &self.monitor {
+            drop(monitor.rescue_turn());
+        }
         for core in cores.iter_mut() {
             core.forget_queued();
         }

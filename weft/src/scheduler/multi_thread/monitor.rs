@@ -163,6 +163,9 @@ pub(crate) struct Monitor {
     /// left).
     stuck: Mutex<Vec<usize>>,
     rescuing: AtomicBool,
+    /// Held by the rescue thread for each step, taken once by the
+    /// runtime's shutdown before it frees tasks (rescue.rs).
+    rescue_turn: Mutex<()>,
     /// The monitor thread, joined when the runtime is dropped (it owns a
     /// clone of this, and with it the alarm's timerfd: a runtime gone
     /// must not close a descriptor later, under the program's feet).
@@ -237,6 +240,7 @@ impl Monitor {
             slow: AtomicBool::new(false),
             stuck: Mutex::new(Vec::new()),
             rescuing: AtomicBool::new(false),
+            rescue_turn: Mutex::new(()),
             thread: Mutex::new(None),
         };
         monitor.alarm.set(min_period);
@@ -403,6 +407,12 @@ impl Monitor {
     /// The workers past the threshold at the monitor thread's last sample.
     pub(super) fn stuck_workers(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
         self.stuck.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The rescue thread's turn for one step; the shutdown's wait for the
+    /// step under way (rescue.rs).
+    pub(super) fn rescue_turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.rescue_turn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The rescue thread is leaving: the next sample that wants one starts

@@ -9,11 +9,22 @@
 //! goes back there, and it never parks, so it leaves the drivers to the
 //! workers it unparks on its way out.
 //!
-//! Invariant: **every task it puts in the inject queue is announced**
-//! (`notify_parked`, as every push there is). The bare unparks on its
-//! way out do not announce work: a worker they wake that is still on the
-//! sleepers list (idle.rs) takes the wake-up for a spurious one and
-//! sleeps again without looking at the queues.
+//! Invariants:
+//! - **Every task it puts in the inject queue is announced**
+//!   (`notify_parked`, as every push there is). The bare unparks on its
+//!   way out do not announce work: a worker they wake that is still on
+//!   the sleepers list (idle.rs) takes the wake-up for a spurious one and
+//!   sleeps again without looking at the queues.
+//! - **It holds no task but the one it runs.** What a steal took beyond
+//!   that goes back to the inject queue before the run, which may block.
+//! - **Shutdown waits for its step.** Queue entries hold no reference to
+//!   their task: the runtime frees every task once all cores are back
+//!   (multi_thread/mod.rs), and this thread is no core. So it takes each
+//!   step (look at the queues, take a task, run it) under the monitor's
+//!   rescue turn, after checking that the inject queue is still open, and
+//!   the last core back takes the turn once before freeing anything: a
+//!   step under way ends first (as a worker's poll would), and the next
+//!   one sees the queue closed.
 
 use super::queue;
 use super::Handle;
@@ -39,10 +50,13 @@ pub(super) fn rescue_queued(handle: &Arc<Handle>, index: usize) -> bool {
     // which will not come while it is stuck: submit it on its behalf
     // (completions reaped here wake their tasks through the inject queue).
     handle.drivers.flush_ring(index);
-    // Queued work needs a taker; and if the stuck worker had left the
-    // drivers to run this poll, nobody is in them: a woken sleeper that
-    // finds nothing to do parks in them.
-    if !remote.steal.is_empty() || handle.drivers.unmanned() {
+    // Queued work needs a taker: the stuck worker's, and the inject
+    // queue's too (a worker that went to sleep without searching, while
+    // the stuck one was the last searcher, did not look at it again, and
+    // a push that saw a searcher woke nobody). And if the stuck worker had
+    // left the drivers to run this poll, nobody is in them: a woken
+    // sleeper that finds nothing to do parks in them.
+    if !remote.steal.is_empty() || !handle.inject.is_empty() || handle.drivers.unmanned() {
         handle.notify_parked();
     }
     stole
@@ -73,6 +87,23 @@ pub(super) fn start(handle: &Arc<Handle>) {
     drop(spawned);
 }
 
+/// What a steal took beyond the task this thread runs next goes back to
+/// the inject queue before that task runs, announced as every push there
+/// is. Held here, it would wait for that task's poll, which may block as
+/// the one it was rescued from did (on a one-worker runtime a task
+/// blocked waiting for its queue-mate held here never ended), with no
+/// worker able to reach it (test
+/// `work_the_rescue_thread_took_but_did_not_run_is_run`).
+fn hand_back(handle: &Handle, local: &mut queue::Local<Notified<Arc<Handle>>>) {
+    let mut handed_back = false;
+    while let Some(task) = local.pop() {
+        handed_back |= handle.inject.push(task);
+    }
+    if handed_back {
+        handle.notify_parked();
+    }
+}
+
 /// The rescue thread's loop (module doc).
 fn run(handle: Weak<Handle>) {
     let Some(handle) = handle.upgrade() else {
@@ -83,10 +114,14 @@ fn run(handle: Weak<Handle>) {
     };
     let scheduler_handle = crate::scheduler::Handle::MultiThread(handle.clone());
     let _current = crate::runtime::context::set_current(&scheduler_handle);
-    // A queue of its own to steal into; nobody steals from it.
+    // A queue of its own to steal into (a steal takes half a queue), never
+    // holding anything while a task runs: see `hand_back`.
     let (_unused, mut local) = queue::local::<Notified<Arc<Handle>>>();
     let mut stuck = Vec::new();
     loop {
+        // One step (a look, and the run of what it found) under the turn,
+        // which the runtime's shutdown waits for (module doc).
+        let turn = monitor.rescue_turn();
         stuck.clone_from(&monitor.stuck_workers());
         if stuck.is_empty() || handle.inject.is_closed() {
             break;
@@ -96,37 +131,22 @@ fn run(handle: Weak<Handle>) {
             r.steal.steal_into(local, &mut stolen)
         };
         // The stuck workers' queues first: nobody else may take them.
-        let next = local
-            .pop()
-            .or_else(|| {
-                stuck
-                    .iter()
-                    .find_map(|&i| steal(&handle.remotes[i], &mut local))
-            })
+        let next = stuck
+            .iter()
+            .find_map(|&i| steal(&handle.remotes[i], &mut local))
             .or_else(|| handle.inject.pop())
             .or_else(|| handle.remotes.iter().find_map(|r| steal(r, &mut local)));
+        hand_back(&handle, &mut local);
         match next {
             Some(task) => coop::budget(|| task.run()),
             None => {
                 handle.drivers.poll_now();
+                drop(turn);
                 if handle.inject.is_empty() {
                     std::thread::sleep(Duration::from_micros(200));
                 }
             }
         }
-    }
-    // Hand back whatever was taken but not run, as any push to the inject
-    // queue does: with a notification. The unparks below are no substitute:
-    // a worker still on the sleepers list takes one for a spurious wake-up
-    // and sleeps again without looking at the queues, and the worker the
-    // rescue stood in for may have gone to sleep meanwhile (test
-    // `work_the_rescue_thread_took_but_did_not_run_is_run`).
-    let mut handed_back = false;
-    while let Some(task) = local.pop() {
-        handed_back |= handle.inject.push(task);
-    }
-    if handed_back {
-        handle.notify_parked();
     }
     // A worker that went to park while this thread was polling the drivers
     // found them taken and sleeps on its condvar, where no I/O event or

@@ -353,14 +353,23 @@ impl Core {
         if self.has_local_work() {
             return false;
         }
+        let was_searching = self.is_searching;
         let was_last_searcher = handle
             .idle
-            .transition_worker_to_parked(self.index, self.is_searching);
+            .transition_worker_to_parked(self.index, was_searching);
         self.is_searching = false;
         if was_last_searcher {
             // Nobody is searching any more: re-check every queue so work
             // pushed while we were giving up is not stranded.
             handle.notify_if_work_pending();
+        } else if !was_searching && !handle.inject.is_empty() {
+            // We gave up without searching (half the workers searched): a
+            // push meanwhile may have seen a searcher and woken nobody, and
+            // that searcher, taking other work, may have seen us still
+            // unparked and woken nobody either. Our count is down now
+            // (SeqCst, after theirs or seen by them): look once more
+            // (loom model `a_push_is_taken_while_the_last_takers_poll_blocks`).
+            handle.notify_parked();
         }
         true
     }
