@@ -452,3 +452,44 @@ fn a_task_the_rescue_thread_stole_along_does_not_wait_for_the_one_it_runs() {
         "a task the rescue thread took along waited for the task it ran (3 s)"
     );
 }
+
+/// A poll that blocks on the thread that took a worker over from
+/// `block_in_place` is watched like any other. Task `a` hands its worker
+/// to a new thread; that thread polls `b`, which spawns `c` into the LIFO
+/// slot and blocks for a second; `a`'s poll then ends on its old thread.
+/// `c` must be taken from the slot within the threshold's reach (the old
+/// thread's end of its poll marked `b`'s poll ended too, and `c` waited
+/// the whole second).
+#[test]
+#[allow(clippy::async_yields_async)] // the tasks hand back their children's handles
+fn a_poll_on_the_thread_block_in_place_started_is_watched() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let rt = runtime(1, Duration::from_millis(20));
+    let waited = rt.block_on(async {
+        let b = weft::spawn(async {
+            let b_started = Arc::new(AtomicBool::new(false));
+            let started = b_started.clone();
+            let b = weft::spawn(async move {
+                started.store(true, Ordering::SeqCst);
+                let spawned = Instant::now();
+                let c = weft::spawn(async move { spawned.elapsed() });
+                std::thread::sleep(Duration::from_secs(1));
+                c
+            });
+            weft::task::block_in_place(|| {
+                while !b_started.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            });
+            b
+        })
+        .await
+        .unwrap();
+        b.await.unwrap().await.unwrap()
+    });
+    assert!(
+        waited < Duration::from_millis(500),
+        "a task in the slot behind a poll on block_in_place's new thread waited {waited:?}"
+    );
+}

@@ -18,12 +18,26 @@
 //! pair up whenever the reader read a newer poll's value). Both fences
 //! cost nothing on x86 and ARM's `dmb ishst`/`ishld` elsewhere. Modelled
 //! in `loom_stamp` below.
+//!
+//! **One writer: the thread that holds the worker's core.** When
+//! `block_in_place` hands the core to a new thread mid-poll, the old
+//! thread ends its poll on the stamp first ([`PollStamp::hand_off`]) and
+//! never writes it again unless it takes the core back (then it stamps
+//! the rest of its poll as a new one, [`PollStamp::resume`]). Before,
+//! the old thread's end of its poll marked the new thread's poll ended
+//! too (same `seq`), and the monitor never saw that poll stuck.
 
 use super::Handle;
 use crate::loom::{fence, AtomicPtr, AtomicU64, Ordering};
 use crate::task::Notified;
 use std::panic::Location;
 use std::sync::Arc;
+
+/// The poll a [`PollStamp::hand_off`] ended, for [`PollStamp::resume`].
+pub(super) struct HandedOff {
+    task_id: u64,
+    spawned_at: &'static Location<'static>,
+}
 
 /// Where one worker is: in a poll (odd `seq`) of which task, or not. On a
 /// cache line of its own: only its worker writes it.
@@ -63,6 +77,34 @@ impl PollStamp {
             .store(spawned_at as *const _ as *mut _, Ordering::Relaxed);
         let seq = self.seq.load(Ordering::Relaxed);
         self.seq.store(seq | 1, Ordering::Release);
+    }
+
+    /// `block_in_place` hands the worker to another thread in the middle
+    /// of a poll: end it here, so the new thread is the stamp's only
+    /// writer, and keep what [`PollStamp::resume`] needs if this thread
+    /// takes the worker back before the new one starts. `None` outside a
+    /// poll.
+    pub(super) fn hand_off(&self) -> Option<HandedOff> {
+        let seq = self.seq.load(Ordering::Relaxed);
+        if seq & 1 == 0 {
+            return None;
+        }
+        // Only this thread writes these: its own last stores.
+        let task_id = self.task_id.load(Ordering::Relaxed);
+        let at = self.spawned_at.load(Ordering::Relaxed);
+        self.end();
+        // SAFETY: non-null values come from `&'static Location` in `begin`.
+        let spawned_at = unsafe { at.as_ref() }?;
+        Some(HandedOff {
+            task_id,
+            spawned_at,
+        })
+    }
+
+    /// The thread that handed the worker off took it back: the poll it
+    /// is in is stamped again, as a new poll.
+    pub(super) fn resume(&self, handed_off: HandedOff) {
+        self.begin_raw(handed_off.task_id, handed_off.spawned_at);
     }
 
     /// The poll ended.

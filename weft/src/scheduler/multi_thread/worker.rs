@@ -547,11 +547,12 @@ impl Context {
         coop::budget(|| {
             stamp.begin(&task);
             task.run();
-            stamp.end();
             let mut lifo_polls = 0;
             loop {
-                // The core may be gone: the task called block_in_place.
+                // The core may be gone: the task called block_in_place,
+                // and the stamp is the new thread's (stamp.rs).
                 let mut core = self.core.borrow_mut().take().ok_or(())?;
+                stamp.end();
                 self.notify_after_poll(&mut core);
                 let Some(task) = core.take_lifo() else {
                     return Ok(core);
@@ -573,7 +574,6 @@ impl Context {
                 *self.core.borrow_mut() = Some(core);
                 stamp.begin(&task);
                 task.run();
-                stamp.end();
             }
         })
     }

@@ -8,6 +8,7 @@
 //! this thread takes the core back only if the replacement has not taken it
 //! yet, and otherwise finishes its task without a core.
 
+use super::super::stamp::HandedOff;
 use super::{launch, Worker};
 use crate::coop;
 use crate::loom::lock;
@@ -34,6 +35,8 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
             return None;
         };
         let mut core = cx.core.borrow_mut().take()?;
+        // The new thread stamps its polls from now on (stamp.rs).
+        let handed_off = cx.worker.handle.remotes[core.index].stamp.hand_off();
         // Move the slot's task to the queue, where sleepers can take it at
         // once (the monitor would only steal it a sampling period later).
         if let Some(task) = core.take_lifo() {
@@ -51,11 +54,12 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         if core.run_queue.has_tasks() {
             cx.worker.handle.notify_parked();
         }
+        let index = core.index;
         *lock(&cx.worker.core) = Some(core);
         launch(cx.worker.clone());
-        Some(cx.worker.clone())
+        Some((cx.worker.clone(), index, handed_off))
     });
-    let Some(worker) = handed_off else {
+    let Some((worker, index, handed_off)) = handed_off else {
         // Nested block_in_place, or no core: just block.
         return context::exit_runtime(f);
     };
@@ -63,12 +67,16 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
     // When `f` returns, take the core back if the replacement thread has not
     // started yet; otherwise this thread finishes its task without a core
     // and stops being a worker (run_task sees the core gone).
-    struct Reclaim(Arc<Worker>, coop::Budget);
+    struct Reclaim(Arc<Worker>, coop::Budget, usize, Option<HandedOff>);
     impl Drop for Reclaim {
         fn drop(&mut self) {
             coop::restore(self.1);
             let core = lock(&self.0.core).take();
             if let Some(core) = core {
+                // The rest of this poll is the worker's again.
+                if let Some(handed_off) = self.3.take() {
+                    self.0.handle.remotes[self.2].stamp.resume(handed_off);
+                }
                 context::with_scheduler(|cx| {
                     if let Some(crate::scheduler::Context::MultiThread(cx)) = cx {
                         *cx.core.borrow_mut() = Some(core);
@@ -77,6 +85,6 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
             }
         }
     }
-    let _reclaim = Reclaim(worker, coop::stop());
+    let _reclaim = Reclaim(worker, coop::stop(), index, handed_off);
     context::exit_runtime(f)
 }
