@@ -124,12 +124,10 @@ struct Shared {
     taken: Notify,
     /// Items taken so far (ghost state, read after the signal).
     taken_count: std::sync::atomic::AtomicUsize,
-    /// The first item's poll blocks its worker until `release` (a task
-    /// that blocks its thread: the worker stays counted unparked and
-    /// takes nothing else meanwhile).
+    /// The first item's poll blocks its worker for the rest of the model
+    /// (a task that blocks its thread: the worker stays counted unparked
+    /// and takes nothing else).
     first_blocks: bool,
-    release: Notify,
-    released: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -246,11 +244,15 @@ impl Core {
 fn run(shared: &Shared, mut core: Core) {
     while !core.is_shutdown {
         if let Some(item) = core.next_task(shared) {
-            run_task(shared, &mut core, item);
+            if run_task(shared, &mut core, item) {
+                return;
+            }
             continue;
         }
         if let Some(item) = core.steal_work(shared) {
-            run_task(shared, &mut core, item);
+            if run_task(shared, &mut core, item) {
+                return;
+            }
             continue;
         }
         park(shared, &mut core);
@@ -258,16 +260,14 @@ fn run(shared: &Shared, mut core: Core) {
 }
 
 /// `Context::run_task`, with taking the item as the task's poll.
-fn run_task(shared: &Shared, core: &mut Core, item: u32) {
+/// Returns whether the poll blocks the worker for good (`first_blocks`).
+#[must_use]
+fn run_task(shared: &Shared, core: &mut Core, item: u32) -> bool {
     core.transition_from_searching(shared);
     assert_eq!(item, ITEM);
     let first = shared.taken_count.fetch_add(1, SeqCst) == 0;
     shared.taken.notify();
-    if first && shared.first_blocks {
-        while !shared.released.load(SeqCst) {
-            shared.release.wait();
-        }
-    }
+    first && shared.first_blocks
 }
 
 /// `Context::park`.
@@ -325,8 +325,6 @@ fn run_model(items: usize, first_blocks: bool) {
         taken: Notify::new(),
         taken_count: Default::default(),
         first_blocks,
-        release: Notify::new(),
-        released: Default::default(),
     });
     let workers: Vec<_> = parkers
         .into_iter()
@@ -354,8 +352,6 @@ fn run_model(items: usize, first_blocks: bool) {
         shared.taken.wait();
     }
     assert_eq!(shared.taken(), items);
-    shared.released.store(true, SeqCst);
-    shared.release.notify();
 
     shared.close();
     for worker in workers {
