@@ -363,13 +363,11 @@ fn queued_work_runs_while_every_other_worker_is_busy_4_workers() {
     queued_work_runs_while_every_other_worker_is_busy(4);
 }
 
-/// The rescue thread hands back what it took from a stuck worker and did
-/// not run, and somebody runs it. A one-worker runtime blocks in a task
-/// with four tasks queued behind it: the rescue thread steals two and runs
-/// one, the worker, its poll over, runs the rest and goes to sleep while
-/// the rescue thread is still busy; the task the steal took beyond the
-/// one it ran must not wait in the inject queue behind a sleeping worker
-/// (it did: the rescue thread handed it back as it stopped, and woke the
+/// What the rescue thread's steal took beyond the task it runs reaches a
+/// worker. A one-worker runtime blocks in a task with four tasks queued
+/// behind it: the rescue thread steals two and runs one; the other must
+/// be run, by the worker once its poll ends (it was not: the rescue
+/// thread kept it until it stopped, then handed it back and woke the
 /// worker, which, still on the sleepers list, went back to sleep without
 /// looking; seen as `a_million_tiny_tasks` hanging on a loaded machine).
 #[test]
@@ -491,5 +489,44 @@ fn a_poll_on_the_thread_block_in_place_started_is_watched() {
     assert!(
         waited < Duration::from_millis(500),
         "a task in the slot behind a poll on block_in_place's new thread waited {waited:?}"
+    );
+}
+
+/// A task the rescue thread runs may block until the runtime's shutdown
+/// drops another task (here, the last sender of the channel it waits
+/// on): dropping the runtime must not wait for that task first. (The
+/// rescue thread's step used to hold the lock the shutdown takes before
+/// it drops any task, for the whole run: the drop hung.)
+#[test]
+fn a_rescued_task_waiting_for_the_shutdown_does_not_hold_it_up() {
+    let rt = runtime(1, Duration::from_millis(20));
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    rt.block_on(async move {
+        weft::spawn(async move {
+            // `x` is what the rescue thread's steal hands it to run; `y`,
+            // taken along, goes back to the queue and then waits for good.
+            let _y = weft::spawn(async move {
+                let _tx = tx;
+                std::future::pending::<()>().await
+            });
+            let _x = weft::spawn(async move {
+                let _ = rx.recv_timeout(Duration::from_secs(20));
+            });
+            let _z = weft::spawn(async {});
+            let _last = weft::spawn(async {});
+            std::thread::sleep(Duration::from_millis(500));
+        })
+        .await
+        .unwrap();
+    });
+    // The parent's poll is over; `x` blocks on the rescue thread.
+    let (dropped, drop_done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(rt);
+        let _ = dropped.send(());
+    });
+    assert!(
+        drop_done.recv_timeout(Duration::from_secs(10)).is_ok(),
+        "dropping the runtime waited for a rescued task that waited for the shutdown"
     );
 }

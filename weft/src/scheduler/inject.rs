@@ -80,9 +80,12 @@ impl<S: 'static> Inject<S> {
     }
 
     /// Push many entries in one lock acquisition; they are linked to each
-    /// other before the lock is taken.
-    pub(crate) fn push_batch<I: Iterator<Item = Notified<S>>>(&self, mut iter: I) {
-        let Some(first) = iter.next() else { return };
+    /// other before the lock is taken. Returns false if there were none,
+    /// or (dropping them) once closed.
+    pub(crate) fn push_batch<I: Iterator<Item = Notified<S>>>(&self, mut iter: I) -> bool {
+        let Some(first) = iter.next() else {
+            return false;
+        };
         let head = first.header_ptr();
         let mut tail = head;
         let mut count = 1;
@@ -95,7 +98,7 @@ impl<S: 'static> Inject<S> {
         }
         // SAFETY: as above.
         unsafe { tail.as_ref().set_next(None) };
-        self.link(head, tail, count);
+        self.link(head, tail, count)
     }
 
     fn link(&self, head: NonNull<Header>, tail: NonNull<Header>, count: usize) -> bool {

@@ -155,6 +155,17 @@ impl<S: 'static> Notified<S> {
         unsafe { self.raw.poll() };
     }
 
+    /// The entry with a reference of its own, for a runner that is no
+    /// worker core (the long-poll monitor's rescue thread): an entry only
+    /// borrows the owned list's reference, which the runtime's shutdown
+    /// drops once every core is back, and such a runner may still hold
+    /// the entry then. Call it while the runtime's tasks cannot be freed
+    /// (multi_thread/rescue.rs says how).
+    pub(crate) fn into_referenced(self) -> ReferencedNotified<S> {
+        self.raw.ref_inc();
+        ReferencedNotified { entry: self }
+    }
+
     pub(crate) fn header_ptr(&self) -> NonNull<Header> {
         self.raw.header_ptr()
     }
@@ -170,6 +181,35 @@ impl<S: 'static> Notified<S> {
     pub(crate) unsafe fn from_header(ptr: NonNull<Header>) -> Notified<S> {
         // SAFETY: forwarded caller contract.
         unsafe { Notified::from_raw(RawTask::from_raw(ptr)) }
+    }
+}
+
+/// A run-queue entry that also holds a reference ([`Notified::into_referenced`]).
+pub(crate) struct ReferencedNotified<S: 'static> {
+    entry: Notified<S>,
+}
+
+impl<S: 'static> ReferencedNotified<S> {
+    /// Poll the task (or cancel it, or skip it if shutdown ended it
+    /// meanwhile), then let the reference go.
+    pub(crate) fn run(self) {
+        let raw = self.entry.raw;
+        std::mem::forget(self);
+        // SAFETY: our reference keeps the cell alive whatever happened to
+        // the owned list's; the entry's NOTIFIED bit lets us transition
+        // to running (a task shutdown completed meanwhile is skipped).
+        unsafe { raw.poll() };
+        // SAFETY: the reference `into_referenced` took.
+        unsafe { raw.drop_reference() };
+    }
+}
+
+impl<S: 'static> Drop for ReferencedNotified<S> {
+    /// Unwinding before the run: the entry is forgotten (the task is the
+    /// owned list's to cancel), the reference given back.
+    fn drop(&mut self) {
+        // SAFETY: the reference `into_referenced` took.
+        unsafe { self.entry.raw.drop_reference() };
     }
 }
 

@@ -233,8 +233,9 @@ impl Handle {
         if cores.len() != self.remotes.len() {
             return;
         }
-        // A rescue thread's step under way (it polls without a core) ends
-        // before any task is freed; its next one sees the queue closed.
+        // A rescue thread's or the monitor's step under way (they take
+        // entries without a core) ends before any task is freed; their
+        // next one sees the queue closed (rescue.rs).
         if let Some(monitor) = &self.monitor {
             drop(monitor.rescue_turn());
         }

@@ -597,7 +597,7 @@ impl Monitor {
                         outcome = Sampled::Act;
                         continue;
                     }
-                    stole |= rescue::rescue_queued(handle, index);
+                    stole |= rescue::rescue_queued(handle, self, index);
                     let stuck_for = now - seen.since;
                     if stuck_for >= self.config.threshold {
                         s.stuck_now.push(index);

@@ -19,13 +19,19 @@
 //!   that goes back to the inject queue before the run, which may block.
 //! - **Shutdown waits for its step.** Queue entries hold no reference to
 //!   their task: the runtime frees every task once all cores are back
-//!   (multi_thread/mod.rs), and this thread is no core. So it takes each
-//!   step (look at the queues, take a task, run it) under the monitor's
-//!   rescue turn, after checking that the inject queue is still open, and
-//!   the last core back takes the turn once before freeing anything: a
-//!   step under way ends first (as a worker's poll would), and the next
-//!   one sees the queue closed.
+//!   (multi_thread/mod.rs), and this thread is no core (nor is the monitor
+//!   thread, which takes tasks from stuck workers' LIFO slots). So each
+//!   looks at the queues and takes an entry under the monitor's rescue
+//!   turn, after checking that the inject queue is still open, and the
+//!   last core back takes the turn once before freeing anything: a step
+//!   under way ends first, and the next one sees the queue closed. The
+//!   rescue thread then runs the task with a reference of its own
+//!   (`Notified::into_referenced`), taken under the turn, so the run
+//!   itself is outside it: a rescued task that blocks until shutdown
+//!   drops other tasks (a channel's last sender) or ends the runtime
+//!   itself must not hold the shutdown up.
 
+use super::monitor::Monitor;
 use super::queue;
 use super::Handle;
 use crate::coop;
@@ -38,14 +44,23 @@ use std::time::Duration;
 /// worker's queue, or to park in the drivers if nobody is in them; submit
 /// what the worker's tasks pushed on its io_uring ring.
 /// Returns whether it stole the LIFO task.
-pub(super) fn rescue_queued(handle: &Arc<Handle>, index: usize) -> bool {
+pub(super) fn rescue_queued(handle: &Arc<Handle>, monitor: &Monitor, index: usize) -> bool {
     let remote = &handle.remotes[index];
-    let stolen = remote.lifo.steal();
-    let stole = stolen.is_some();
-    if let Some(task) = stolen {
-        handle.metrics.inc_lifo_steal();
-        handle.schedule_remote(task);
-    }
+    let stole = {
+        // An entry taken from the slot is pushed before shutdown can free
+        // its task (module doc, "Shutdown waits").
+        let _turn = monitor.rescue_turn();
+        let stolen = match handle.inject.is_closed() {
+            true => None,
+            false => remote.lifo.steal(),
+        };
+        let stole = stolen.is_some();
+        if let Some(task) = stolen {
+            handle.metrics.inc_lifo_steal();
+            handle.schedule_remote(task);
+        }
+        stole
+    };
     // What its tasks pushed on its io_uring ring waits for its own flush,
     // which will not come while it is stuck: submit it on its behalf
     // (completions reaped here wake their tasks through the inject queue).
@@ -95,11 +110,7 @@ pub(super) fn start(handle: &Arc<Handle>) {
 /// worker able to reach it (test
 /// `work_the_rescue_thread_took_but_did_not_run_is_run`).
 fn hand_back(handle: &Handle, local: &mut queue::Local<Notified<Arc<Handle>>>) {
-    let mut handed_back = false;
-    while let Some(task) = local.pop() {
-        handed_back |= handle.inject.push(task);
-    }
-    if handed_back {
+    if handle.inject.push_batch(std::iter::from_fn(|| local.pop())) {
         handle.notify_parked();
     }
 }
@@ -114,13 +125,16 @@ fn run(handle: Weak<Handle>) {
     };
     let scheduler_handle = crate::scheduler::Handle::MultiThread(handle.clone());
     let _current = crate::runtime::context::set_current(&scheduler_handle);
+    // Inside the runtime, as a worker is: a task's `block_on` panics with
+    // the usual message, and dropping a runtime here does not wait on it.
+    let _enter = crate::runtime::context::enter_runtime(true);
     // A queue of its own to steal into (a steal takes half a queue), never
     // holding anything while a task runs: see `hand_back`.
     let (_unused, mut local) = queue::local::<Notified<Arc<Handle>>>();
     let mut stuck = Vec::new();
     loop {
-        // One step (a look, and the run of what it found) under the turn,
-        // which the runtime's shutdown waits for (module doc).
+        // A look at the queues, and taking what it found, under the turn
+        // (module doc); the run after it, with the task's own reference.
         let turn = monitor.rescue_turn();
         stuck.clone_from(&monitor.stuck_workers());
         if stuck.is_empty() || handle.inject.is_closed() {
@@ -138,7 +152,11 @@ fn run(handle: Weak<Handle>) {
             .or_else(|| handle.remotes.iter().find_map(|r| steal(r, &mut local)));
         hand_back(&handle, &mut local);
         match next {
-            Some(task) => coop::budget(|| task.run()),
+            Some(task) => {
+                let task = task.into_referenced();
+                drop(turn);
+                coop::budget(|| task.run());
+            }
             None => {
                 handle.drivers.poll_now();
                 drop(turn);
