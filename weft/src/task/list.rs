@@ -156,7 +156,9 @@ impl<S: Schedule> OwnedTasks<S> {
     /// now are flagged and stay linked: their runner cancels and releases
     /// them at the end of the poll.
     ///
-    /// Call only once no run-queue entry can be polled any more.
+    /// Call only once no run-queue entry can be polled any more on the
+    /// list's reference (a runner that holds a reference of its own,
+    /// `ReferencedNotified`, may still poll: it finds the task complete).
     pub(crate) fn close_and_shutdown_all(&self) {
         for shard in self.shards.iter() {
             let claimed = {

@@ -205,8 +205,10 @@ impl<S: 'static> ReferencedNotified<S> {
 }
 
 impl<S: 'static> Drop for ReferencedNotified<S> {
-    /// Unwinding before the run: the entry is forgotten (the task is the
-    /// owned list's to cancel), the reference given back.
+    /// Unwinding before the run: the reference is given back and the
+    /// entry forgotten, so the task, still marked notified, is stranded
+    /// until shutdown cancels it (nothing between taking the entry and
+    /// the run panics).
     fn drop(&mut self) {
         // SAFETY: the reference `into_referenced` took.
         unsafe { self.entry.raw.drop_reference() };

@@ -27,11 +27,15 @@
 //! `AbortHandle`, each `Waker` clone, and a runner re-queueing a task that
 //! was woken during its poll, for the push only (`transition_to_idle`: the
 //! task is idle by then, so shutdown may claim it meanwhile, and the runner
-//! may be a `block_in_place` thread that no longer holds a worker core).
+//! may be a `block_in_place` thread that no longer holds a worker core),
+//! and the long-poll monitor's rescue thread for the run of an entry it
+//! took (`ReferencedNotified`: it is no core, so shutdown does not wait
+//! for it to stop polling; multi_thread/rescue.rs).
 //! **Run-queue entries hold none**: an entry borrows the owned list's
 //! reference, which is valid because a task is released from the list only
 //! by the thread that completes it (holding `RUNNING`, so no entry for it
-//! can be pending) or by shutdown after every queue stopped being polled.
+//! can be pending) or by shutdown after every core stopped polling (and
+//! after the rescue thread's step under way, rescue.rs).
 //! This is why a wake never touches the count.
 
 use crate::loom::{AtomicUsize, Ordering};

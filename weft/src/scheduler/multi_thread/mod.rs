@@ -9,7 +9,10 @@
 //! stops polling and hands its core back. The *last* core to come back
 //! forgets every queued entry (local queues, LIFO slots; the inject queue
 //! forgot its own on close) and only then cancels all owned tasks. No entry
-//! can be polled after that point, because polling needs a core.
+//! can be polled after that point on its borrowed reference: polling needs
+//! a core, except on the long-poll monitor's rescue thread, which takes its
+//! entries under the monitor's rescue turn (taken here before the cancel)
+//! and runs them with a reference of its own (rescue.rs).
 
 mod alarm;
 mod idle;

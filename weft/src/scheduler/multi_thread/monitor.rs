@@ -163,8 +163,9 @@ pub(crate) struct Monitor {
     /// left).
     stuck: Mutex<Vec<usize>>,
     rescuing: AtomicBool,
-    /// Held by the rescue thread for each step, taken once by the
-    /// runtime's shutdown before it frees tasks (rescue.rs).
+    /// Held while the rescue thread or the monitor's LIFO steal takes
+    /// queue entries (not while the rescue thread runs one), taken once
+    /// by the runtime's shutdown before it frees tasks (rescue.rs).
     rescue_turn: Mutex<()>,
     /// The monitor thread, joined when the runtime is dropped (it owns a
     /// clone of this, and with it the alarm's timerfd: a runtime gone

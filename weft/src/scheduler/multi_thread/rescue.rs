@@ -46,7 +46,7 @@ use std::time::Duration;
 /// Returns whether it stole the LIFO task.
 pub(super) fn rescue_queued(handle: &Arc<Handle>, monitor: &Monitor, index: usize) -> bool {
     let remote = &handle.remotes[index];
-    let stole = {
+    let stole = remote.lifo.looks_occupied() && {
         // An entry taken from the slot is pushed before shutdown can free
         // its task (module doc, "Shutdown waits").
         let _turn = monitor.rescue_turn();
@@ -123,6 +123,7 @@ fn run(handle: Weak<Handle>) {
     let Some(monitor) = handle.monitor.clone() else {
         return;
     };
+    let _ended = RescueEnded(monitor.clone());
     let scheduler_handle = crate::scheduler::Handle::MultiThread(handle.clone());
     let _current = crate::runtime::context::set_current(&scheduler_handle);
     // Inside the runtime, as a worker is: a task's `block_on` panics with
@@ -174,5 +175,15 @@ fn run(handle: Weak<Handle>) {
     for remote in handle.remotes.iter() {
         remote.unpark.unpark();
     }
-    monitor.rescue_ended();
+}
+
+/// Clears the monitor's `rescuing` flag when the rescue thread leaves,
+/// however it leaves: a flag left set would keep every later rescue from
+/// starting.
+struct RescueEnded(Arc<Monitor>);
+
+impl Drop for RescueEnded {
+    fn drop(&mut self) {
+        self.0.rescue_ended();
+    }
 }
