@@ -191,24 +191,20 @@ pub(crate) struct ReferencedNotified<S: 'static> {
 
 impl<S: 'static> ReferencedNotified<S> {
     /// Poll the task (or cancel it, or skip it if shutdown ended it
-    /// meanwhile), then let the reference go.
+    /// meanwhile), then let the reference go (the drop).
     pub(crate) fn run(self) {
-        let raw = self.entry.raw;
-        std::mem::forget(self);
         // SAFETY: our reference keeps the cell alive whatever happened to
         // the owned list's; the entry's NOTIFIED bit lets us transition
         // to running (a task shutdown completed meanwhile is skipped).
-        unsafe { raw.poll() };
-        // SAFETY: the reference `into_referenced` took.
-        unsafe { raw.drop_reference() };
+        unsafe { self.entry.raw.poll() };
     }
 }
 
 impl<S: 'static> Drop for ReferencedNotified<S> {
-    /// Unwinding before the run: the reference is given back and the
-    /// entry forgotten, so the task, still marked notified, is stranded
-    /// until shutdown cancels it (nothing between taking the entry and
-    /// the run panics).
+    /// Gives the reference back: after the run, or when unwinding before
+    /// it (then the entry is forgotten, and the task, still marked
+    /// notified, is stranded until shutdown cancels it; nothing between
+    /// taking the entry and the run panics).
     fn drop(&mut self) {
         // SAFETY: the reference `into_referenced` took.
         unsafe { self.entry.raw.drop_reference() };

@@ -243,19 +243,13 @@ impl Core {
 /// `Context::run`.
 fn run(shared: &Shared, mut core: Core) {
     while !core.is_shutdown {
-        if let Some(item) = core.next_task(shared) {
-            if run_task(shared, &mut core, item) {
-                return;
-            }
+        let Some(item) = core.next_task(shared).or_else(|| core.steal_work(shared)) else {
+            park(shared, &mut core);
             continue;
+        };
+        if run_task(shared, &mut core, item) {
+            return;
         }
-        if let Some(item) = core.steal_work(shared) {
-            if run_task(shared, &mut core, item) {
-                return;
-            }
-            continue;
-        }
-        park(shared, &mut core);
     }
 }
 

@@ -36,7 +36,7 @@ use super::queue;
 use super::Handle;
 use crate::coop;
 use crate::task::Notified;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, MutexGuard, Weak};
 use std::time::Duration;
 
 /// Worker `index` is in the same poll as a period ago: move its LIFO
@@ -46,21 +46,17 @@ use std::time::Duration;
 /// Returns whether it stole the LIFO task.
 pub(super) fn rescue_queued(handle: &Arc<Handle>, monitor: &Monitor, index: usize) -> bool {
     let remote = &handle.remotes[index];
-    let stole = remote.lifo.looks_occupied() && {
-        // An entry taken from the slot is pushed before shutdown can free
-        // its task (module doc, "Shutdown waits").
-        let _turn = monitor.rescue_turn();
-        let stolen = match handle.inject.is_closed() {
-            true => None,
-            false => remote.lifo.steal(),
-        };
-        let stole = stolen.is_some();
-        if let Some(task) = stolen {
-            handle.metrics.inc_lifo_steal();
-            handle.schedule_remote(task);
-        }
-        stole
-    };
+    // An entry taken from the slot is pushed before shutdown can free its
+    // task (module doc, "Shutdown waits").
+    let stolen = remote.lifo.looks_occupied()
+        && open_step(handle, monitor).is_some_and(|_turn| match remote.lifo.steal() {
+            Some(task) => {
+                handle.metrics.inc_lifo_steal();
+                handle.schedule_remote(task);
+                true
+            }
+            None => false,
+        });
     // What its tasks pushed on its io_uring ring waits for its own flush,
     // which will not come while it is stuck: submit it on its behalf
     // (completions reaped here wake their tasks through the inject queue).
@@ -74,7 +70,14 @@ pub(super) fn rescue_queued(handle: &Arc<Handle>, monitor: &Monitor, index: usiz
     if !remote.steal.is_empty() || !handle.inject.is_empty() || handle.drivers.unmanned() {
         handle.notify_parked();
     }
-    stole
+    stolen
+}
+
+/// The rescue turn for one step that takes queue entries without a core,
+/// or `None` once the runtime shuts down (module doc, "Shutdown waits").
+fn open_step<'a>(handle: &Handle, monitor: &'a Monitor) -> Option<MutexGuard<'a, ()>> {
+    let turn = monitor.rescue_turn();
+    (!handle.inject.is_closed()).then_some(turn)
 }
 
 /// Whether a sample that found `stuck` of `workers` workers past the
@@ -136,9 +139,11 @@ fn run(handle: Weak<Handle>) {
     loop {
         // A look at the queues, and taking what it found, under the turn
         // (module doc); the run after it, with the task's own reference.
-        let turn = monitor.rescue_turn();
+        let Some(turn) = open_step(&handle, &monitor) else {
+            break;
+        };
         stuck.clone_from(&monitor.stuck_workers());
-        if stuck.is_empty() || handle.inject.is_closed() {
+        if stuck.is_empty() {
             break;
         }
         let steal = |r: &super::Remote, local: &mut queue::Local<_>| {

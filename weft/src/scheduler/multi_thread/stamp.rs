@@ -93,8 +93,7 @@ impl PollStamp {
         let task_id = self.task_id.load(Ordering::Relaxed);
         let at = self.spawned_at.load(Ordering::Relaxed);
         self.end();
-        // SAFETY: non-null values come from `&'static Location` in `begin`.
-        let spawned_at = unsafe { at.as_ref() }?;
+        let spawned_at = location(at)?;
         Some(HandedOff {
             task_id,
             spawned_at,
@@ -142,12 +141,18 @@ impl PollStamp {
         let at = self.spawned_at.load(Ordering::Relaxed);
         // Pairs with the fence in `begin_raw` (module doc).
         fence(Ordering::Acquire);
-        if self.seq.load(Ordering::Relaxed) != seq || at.is_null() {
+        if self.seq.load(Ordering::Relaxed) != seq {
             return None;
         }
-        // SAFETY: non-null values come from `&'static Location` in `begin`.
-        Some((id, unsafe { &*at }))
+        Some((id, location(at)?))
     }
+}
+
+/// A stamp's `spawned_at`, if one was stored.
+fn location(at: *mut Location<'static>) -> Option<&'static Location<'static>> {
+    // SAFETY: the stamp stores only null or a `&'static Location`
+    // (`begin_raw`), so a non-null value is one, valid for ever.
+    unsafe { at.as_ref() }
 }
 
 #[cfg(all(test, loom))]

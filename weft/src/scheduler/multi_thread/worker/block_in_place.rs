@@ -30,13 +30,13 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         ),
         context::Entered::Yes { .. } => {}
     }
-    let handed_off = context::with_scheduler(|cx| {
+    let moved = context::with_scheduler(|cx| {
         let Some(crate::scheduler::Context::MultiThread(cx)) = cx else {
             return None;
         };
         let mut core = cx.core.borrow_mut().take()?;
         // The new thread stamps its polls from now on (stamp.rs).
-        let handed_off = cx.worker.handle.remotes[core.index].stamp.hand_off();
+        let poll = cx.worker.handle.remotes[core.index].stamp.hand_off();
         // Move the slot's task to the queue, where sleepers can take it at
         // once (the monitor would only steal it a sampling period later).
         if let Some(task) = core.take_lifo() {
@@ -54,12 +54,12 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         if core.run_queue.has_tasks() {
             cx.worker.handle.notify_parked();
         }
-        let index = core.index;
+        let stamp_back = poll.map(|poll| (core.index, poll));
         *lock(&cx.worker.core) = Some(core);
         launch(cx.worker.clone());
-        Some((cx.worker.clone(), index, handed_off))
+        Some((cx.worker.clone(), stamp_back))
     });
-    let Some((worker, index, handed_off)) = handed_off else {
+    let Some((worker, stamp_back)) = moved else {
         // Nested block_in_place, or no core: just block.
         return context::exit_runtime(f);
     };
@@ -67,15 +67,21 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
     // When `f` returns, take the core back if the replacement thread has not
     // started yet; otherwise this thread finishes its task without a core
     // and stops being a worker (run_task sees the core gone).
-    struct Reclaim(Arc<Worker>, coop::Budget, usize, Option<HandedOff>);
+    struct Reclaim {
+        worker: Arc<Worker>,
+        budget: coop::Budget,
+        /// The worker's index and the poll `hand_off` ended, to stamp the
+        /// rest of it if this thread takes the core back.
+        stamp_back: Option<(usize, HandedOff)>,
+    }
     impl Drop for Reclaim {
         fn drop(&mut self) {
-            coop::restore(self.1);
-            let core = lock(&self.0.core).take();
+            coop::restore(self.budget);
+            let core = lock(&self.worker.core).take();
             if let Some(core) = core {
                 // The rest of this poll is the worker's again.
-                if let Some(handed_off) = self.3.take() {
-                    self.0.handle.remotes[self.2].stamp.resume(handed_off);
+                if let Some((index, poll)) = self.stamp_back.take() {
+                    self.worker.handle.remotes[index].stamp.resume(poll);
                 }
                 context::with_scheduler(|cx| {
                     if let Some(crate::scheduler::Context::MultiThread(cx)) = cx {
@@ -85,6 +91,10 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
             }
         }
     }
-    let _reclaim = Reclaim(worker, coop::stop(), index, handed_off);
+    let _reclaim = Reclaim {
+        worker,
+        budget: coop::stop(),
+        stamp_back,
+    };
     context::exit_runtime(f)
 }
