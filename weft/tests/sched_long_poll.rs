@@ -530,3 +530,45 @@ fn a_rescued_task_waiting_for_the_shutdown_does_not_hold_it_up() {
         "dropping the runtime waited for a rescued task that waited for the shutdown"
     );
 }
+
+/// A task the rescue thread runs may block as the one it was rescued
+/// from did; what is queued after it must still run. On one worker, `a`
+/// blocks the worker and `b` then blocks the rescue thread, both until
+/// `c` has run; `c`, queued after both, must run long before their
+/// limit (with nobody watching the rescue thread's poll, `c` waited for
+/// one of them to give up).
+#[test]
+fn a_task_queued_while_the_rescue_thread_blocks_too_is_run() {
+    use std::sync::mpsc;
+    let rt = runtime(1, Duration::from_millis(20));
+    let limit = Duration::from_secs(10);
+    let blocker = |started: mpsc::Sender<()>, release: mpsc::Receiver<()>| async move {
+        let _ = started.send(());
+        release.recv_timeout(limit).is_ok()
+    };
+    let (started, blocker_started) = mpsc::channel();
+    let (release_a, a_released) = mpsc::channel();
+    let (release_b, b_released) = mpsc::channel();
+    let a = rt.spawn(blocker(started.clone(), a_released));
+    blocker_started.recv_timeout(limit).unwrap();
+    // Queued behind `a`, which blocks the only worker: the rescue thread's.
+    let b = rt.spawn(blocker(started, b_released));
+    blocker_started.recv_timeout(limit).unwrap();
+    let queued = Instant::now();
+    let c = rt.spawn(async move {
+        let waited = queued.elapsed();
+        let _ = release_a.send(());
+        let _ = release_b.send(());
+        waited
+    });
+    let (waited, a_released, b_released) =
+        rt.block_on(async move { (c.await.unwrap(), a.await.unwrap(), b.await.unwrap()) });
+    assert!(
+        a_released && b_released,
+        "the blocked tasks gave up waiting for the task queued behind them"
+    );
+    assert!(
+        waited < Duration::from_secs(2),
+        "a task queued while the rescue thread blocked waited {waited:?}"
+    );
+}

@@ -77,7 +77,9 @@
 //!   the task's cooperation. The rescue thread runs tasks from stuck
 //!   workers' queues, the inject queue and the others' queues, with no
 //!   core of its own (wakes go to the inject queue), and polls the
-//!   drivers, until no worker is stuck. A stuck thread whose poll returns
+//!   drivers, until no worker is stuck; one seen in one poll for the
+//!   threshold is retired, and the next rescue is another thread's
+//!   (rescue.rs). A stuck thread whose poll returns
 //!   goes on with its own core, which holds whatever was not taken.
 //! - **Who samples: a parking worker when it can, the monitor thread when
 //!   nobody did.** The sampling state ([`Sampler`]) sits behind a mutex,
@@ -119,7 +121,7 @@
 
 use super::alarm::Alarm;
 use super::lifo;
-use super::rescue::{self, rescue_wanted};
+use super::rescue::{self, rescue_wanted, Rescuer};
 use super::stamp::PollStamp;
 use super::Handle;
 use crate::loom::{AtomicBool, AtomicU64, Ordering};
@@ -162,7 +164,9 @@ pub(crate) struct Monitor {
     /// (the rescue thread steals from these first, and stops when none is
     /// left).
     stuck: Mutex<Vec<usize>>,
-    rescuing: AtomicBool,
+    /// The current rescue thread, if one runs (rescue.rs: a retired one,
+    /// still in the poll it was seen stuck in, is no longer here).
+    rescuer: Mutex<Option<Arc<Rescuer>>>,
     /// Held while the rescue thread or the monitor's LIFO steal takes
     /// queue entries (not while the rescue thread runs one), taken once
     /// by the runtime's shutdown before it frees tasks (rescue.rs).
@@ -179,6 +183,8 @@ struct Sampler {
     last_seq: Vec<u64>,
     last_spawns: Vec<u64>,
     stuck_now: Vec<usize>,
+    /// The current rescue thread's poll, as `seen` is a worker's.
+    rescuer_seen: Option<Seen>,
     /// Samples in a row in which no worker polled anything.
     quiet: u32,
     pace: Pace,
@@ -232,6 +238,7 @@ impl Monitor {
                 last_seq: vec![0; workers],
                 last_spawns: vec![0; workers],
                 stuck_now: Vec::new(),
+                rescuer_seen: None,
                 quiet: 0,
                 pace: Pace::new(min_period),
                 last_at: None,
@@ -240,7 +247,7 @@ impl Monitor {
             dormant: AtomicBool::new(false),
             slow: AtomicBool::new(false),
             stuck: Mutex::new(Vec::new()),
-            rescuing: AtomicBool::new(false),
+            rescuer: Mutex::new(None),
             rescue_turn: Mutex::new(()),
             thread: Mutex::new(None),
         };
@@ -416,10 +423,61 @@ impl Monitor {
         self.rescue_turn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The rescue thread is leaving: the next sample that wants one starts
+    fn rescuer(&self) -> std::sync::MutexGuard<'_, Option<Arc<Rescuer>>> {
+        self.rescuer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `rescuer` is leaving: if it is still the current one, the next
+    /// sample that wants a rescue starts another.
+    pub(super) fn rescue_ended(&self, rescuer: &Arc<Rescuer>) {
+        let mut current = self.rescuer();
+        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, rescuer)) {
+            *current = None;
+        }
+    }
+
+    /// Start a rescue thread unless one is current.
+    fn start_rescue(&self, handle: &Arc<Handle>, s: &mut Sampler) {
+        let rescuer = {
+            let mut current = self.rescuer();
+            if current.is_some() {
+                return;
+            }
+            let rescuer = Arc::new(Rescuer::new());
+            *current = Some(rescuer.clone());
+            rescuer
+        };
+        s.rescuer_seen = None;
+        rescue::start(handle, rescuer);
+    }
+
+    /// Retire the current rescue thread if it has been in one poll for
+    /// the threshold (rescue.rs, "A rescued task may block too"): it
+    /// leaves once that poll returns, and a rescue wanted now starts
     /// another.
-    pub(super) fn rescue_ended(&self) {
-        self.rescuing.store(false, Ordering::Release);
+    fn watch_rescuer(&self, s: &mut Sampler, now: Instant) {
+        let mut current = self.rescuer();
+        let Some(rescuer) = current.as_ref() else {
+            s.rescuer_seen = None;
+            return;
+        };
+        let seq = rescuer.stamp().seq();
+        match &mut s.rescuer_seen {
+            Some(seen) if seen.seq == seq => {
+                if now - seen.since >= self.config.threshold {
+                    rescuer.retire();
+                    *current = None;
+                    s.rescuer_seen = None;
+                }
+            }
+            seen => {
+                *seen = (seq & 1 == 1).then_some(Seen {
+                    seq,
+                    since: now,
+                    reported: false,
+                })
+            }
+        }
     }
 
     /// Sleep until the alarm rings: at the time the last sample set, or,
@@ -662,14 +720,14 @@ impl Monitor {
                 stuck.clone_from(&s.stuck_now);
             }
         }
+        self.watch_rescuer(s, now);
         if rescue_wanted(
             s.stuck_now.len(),
             handle.remotes.len(),
             stuck_with_queue,
             can_help,
-        ) && !self.rescuing.swap(true, Ordering::AcqRel)
-        {
-            rescue::start(handle);
+        ) {
+            self.start_rescue(handle, s);
         }
         Sampled::Routine
     }

@@ -2,14 +2,32 @@
 //! poll: take the work queued behind it, and, when nobody else can run
 //! that work, run it on a rescue thread in the worker's place.
 //!
-//! Owns: the rescue thread's loop. At most one runs at a time (the
-//! monitor's `rescuing` flag, set when it starts one, cleared by
+//! Owns: the rescue thread's loop, and its [`Rescuer`] (its poll stamp,
+//! and whether it was retired). At most one is current (the monitor's
+//! `rescuer`, set when it starts one, cleared by
 //! `Monitor::rescue_ended` as it leaves). It has no core of its own:
 //! what it wakes goes to the inject queue, what it took and did not run
 //! goes back there, and it never parks, so it leaves the drivers to the
 //! workers it unparks on its way out.
 //!
 //! Invariants:
+//! - **A rescued task may block too.** It may block as the task its
+//!   worker is stuck in did (they are often alike), and the rescue thread
+//!   is then as stuck as that worker. So it stamps its polls as a worker
+//!   does (stamp.rs), and the monitor, seeing it in one poll for the
+//!   threshold, retires it: it is no longer current, a sample that wants a
+//!   rescue starts another, and the retired thread leaves once its poll
+//!   returns. Retired threads number at most the tasks blocked in them,
+//!   each on a blocking-pool thread, as `block_in_place` would have them.
+//!   Its long polls are not counted per worker nor given to the hook: it
+//!   is no worker. (Before, work queued after such a task waited until it
+//!   or the worker's task returned: test
+//!   `a_task_queued_while_the_rescue_thread_blocks_too_is_run`.) Which
+//!   rescuer is current changes under the monitor's `rescuer` lock, and
+//!   a leaving one clears it only if it is still the one there; the
+//!   `retired` flag it reads is a hint, not a handshake: a retired thread
+//!   that misses it for a step is one more rescuer for that step, and
+//!   every step is taken under the turn below.
 //! - **Every task it puts in the inject queue is announced**
 //!   (`notify_parked`, as every push there is). The bare unparks on its
 //!   way out do not announce work: a worker they wake that is still on
@@ -33,11 +51,44 @@
 
 use super::monitor::Monitor;
 use super::queue;
+use super::stamp::PollStamp;
 use super::Handle;
 use crate::coop;
+use crate::loom::{AtomicBool, Ordering};
 use crate::task::Notified;
 use std::sync::{Arc, MutexGuard, Weak};
 use std::time::Duration;
+
+/// One rescue thread, as the monitor sees it (module doc, "A rescued task
+/// may block too").
+pub(super) struct Rescuer {
+    /// Its polls; only its thread writes it.
+    stamp: PollStamp,
+    /// The monitor saw it stuck and let another start: it leaves after
+    /// the poll it is in.
+    retired: AtomicBool,
+}
+
+impl Rescuer {
+    pub(super) fn new() -> Rescuer {
+        Rescuer {
+            stamp: PollStamp::new(),
+            retired: AtomicBool::new(false),
+        }
+    }
+
+    pub(super) fn stamp(&self) -> &PollStamp {
+        &self.stamp
+    }
+
+    pub(super) fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+}
 
 /// Worker `index` is in the same poll as a period ago: move its LIFO
 /// task to the inject queue, and wake a sleeper to run it and to steal the
@@ -99,9 +150,10 @@ pub(super) fn rescue_wanted(
 /// Stuck workers' queued work has nobody to run it: run it (and the
 /// inject queue, and the drivers) on a thread of its own until no worker
 /// is stuck.
-pub(super) fn start(handle: &Arc<Handle>) {
+pub(super) fn start(handle: &Arc<Handle>, rescuer: Arc<Rescuer>) {
     let weak = Arc::downgrade(handle);
-    let spawned = crate::blocking::spawn_blocking_on(&handle.blocking, move || run(weak), None);
+    let spawned =
+        crate::blocking::spawn_blocking_on(&handle.blocking, move || run(weak, rescuer), None);
     drop(spawned);
 }
 
@@ -119,14 +171,14 @@ fn hand_back(handle: &Handle, local: &mut queue::Local<Notified<Arc<Handle>>>) {
 }
 
 /// The rescue thread's loop (module doc).
-fn run(handle: Weak<Handle>) {
+fn run(handle: Weak<Handle>, rescuer: Arc<Rescuer>) {
     let Some(handle) = handle.upgrade() else {
         return;
     };
     let Some(monitor) = handle.monitor.clone() else {
         return;
     };
-    let _ended = RescueEnded(monitor.clone());
+    let _ended = RescueEnded(monitor.clone(), rescuer.clone());
     let scheduler_handle = crate::scheduler::Handle::MultiThread(handle.clone());
     let _current = crate::runtime::context::set_current(&scheduler_handle);
     // Inside the runtime, as a worker is: a task's `block_on` panics with
@@ -136,7 +188,7 @@ fn run(handle: Weak<Handle>) {
     // holding anything while a task runs: see `hand_back`.
     let (_unused, mut local) = queue::local::<Notified<Arc<Handle>>>();
     let mut stuck = Vec::new();
-    loop {
+    while !rescuer.is_retired() {
         // A look at the queues, and taking what it found, under the turn
         // (module doc); the run after it, with the task's own reference.
         let Some(turn) = open_step(&handle, &monitor) else {
@@ -159,9 +211,11 @@ fn run(handle: Weak<Handle>) {
         hand_back(&handle, &mut local);
         match next {
             Some(task) => {
+                rescuer.stamp.begin(&task);
                 let task = task.into_referenced();
                 drop(turn);
                 coop::budget(|| task.run());
+                rescuer.stamp.end();
             }
             None => {
                 handle.drivers.poll_now();
@@ -182,13 +236,12 @@ fn run(handle: Weak<Handle>) {
     }
 }
 
-/// Clears the monitor's `rescuing` flag when the rescue thread leaves,
-/// however it leaves: a flag left set would keep every later rescue from
-/// starting.
-struct RescueEnded(Arc<Monitor>);
+/// Tells the monitor the rescue thread left, however it leaves: a
+/// rescuer left current would keep every later rescue from starting.
+struct RescueEnded(Arc<Monitor>, Arc<Rescuer>);
 
 impl Drop for RescueEnded {
     fn drop(&mut self) {
-        self.0.rescue_ended();
+        self.0.rescue_ended(&self.1);
     }
 }
