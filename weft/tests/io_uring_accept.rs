@@ -284,3 +284,61 @@ fn unix_accepts_through_the_ring_lose_no_connection_and_name_the_peer() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The kernel cancels a request when the thread that submitted it exits,
+/// but the socket's handshake goes on: a connect submitted from a thread
+/// that then exits, while the peer's accept queue is full (its SYN is
+/// dropped, and sent again a second later), must still connect once the
+/// queue has room. The connect is issued again after the kernel's
+/// cancel; a kernel may answer that with `EALREADY` (the socket is still
+/// connecting), which must not be reported (Linux 6.18 waits for the
+/// handshake instead; the ring's connect handles both, connect.rs).
+#[test]
+fn a_connect_whose_submitting_thread_exits_mid_handshake_still_connects() {
+    use std::task::Poll;
+    for (name, rt) in runtimes() {
+        // A backlog of 0 queues one connection; the next SYN is dropped.
+        let listener =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        listener
+            .bind(
+                &"127.0.0.1:0"
+                    .parse::<std::net::SocketAddr>()
+                    .unwrap()
+                    .into(),
+            )
+            .unwrap();
+        listener.listen(0).unwrap();
+        let listener: std::net::TcpListener = listener.into();
+        let addr = listener.local_addr().unwrap();
+        let _queued = std::net::TcpStream::connect(addr).unwrap();
+
+        let handle = rt.handle().clone();
+        let connect = std::thread::spawn(move || {
+            handle.block_on(async move {
+                let mut connect = Box::pin(TcpStream::connect(addr));
+                let done = std::future::poll_fn(|cx| Poll::Ready(connect.as_mut().poll(cx)))
+                    .await
+                    .is_ready();
+                (connect, done)
+            })
+        })
+        .join()
+        .unwrap();
+        let (connect, done) = connect;
+        assert!(
+            !done,
+            "{name}: connected at once: the accept queue had room"
+        );
+        // Room for the SYN sent again.
+        let (_first, _) = listener.accept().unwrap();
+        let connected =
+            rt.block_on(async { weft::time::timeout(Duration::from_secs(10), connect).await });
+        let stream = connected
+            .unwrap_or_else(|_| panic!("{name}: no connection in 10 s"))
+            .unwrap_or_else(|e| panic!("{name}: the connect failed: {e}"));
+        assert_eq!(stream.peer_addr().unwrap(), addr, "{name}");
+        let (_second, peer) = listener.accept().unwrap();
+        assert_eq!(peer, stream.local_addr().unwrap(), "{name}");
+    }
+}
