@@ -285,6 +285,21 @@ impl OpTable {
         }
     }
 
+    /// A slot whose entry never reached the submission queue (the push
+    /// failed): no completion will come, so it is freed now, buffer and
+    /// all.
+    pub(crate) fn remove_unqueued(&mut self, key: OpKey) {
+        let slot = self
+            .slot_mut(key)
+            .expect("an op removed before it was queued is its starter's");
+        assert!(
+            matches!(slot.state, State::InFlight { .. }),
+            "an op removed before it was queued had not completed"
+        );
+        self.in_flight -= 1;
+        self.release(key);
+    }
+
     fn slot_mut(&mut self, key: OpKey) -> Option<&mut Slot> {
         self.slots
             .get_mut(key.index as usize)

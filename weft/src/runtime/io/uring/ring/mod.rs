@@ -13,6 +13,21 @@
 //!   everything pushed, then the cancel) before its socket is closed, so a
 //!   pushed-but-unsubmitted receive can never be issued against a reused
 //!   descriptor number.
+//! - **A queued entry is a started op.** Once an entry is in the
+//!   submission queue nothing takes it out: the next submit on the ring,
+//!   whoever makes it, hands it to the kernel. So a start whose push
+//!   succeeded returns the op even if its own submit failed: its caller
+//!   then holds it and abandons it before closing the descriptor, as
+//!   above. (Before, such a start reported the error and left the entry
+//!   queued; its caller closed the socket, and a receive issued later ran
+//!   on whatever socket reused the number, taking its data.) A start
+//!   whose push failed queued nothing: its slot is freed at once. Where
+//!   no owner's batch point follows (a non-worker's ring), a submit the
+//!   kernel keeps refusing leaves the op waiting for the ring's next
+//!   submit; an abandon whose submits all fail leaves the entry and its
+//!   cancel queued, and the descriptor is closed regardless (a kernel
+//!   that refuses every submit for longer than the tries has a ring
+//!   nothing can use).
 //! - Entries pushed by the ring's owning worker may wait for its next
 //!   [`flush`](Ring::flush) (once per maintenance tick and before it
 //!   parks: one `io_uring_enter` for the batch); entries pushed by any
@@ -88,6 +103,10 @@ struct RingState {
     park_poll: ParkPoll,
     /// The descriptor that poll watches (set by the first `park`).
     epoll_fd: Option<RawFd>,
+    /// Submits to refuse (`EAGAIN`) before the next real one: the tests'
+    /// stand-in for a kernel short of memory.
+    #[cfg(test)]
+    refuse_submits: usize,
 }
 
 /// The ring's state under its lock. Its release posts the wake-up a reap
@@ -148,6 +167,10 @@ const RECANCEL_AFTER: Duration = Duration::from_millis(10);
 /// microseconds; this bounds a drop's wait if the kernel never does.
 const GIVE_UP_AFTER: Duration = Duration::from_secs(1);
 
+/// How often [`RingState::submit_queued`] asks before it leaves a queued
+/// entry to the ring's next submit.
+const SUBMIT_TRIES: usize = 4;
+
 /// `IORING_RECVSEND_POLL_FIRST` (`io_uring.h`, Linux 5.19), which the
 /// `io-uring` crate does not export.
 const RECVSEND_POLL_FIRST: u16 = 1;
@@ -189,6 +212,8 @@ impl Ring {
                 unsubmitted: 0,
                 park_poll: ParkPoll::default(),
                 epoll_fd: None,
+                #[cfg(test)]
+                refuse_submits: 0,
             }),
         })
     }
@@ -246,24 +271,16 @@ impl Ring {
         // SAFETY: the entry points into the buffer the table slot `key` now
         // owns, which stays allocated until the request's completion
         // (module invariant; ops.rs).
-        let pushed = unsafe { state.push(&entry, &mut wakers) };
-        if pushed.is_ok() && waker.is_none() && !submit_now {
-            self.unwaited_pushed.store(true, Ordering::Relaxed);
-        }
-        if let Err(e) = pushed.and_then(|()| {
-            if submit_now {
-                state.submit(&mut wakers)
-            } else {
-                Ok(())
-            }
-        }) {
-            // The entry may still sit in the submission queue and reach
-            // the kernel later: leave the buffer to the slot (orphaned, it
-            // is freed by a completion if one ever comes).
-            let _ = state.table.abandon(key, Leave::Cancel);
+        if let Err(e) = unsafe { state.push(&entry, &mut wakers) } {
+            state.table.remove_unqueued(key);
             drop(state);
             wake_all(wakers);
             return Err(e);
+        }
+        if submit_now {
+            state.submit_queued(&mut wakers);
+        } else if waker.is_none() {
+            self.unwaited_pushed.store(true, Ordering::Relaxed);
         }
         drop(state);
         wake_all(wakers);
@@ -293,7 +310,7 @@ impl Ring {
         let mut state = self.lock();
         let mut wakers = Vec::new();
         if state.unsubmitted > 0 {
-            let _ = state.submit(&mut wakers);
+            state.submit_queued(&mut wakers);
         }
         match state.table.abandon(key, leave) {
             (Abandoned::CancelInKernel, _) if leave == Leave::Cancel => {
@@ -536,6 +553,11 @@ impl RingState {
     /// Hand every pushed entry to the kernel. `EBUSY` (completions
     /// overflowed) is answered by reaping and trying again.
     fn submit(&mut self, wakers: &mut Vec<Waker>) -> io::Result<()> {
+        #[cfg(test)]
+        if self.refuse_submits > 0 {
+            self.refuse_submits -= 1;
+            return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+        }
         loop {
             match self.uring.submit() {
                 Ok(_) => {
@@ -549,6 +571,23 @@ impl RingState {
         }
     }
 
+    /// Submit for a caller whose entry is already queued (module doc,
+    /// "A queued entry is a started op"): a refusal the kernel may get
+    /// over (`EAGAIN`, `ENOMEM`: it could not allocate the request) is
+    /// tried again a few times, and past that the entry waits for the
+    /// ring's next submit.
+    fn submit_queued(&mut self, wakers: &mut Vec<Waker>) {
+        for _ in 0..SUBMIT_TRIES {
+            match self.submit(wakers) {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM)) => {
+                    self.reap(wakers);
+                    std::thread::yield_now();
+                }
+                _ => return,
+            }
+        }
+    }
+
     /// Ask the kernel to cancel the request named `user_data`, submitting
     /// at once (with anything pushed before it: entries run in order, so
     /// the cancel finds its target).
@@ -557,8 +596,9 @@ impl RingState {
             .build()
             .user_data(INTERNAL_USER_DATA);
         // SAFETY: a cancel points at no memory.
-        let _ = unsafe { self.push(&entry, wakers) };
-        let _ = self.submit(wakers);
+        if unsafe { self.push(&entry, wakers) }.is_ok() {
+            self.submit_queued(wakers);
+        }
         self.reap(wakers);
     }
 
@@ -749,3 +789,6 @@ fn wake_all(wakers: Vec<Waker>) {
         waker.wake();
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests;
