@@ -531,16 +531,14 @@ fn a_rescued_task_waiting_for_the_shutdown_does_not_hold_it_up() {
     );
 }
 
-/// A task the rescue thread runs may block as the one it was rescued
-/// from did; what is queued after it must still run. On one worker, `a`
-/// blocks the worker and `b` then blocks the rescue thread, both until
-/// `c` has run; `c`, queued after both, must run long before their
-/// limit (with nobody watching the rescue thread's poll, `c` waited for
-/// one of them to give up).
-#[test]
-fn a_task_queued_while_the_rescue_thread_blocks_too_is_run() {
+/// On one worker, `a` blocks the worker and `b` then blocks the rescue
+/// thread, both until `c` has run (10 s at most); `c` is queued after
+/// both. Returns how long `c` waited, whether `a` and `b` saw it run, and
+/// the line that spawned `b`.
+fn block_the_worker_and_then_the_rescue_thread(
+    rt: &weft::runtime::Runtime,
+) -> (Duration, bool, u32) {
     use std::sync::mpsc;
-    let rt = runtime(1, Duration::from_millis(20));
     let limit = Duration::from_secs(10);
     let blocker = |started: mpsc::Sender<()>, release: mpsc::Receiver<()>| async move {
         let _ = started.send(());
@@ -552,6 +550,7 @@ fn a_task_queued_while_the_rescue_thread_blocks_too_is_run() {
     let a = rt.spawn(blocker(started.clone(), a_released));
     blocker_started.recv_timeout(limit).unwrap();
     // Queued behind `a`, which blocks the only worker: the rescue thread's.
+    let b_line = line!() + 1;
     let b = rt.spawn(blocker(started, b_released));
     blocker_started.recv_timeout(limit).unwrap();
     let queued = Instant::now();
@@ -563,12 +562,58 @@ fn a_task_queued_while_the_rescue_thread_blocks_too_is_run() {
     });
     let (waited, a_released, b_released) =
         rt.block_on(async move { (c.await.unwrap(), a.await.unwrap(), b.await.unwrap()) });
+    (waited, a_released && b_released, b_line)
+}
+
+/// A task the rescue thread runs may block as the one it was rescued
+/// from did; what is queued after it must still run, long before the
+/// blocked tasks' limit (with nobody watching the rescue thread's poll,
+/// `c` waited for one of them to give up).
+#[test]
+fn a_task_queued_while_the_rescue_thread_blocks_too_is_run() {
+    let rt = runtime(1, Duration::from_millis(20));
+    let (waited, released, _) = block_the_worker_and_then_the_rescue_thread(&rt);
     assert!(
-        a_released && b_released,
+        released,
         "the blocked tasks gave up waiting for the task queued behind them"
     );
     assert!(
         waited < Duration::from_secs(2),
         "a task queued while the rescue thread blocked waited {waited:?}"
     );
+}
+
+/// A task that blocks the rescue thread is reported to the hook like one
+/// that blocks a worker, marked as on the rescue thread, and counted.
+#[test]
+fn a_long_poll_on_the_rescue_thread_is_reported() {
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let log = reports.clone();
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .long_poll_threshold(Duration::from_millis(20))
+        .on_long_poll(move |info| {
+            log.lock().unwrap().push((
+                info.on_rescue_thread(),
+                info.worker(),
+                info.spawned_at().line(),
+            ))
+        })
+        .build()
+        .unwrap();
+    let (_, released, b_line) = block_the_worker_and_then_the_rescue_thread(&rt);
+    assert!(released);
+    let reports = reports.lock().unwrap().clone();
+    assert!(
+        reports.contains(&(true, 0, b_line)),
+        "the task blocking the rescue thread was not reported as such: {reports:?}"
+    );
+    assert!(
+        reports
+            .iter()
+            .any(|&(rescue, _, line)| !rescue && line != b_line),
+        "the task blocking the worker was not reported: {reports:?}"
+    );
+    assert!(rt.metrics().long_poll_count() >= 2);
 }

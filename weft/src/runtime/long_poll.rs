@@ -39,6 +39,7 @@ pub struct LongPollInfo {
     task_id: u64,
     duration: Duration,
     spawned_at: &'static Location<'static>,
+    on_rescue_thread: bool,
 }
 
 impl LongPollInfo {
@@ -47,18 +48,31 @@ impl LongPollInfo {
         task_id: u64,
         duration: Duration,
         spawned_at: &'static Location<'static>,
+        on_rescue_thread: bool,
     ) -> LongPollInfo {
         LongPollInfo {
             worker,
             task_id,
             duration,
             spawned_at,
+            on_rescue_thread,
         }
     }
 
-    /// The index of the worker the poll runs on.
+    /// The index of the worker the poll runs on; for a poll on a rescue
+    /// thread ([`on_rescue_thread`](Self::on_rescue_thread)), the stuck
+    /// worker whose place that thread took.
     pub fn worker(&self) -> usize {
         self.worker
+    }
+
+    /// Whether the poll runs on a rescue thread: the thread that runs a
+    /// stuck worker's queued work when no other worker can take it
+    /// (`Builder::long_poll_threshold` says when). A task that blocks
+    /// there blocks as the stuck one did; another rescue thread goes on
+    /// with the work.
+    pub fn on_rescue_thread(&self) -> bool {
+        self.on_rescue_thread
     }
 
     /// The id of the task being polled.
@@ -85,6 +99,7 @@ impl fmt::Debug for LongPollInfo {
             .field("task_id", &self.task_id)
             .field("poll_duration", &self.duration)
             .field("spawned_at", &self.spawned_at)
+            .field("on_rescue_thread", &self.on_rescue_thread)
             .finish()
     }
 }

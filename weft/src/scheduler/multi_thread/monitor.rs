@@ -436,14 +436,15 @@ impl Monitor {
         }
     }
 
-    /// Start a rescue thread unless one is current.
+    /// Start a rescue thread unless one is current (in the place of the
+    /// first stuck worker, for reports).
     fn start_rescue(&self, handle: &Arc<Handle>, s: &mut Sampler) {
         let rescuer = {
             let mut current = self.rescuer();
             if current.is_some() {
                 return;
             }
-            let rescuer = Arc::new(Rescuer::new());
+            let rescuer = Arc::new(Rescuer::new(s.stuck_now.first().copied().unwrap_or(0)));
             *current = Some(rescuer.clone());
             rescuer
         };
@@ -452,10 +453,10 @@ impl Monitor {
     }
 
     /// Retire the current rescue thread if it has been in one poll for
-    /// the threshold (rescue.rs, "A rescued task may block too"): it
-    /// leaves once that poll returns, and a rescue wanted now starts
-    /// another.
-    fn watch_rescuer(&self, s: &mut Sampler, now: Instant) {
+    /// the threshold (rescue.rs, "A rescued task may block too"), and
+    /// report that poll: the thread leaves once the poll returns, and a
+    /// rescue wanted now starts another.
+    fn watch_rescuer(&self, handle: &Handle, s: &mut Sampler, now: Instant) {
         let mut current = self.rescuer();
         let Some(rescuer) = current.as_ref() else {
             s.rescuer_seen = None;
@@ -464,8 +465,18 @@ impl Monitor {
         let seq = rescuer.stamp().seq();
         match &mut s.rescuer_seen {
             Some(seen) if seen.seq == seq => {
-                if now - seen.since >= self.config.threshold {
+                let stuck_for = now - seen.since;
+                if stuck_for >= self.config.threshold {
                     rescuer.retire();
+                    let stamp = (rescuer.stamp(), seq);
+                    report(
+                        handle,
+                        self,
+                        rescuer.stands_in_for(),
+                        stamp,
+                        stuck_for,
+                        true,
+                    );
                     *current = None;
                     s.rescuer_seen = None;
                 }
@@ -663,7 +674,8 @@ impl Monitor {
                         stuck_with_queue |= !remote.steal.is_empty();
                         if !seen.reported {
                             seen.reported = true;
-                            report(handle, self, index, seq, stuck_for);
+                            let stamp = (&remote.stamp, seq);
+                            report(handle, self, index, stamp, stuck_for, false);
                         }
                     }
                 }
@@ -720,7 +732,7 @@ impl Monitor {
                 stuck.clone_from(&s.stuck_now);
             }
         }
-        self.watch_rescuer(s, now);
+        self.watch_rescuer(handle, s, now);
         if rescue_wanted(
             s.stuck_now.len(),
             handle.remotes.len(),
@@ -767,15 +779,25 @@ fn run(handle: Weak<Handle>) {
     }
 }
 
-fn report(handle: &Handle, monitor: &Monitor, index: usize, seq: u64, stuck_for: Duration) {
+/// Count the long poll numbered `seq` on `stamp` for worker `index`, and
+/// tell the hook (a poll on a rescue thread is counted for the worker
+/// whose place it took).
+fn report(
+    handle: &Handle,
+    monitor: &Monitor,
+    index: usize,
+    (stamp, seq): (&PollStamp, u64),
+    stuck_for: Duration,
+    on_rescue_thread: bool,
+) {
     handle.worker_metrics[index]
         .long_poll_count
         .fetch_add(1, Ordering::Relaxed);
     let Some(hook) = &monitor.config.hook else {
         return;
     };
-    if let Some((id, spawned_at)) = handle.remotes[index].stamp.task_of(seq) {
-        let info = LongPollInfo::new(index, id, stuck_for, spawned_at);
+    if let Some((id, spawned_at)) = stamp.task_of(seq) {
+        let info = LongPollInfo::new(index, id, stuck_for, spawned_at, on_rescue_thread);
         // A panicking hook must not stop the monitor.
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&info)));
     }

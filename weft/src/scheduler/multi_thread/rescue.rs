@@ -19,8 +19,9 @@
 //!   rescue starts another, and the retired thread leaves once its poll
 //!   returns. Retired threads number at most the tasks blocked in them,
 //!   each on a blocking-pool thread, as `block_in_place` would have them.
-//!   Its long polls are not counted per worker nor given to the hook: it
-//!   is no worker. (Before, work queued after such a task waited until it
+//!   The poll it is retired in is counted as a long poll of the worker
+//!   whose place it took, and given to the hook
+//!   (`LongPollInfo::on_rescue_thread`). (Before, work queued after such a task waited until it
 //!   or the worker's task returned: test
 //!   `a_task_queued_while_the_rescue_thread_blocks_too_is_run`.) Which
 //!   rescuer is current changes under the monitor's `rescuer` lock, and
@@ -67,18 +68,26 @@ pub(super) struct Rescuer {
     /// The monitor saw it stuck and let another start: it leaves after
     /// the poll it is in.
     retired: AtomicBool,
+    /// The stuck worker whose place it took when it started (its long
+    /// polls are reported as that worker's).
+    stands_in_for: usize,
 }
 
 impl Rescuer {
-    pub(super) fn new() -> Rescuer {
+    pub(super) fn new(stands_in_for: usize) -> Rescuer {
         Rescuer {
             stamp: PollStamp::new(),
             retired: AtomicBool::new(false),
+            stands_in_for,
         }
     }
 
     pub(super) fn stamp(&self) -> &PollStamp {
         &self.stamp
+    }
+
+    pub(super) fn stands_in_for(&self) -> usize {
+        self.stands_in_for
     }
 
     pub(super) fn retire(&self) {
