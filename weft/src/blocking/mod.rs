@@ -74,6 +74,9 @@ impl<F: FnOnce() -> R, R> Future for BlockingFn<F> {
 /// Queue `f` on the pool. After shutdown the returned handle resolves to a
 /// cancelled `JoinError`. `in_flight` (users' closures on a runtime with
 /// timers) is released once the task has completed and woken its handle.
+///
+/// # Panics
+/// If the OS refuses a thread and none of the pool's is running.
 pub(crate) fn spawn_blocking_on<F, R>(
     spawner: &Spawner,
     f: F,
@@ -83,20 +86,36 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
+    try_spawn_blocking_on(spawner, f, in_flight).unwrap_or_else(|| {
+        panic!(
+            "weft could not start a thread for spawn_blocking: the OS refused to create one \
+             and none is running. Lower the thread count or raise the process's limits."
+        )
+    })
+}
+
+/// [`spawn_blocking_on`], or `None` (`f` dropped unrun) where it would
+/// panic.
+pub(crate) fn try_spawn_blocking_on<F, R>(
+    spawner: &Spawner,
+    f: F,
+    in_flight: Option<BlockingInFlight>,
+) -> Option<JoinHandle<R>>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
     let schedule = BlockingSchedule { in_flight };
     let (task, join) = task::new_unowned(BlockingFn(Some(f)), schedule, Id::next());
     match spawner.spawn(task) {
-        Ok(()) => join,
+        Ok(()) => Some(join),
         Err(SpawnError::Shutdown(task)) => {
             task.shutdown();
-            join
+            Some(join)
         }
         Err(SpawnError::NoThreads(task)) => {
             task.shutdown();
-            panic!(
-                "weft could not start a thread for spawn_blocking: the OS refused to create one \
-                 and none is running. Lower the thread count or raise the process's limits."
-            );
+            None
         }
     }
 }

@@ -200,6 +200,38 @@ struct Seen {
     reported: bool,
 }
 
+/// What a sample learns from one stamp ([`Seen::sight`]).
+#[must_use]
+enum Sighted<'a> {
+    /// No poll runs.
+    Idle,
+    /// A poll the last sample did not see (now remembered).
+    New,
+    /// The poll the last sample saw, still running.
+    Same(&'a mut Seen),
+}
+
+impl Seen {
+    /// A sample read `seq` from a stamp whose last sighting is `seen`
+    /// (module doc, "Stuck means the same odd `seq` twice"): remember a
+    /// new poll, forget an ended one.
+    fn sight(seen: &mut Option<Seen>, seq: u64, now: Instant) -> Sighted<'_> {
+        if seq & 1 == 0 {
+            *seen = None;
+            return Sighted::Idle;
+        }
+        if seen.as_ref().is_some_and(|s| s.seq == seq) {
+            return Sighted::Same(seen.as_mut().expect("checked"));
+        }
+        *seen = Some(Seen {
+            seq,
+            since: now,
+            reported: false,
+        });
+        Sighted::New
+    }
+}
+
 const QUIET_SAMPLES_BEFORE_SLEEP: u32 = 10;
 /// The sampling period after a sample found a worker in a poll with a task
 /// in its LIFO slot: if the same poll is still running this much later,
@@ -449,7 +481,10 @@ impl Monitor {
             rescuer
         };
         s.rescuer_seen = None;
-        rescue::start(handle, rescuer);
+        if !rescue::start(handle, rescuer.clone()) {
+            // The next sample that wants a rescue tries again.
+            self.rescue_ended(&rescuer);
+        }
     }
 
     /// Retire the current rescue thread if it has been in one poll for
@@ -463,31 +498,23 @@ impl Monitor {
             return;
         };
         let seq = rescuer.stamp().seq();
-        match &mut s.rescuer_seen {
-            Some(seen) if seen.seq == seq => {
-                let stuck_for = now - seen.since;
-                if stuck_for >= self.config.threshold {
-                    rescuer.retire();
-                    let stamp = (rescuer.stamp(), seq);
-                    report(
-                        handle,
-                        self,
-                        rescuer.stands_in_for(),
-                        stamp,
-                        stuck_for,
-                        true,
-                    );
-                    *current = None;
-                    s.rescuer_seen = None;
-                }
-            }
-            seen => {
-                *seen = (seq & 1 == 1).then_some(Seen {
-                    seq,
-                    since: now,
-                    reported: false,
-                })
-            }
+        let Sighted::Same(seen) = Seen::sight(&mut s.rescuer_seen, seq, now) else {
+            return;
+        };
+        let stuck_for = now - seen.since;
+        if stuck_for >= self.config.threshold {
+            rescuer.retire();
+            let stamp = (rescuer.stamp(), seq);
+            report(
+                handle,
+                self,
+                rescuer.stands_in_for(),
+                stamp,
+                stuck_for,
+                true,
+            );
+            *current = None;
+            s.rescuer_seen = None;
         }
     }
 
@@ -649,12 +676,9 @@ impl Monitor {
             // Any poll since the last sample, or one running now: busy.
             busy |= seq != s.last_seq[index] || seq & 1 == 1;
             s.last_seq[index] = seq;
-            if seq & 1 == 0 {
-                s.seen[index] = None;
-                continue;
-            }
-            match &mut s.seen[index] {
-                Some(seen) if seen.seq == seq => {
+            match Seen::sight(&mut s.seen[index], seq, now) {
+                Sighted::Idle => {}
+                Sighted::Same(seen) => {
                     if now - seen.since < self.min_gap {
                         // Two samples close together (a kick right after
                         // a look): as a new sighting, acted on later.
@@ -679,16 +703,11 @@ impl Monitor {
                         }
                     }
                 }
-                slot => {
+                Sighted::New => {
                     // A new poll with work waiting behind it: look again
                     // soon, in case that work is stranded.
                     same_poll |= !remote.steal.is_empty();
                     lifo_waiting |= remote.lifo.looks_occupied();
-                    *slot = Some(Seen {
-                        seq,
-                        since: now,
-                        reported: false,
-                    })
                 }
             }
         }

@@ -158,12 +158,13 @@ pub(super) fn rescue_wanted(
 
 /// Stuck workers' queued work has nobody to run it: run it (and the
 /// inject queue, and the drivers) on a thread of its own until no worker
-/// is stuck.
-pub(super) fn start(handle: &Arc<Handle>, rescuer: Arc<Rescuer>) {
+/// is stuck. `false` if no thread could be had (the OS refused one and
+/// the blocking pool has none running).
+#[must_use]
+pub(super) fn start(handle: &Arc<Handle>, rescuer: Arc<Rescuer>) -> bool {
     let weak = Arc::downgrade(handle);
-    let spawned =
-        crate::blocking::spawn_blocking_on(&handle.blocking, move || run(weak, rescuer), None);
-    drop(spawned);
+    let run = move || run(weak, rescuer);
+    crate::blocking::try_spawn_blocking_on(&handle.blocking, run, None).is_some()
 }
 
 /// What a steal took beyond the task this thread runs next goes back to

@@ -5,7 +5,9 @@
 //! Owns: one stamp per worker (in its `Remote`): its poll number, the
 //! task of its current poll, and the count of spawns it put in its LIFO
 //! slot (the worker bumps it, the monitor reads it: monitor.rs, "Slow
-//! unless a task was spawned").
+//! unless a task was spawned"). A rescue thread (rescue.rs) has a stamp
+//! too, in its `Rescuer`, written only by that thread (it has no core,
+//! and never hands its polls to another thread).
 //!
 //! Invariant: **the hot path only stamps.** A worker writes its stamp at
 //! the start and end of every poll: plain stores to a cache line only it

@@ -227,6 +227,7 @@ impl Drop for ConnectOp {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::{Outcome, Progress, Step};
+    use std::future::Future;
     use std::io;
     use std::net::SocketAddr;
 
@@ -301,6 +302,64 @@ mod tests {
         let n = unsafe { libc::poll(&mut fd, 1, 5_000) };
         assert_eq!(n, 1, "the handshake did not end in 5 s");
         i32::from(fd.revents)
+    }
+
+    /// The whole wait on a ring: a socket whose handshake is held up (the
+    /// listener's accept queue is full, so its SYN is dropped and sent
+    /// again a second later), given to a `ConnectOp` already waiting for
+    /// the handshake, as after a re-issued connect's `EALREADY`, connects
+    /// once the queue has room; one dropped while it waits leaves the
+    /// runtime working.
+    #[test]
+    fn a_held_up_handshake_is_awaited_on_the_ring() {
+        use crate::runtime::{Builder, IoDriver};
+        let rt = Builder::new_current_thread()
+            .enable_all()
+            .io_driver(IoDriver::Uring)
+            .build()
+            .unwrap();
+        let listener =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        listener
+            .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+            .unwrap();
+        // One queued connection fills a backlog of 0.
+        listener.listen(0).unwrap();
+        let listener: std::net::TcpListener = listener.into();
+        let addr = listener.local_addr().unwrap();
+        let _queued = std::net::TcpStream::connect(addr).unwrap();
+        let awaiting = |socket| {
+            let driver = crate::runtime::io::registration::current_driver();
+            let mut op = super::ConnectOp::new(&driver, socket, &addr.into())
+                .unwrap_or_else(|_| panic!("no rings"));
+            op.progress = Progress {
+                step: Step::AwaitHandshake,
+                retried: true,
+            };
+            op
+        };
+        rt.block_on(async {
+            // Dropped mid-wait: the poll is cancelled before the socket
+            // closes.
+            let mut dropped = Box::pin(awaiting(nonblocking_connect(addr)));
+            let ready = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(dropped.as_mut().poll(cx).is_ready())
+            })
+            .await;
+            assert!(!ready, "the handshake was not held up");
+        });
+        let op = {
+            let _inside = rt.enter();
+            awaiting(nonblocking_connect(addr))
+        };
+        let (_first, _) = listener.accept().unwrap();
+        let connected = rt
+            .block_on(async { crate::time::timeout(std::time::Duration::from_secs(10), op).await });
+        let socket = connected
+            .expect("no connection in 10 s")
+            .expect("the awaited handshake failed");
+        let peer = socket.peer_addr().unwrap().as_socket().unwrap();
+        assert_eq!(peer, addr);
     }
 
     /// The handshake's outcome is the socket's: connected, or its error.

@@ -16,18 +16,21 @@
 //! - **A queued entry is a started op.** Once an entry is in the
 //!   submission queue nothing takes it out: the next submit on the ring,
 //!   whoever makes it, hands it to the kernel. So a start whose push
-//!   succeeded returns the op even if its own submit failed: its caller
-//!   then holds it and abandons it before closing the descriptor, as
-//!   above. (Before, such a start reported the error and left the entry
-//!   queued; its caller closed the socket, and a receive issued later ran
-//!   on whatever socket reused the number, taking its data.) A start
-//!   whose push failed queued nothing: its slot is freed at once. Where
-//!   no owner's batch point follows (a non-worker's ring), a submit the
-//!   kernel keeps refusing leaves the op waiting for the ring's next
-//!   submit; an abandon whose submits all fail leaves the entry and its
-//!   cancel queued, and the descriptor is closed regardless (a kernel
-//!   that refuses every submit for longer than the tries has a ring
-//!   nothing can use).
+//!   succeeded returns the op, for its caller to abandon before closing
+//!   the descriptor, as above: the owner's start leaves the entry to its
+//!   batch point, which retries a refused submit at the next; another
+//!   thread's start, which no batch point follows, submits itself and
+//!   waits out refusals the kernel may get over, for up to a second.
+//!   (Before, a start whose submit was refused reported the error and
+//!   left the entry queued; its caller closed the socket, and a receive
+//!   issued later ran on whatever socket reused the number, taking its
+//!   data.) Only a start refused for longer, or with another error, fails
+//!   with its entry queued, and an abandon whose submits all fail leaves
+//!   the entry and its cancel queued while the descriptor closes: a
+//!   kernel that refuses every submit that long has a ring nothing can
+//!   use. A start whose push failed queued nothing: its slot is freed at
+//!   once. The count of queued entries is read back from the queue after
+//!   each submit (the kernel may take part of a batch).
 //! - Entries pushed by the ring's owning worker may wait for its next
 //!   [`flush`](Ring::flush) (once per maintenance tick and before it
 //!   parks: one `io_uring_enter` for the batch); entries pushed by any
@@ -171,35 +174,53 @@ const GIVE_UP_AFTER: Duration = Duration::from_secs(1);
 /// entry to the ring's next submit.
 const SUBMIT_TRIES: usize = 4;
 
+/// How long [`Ring::submit_started`] asks the kernel again before a start
+/// fails.
+const SUBMIT_PATIENCE: Duration = Duration::from_secs(1);
+
+/// A submit the kernel refused for want of memory, which it may have
+/// again soon.
+fn refused_for_now(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM))
+}
+
 /// `IORING_RECVSEND_POLL_FIRST` (`io_uring.h`, Linux 5.19), which the
 /// `io-uring` crate does not export.
 const RECVSEND_POLL_FIRST: u16 = 1;
 
 impl Ring {
     pub(crate) fn new() -> io::Result<Ring> {
-        let build = |coop: bool| {
-            let mut builder = IoUring::builder();
-            builder
-                .setup_cqsize(CQ_ENTRIES)
-                // A forked child must not see (or scribble on) the parent's
-                // queues; it builds its own runtime.
-                .dontfork();
-            if coop {
-                // Completions of a busy worker's receives wait for its next
-                // kernel entry (a flush, a driver poll, a timer tick)
-                // instead of an inter-processor interrupt each: 9% of a
-                // busy HTTP server's CPU went to those IPIs. A sleeping
-                // worker is still woken to post them. TASKRUN_FLAG says
-                // when such work waits (`flush` then enters for it).
-                builder.setup_coop_taskrun().setup_taskrun_flag();
-            }
-            builder.build(SQ_ENTRIES)
-        };
-        // COOP_TASKRUN is Linux 5.19; older kernels refuse the flag.
-        let (uring, poll_first) = match build(true) {
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (build(false)?, false),
-            other => (other?, true),
-        };
+        // COOP_TASKRUN is Linux 5.19, SUBMIT_ALL 5.18; older kernels refuse
+        // the flags.
+        match Ring::build(true) {
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ring::build(false),
+            other => other,
+        }
+    }
+
+    /// A ring with the flags of Linux 5.19 (`modern`: and then receives
+    /// may ask the kernel to poll first) or without them.
+    fn build(modern: bool) -> io::Result<Ring> {
+        let mut builder = IoUring::builder();
+        builder
+            .setup_cqsize(CQ_ENTRIES)
+            // A forked child must not see (or scribble on) the parent's
+            // queues; it builds its own runtime.
+            .dontfork();
+        if modern {
+            // Completions of a busy worker's receives wait for its next
+            // kernel entry (a flush, a driver poll, a timer tick) instead
+            // of an inter-processor interrupt each: 9% of a busy HTTP
+            // server's CPU went to those IPIs. A sleeping worker is still
+            // woken to post them. TASKRUN_FLAG says when such work waits
+            // (`flush` then enters for it).
+            builder.setup_coop_taskrun().setup_taskrun_flag();
+            // A batch goes on past an entry the kernel refuses (its
+            // completion says why) instead of leaving the rest queued.
+            builder.setup_submit_all();
+        }
+        let uring = builder.build(SQ_ENTRIES)?;
+        let poll_first = modern;
         let uring = Arc::new(uring);
         Ok(Ring {
             poll_first,
@@ -278,13 +299,52 @@ impl Ring {
             return Err(e);
         }
         if submit_now {
-            state.submit_queued(&mut wakers);
-        } else if waker.is_none() {
+            return self.submit_started(state, key, wakers);
+        }
+        if waker.is_none() {
             self.unwaited_pushed.store(true, Ordering::Relaxed);
         }
         drop(state);
         wake_all(wakers);
         Ok(key)
+    }
+
+    /// Submit the entry of a start by a thread that is not the ring's
+    /// owner, whose batch point would otherwise carry it (module doc, "A
+    /// queued entry is a started op"). A refusal the kernel may get over
+    /// (`EAGAIN`, `ENOMEM`: it could not allocate the request) is tried
+    /// again, with the lock let go between tries, for up to
+    /// [`SUBMIT_PATIENCE`]; past that, or on another error, the start
+    /// fails, and the entry, still queued, keeps its buffer in the table
+    /// (orphaned: freed by a completion if it ever reaches the kernel).
+    fn submit_started<'a>(
+        &'a self,
+        mut state: Locked<'a>,
+        key: OpKey,
+        mut wakers: Vec<Waker>,
+    ) -> io::Result<OpKey> {
+        let started = Instant::now();
+        let mut pause = Duration::from_micros(50);
+        let result = loop {
+            match state.submit(&mut wakers) {
+                Ok(()) => break Ok(key),
+                Err(e) if refused_for_now(&e) && started.elapsed() < SUBMIT_PATIENCE => {
+                    state.reap(&mut wakers);
+                    drop(state);
+                    wake_all(std::mem::take(&mut wakers));
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(10));
+                    state = self.lock();
+                }
+                Err(e) => {
+                    let _ = state.table.abandon(key, Leave::Cancel);
+                    break Err(e);
+                }
+            }
+        };
+        drop(state);
+        wake_all(wakers);
+        result
     }
 
     /// The op's result if it completed (the slot is then free), or
@@ -560,9 +620,21 @@ impl RingState {
         }
         loop {
             match self.uring.submit() {
-                Ok(_) => {
-                    self.unsubmitted = 0;
-                    return Ok(());
+                Ok(taken) => {
+                    // The kernel may take part of the batch: it ran short
+                    // of memory, or (without `SUBMIT_ALL`, before Linux
+                    // 5.18) stopped after an entry it refused. The rest is
+                    // still queued: its count must not say otherwise (a
+                    // submit skipped for it would let an entry naming a
+                    // descriptor wait past that descriptor's close).
+                    let left = self.sq().len();
+                    self.unsubmitted = left;
+                    if self.unsubmitted == 0 {
+                        return Ok(());
+                    }
+                    if taken == 0 {
+                        return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => self.reap(wakers),
@@ -571,15 +643,13 @@ impl RingState {
         }
     }
 
-    /// Submit for a caller whose entry is already queued (module doc,
-    /// "A queued entry is a started op"): a refusal the kernel may get
-    /// over (`EAGAIN`, `ENOMEM`: it could not allocate the request) is
-    /// tried again a few times, and past that the entry waits for the
-    /// ring's next submit.
+    /// Submit what an abandon or a cancel queued, under the lock: a
+    /// refusal the kernel may get over is tried again a few times, and
+    /// past that the entries wait for the ring's next submit.
     fn submit_queued(&mut self, wakers: &mut Vec<Waker>) {
         for _ in 0..SUBMIT_TRIES {
             match self.submit(wakers) {
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::ENOMEM)) => {
+                Err(e) if refused_for_now(&e) => {
                     self.reap(wakers);
                     std::thread::yield_now();
                 }
@@ -634,11 +704,13 @@ impl RingState {
                 return None;
             }
             self.wait(Duration::from_millis(1), wakers);
-            // A cancel can miss: one that reaches a readiness-driven
+            // A cancel might miss: one that reaches a readiness-driven
             // request while its wake-up is re-issuing it (the poll fired,
-            // the retry found nothing and armed a new poll) is forgotten,
-            // and the request waits on. Asking again is harmless: a
-            // request already gone is not found.
+            // the retry found nothing and armed a new poll) was suspected
+            // of being forgotten behind a hang once. Linux 6.18 honours
+            // it (test `a_receive_abandoned_amid_spurious_wakes_ends`);
+            // asking again stays, for kernels that may not, and is
+            // harmless: a request already gone is not found.
             if cancelled_at.elapsed() >= RECANCEL_AFTER {
                 self.cancel(key.user_data(), wakers);
                 cancelled_at = Instant::now();
