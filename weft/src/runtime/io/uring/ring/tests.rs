@@ -12,6 +12,19 @@ fn pair() -> (UnixStream, UnixStream) {
     (a, b)
 }
 
+/// A receive of up to 16 bytes from `a`, started as a thread that is
+/// not the ring's owner starts one (it submits at once).
+fn recv_from_another_thread(ring: &Ring, a: &UnixStream) -> io::Result<OpKey> {
+    ring.start_recv(
+        a.as_raw_fd(),
+        Vec::with_capacity(16),
+        16,
+        Waker::noop(),
+        true,
+        false,
+    )
+}
+
 /// Submit and reap until `key` completes (5 s at most).
 fn wait_for(ring: &Ring, key: OpKey) -> (i32, Vec<u8>) {
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -36,16 +49,8 @@ fn a_receive_whose_submits_were_refused_for_a_while_is_started() {
     let ring = Ring::new().unwrap();
     let (a, mut b) = pair();
     ring.lock().refuse_submits = 20;
-    let key = ring
-        .start_recv(
-            a.as_raw_fd(),
-            Vec::with_capacity(16),
-            16,
-            Waker::noop(),
-            true,
-            false,
-        )
-        .expect("a receive in the submission queue is started");
+    let key =
+        recv_from_another_thread(&ring, &a).expect("a receive in the submission queue is started");
     assert_eq!(ring.lock().unsubmitted, 0, "submitted by the start");
     b.write_all(b"mine").unwrap();
     let (result, mut buf) = wait_for(&ring, key);
@@ -65,16 +70,7 @@ fn a_start_refused_past_the_patience_fails_and_leaves_its_buffer_to_the_kernel()
     let (a, mut b) = pair();
     ring.lock().refuse_submits = usize::MAX;
     let began = Instant::now();
-    let err = ring
-        .start_recv(
-            a.as_raw_fd(),
-            Vec::with_capacity(16),
-            16,
-            Waker::noop(),
-            true,
-            false,
-        )
-        .expect_err("refused for good");
+    let err = recv_from_another_thread(&ring, &a).expect_err("refused for good");
     assert!(began.elapsed() >= SUBMIT_PATIENCE);
     assert_eq!(err.raw_os_error(), Some(libc::EAGAIN));
     assert_eq!(
@@ -110,16 +106,7 @@ fn a_batch_the_kernel_takes_in_part_is_submitted_whole() {
         // SAFETY: a no-op points at no memory.
         unsafe { state.push(&refused, &mut Vec::new()) }.unwrap();
     }
-    let key = ring
-        .start_recv(
-            a.as_raw_fd(),
-            Vec::with_capacity(16),
-            16,
-            Waker::noop(),
-            true,
-            false,
-        )
-        .unwrap();
+    let key = recv_from_another_thread(&ring, &a).unwrap();
     let mut state = ring.lock();
     assert_eq!(state.sq().len(), 0, "the receive was left in the queue");
     assert_eq!(state.unsubmitted, 0);
