@@ -134,7 +134,10 @@ impl<T> Sender<T> {
     /// ```
     pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
         match self.chan.reserve().await {
-            Ok(()) => self.chan.send_reserved(value).map_err(SendError),
+            Ok(()) => {
+                self.chan.send_reserved(value);
+                Ok(())
+            }
             Err(_) => Err(SendError(value)),
         }
     }
@@ -584,9 +587,7 @@ impl<T> Permit<'_, T> {
     pub fn send(self, value: T) {
         let chan = self.chan;
         std::mem::forget(self);
-        // The receiver is gone: the message is dropped, as it would have
-        // been with the receiver.
-        drop(chan.send_reserved(value));
+        chan.send_reserved(value);
     }
 }
 
@@ -620,8 +621,7 @@ impl<T> OwnedPermit<T> {
     /// ```
     pub fn send(mut self, value: T) -> Sender<T> {
         let tx = self.tx.take().expect("permit used once");
-        // As in `Permit::send`.
-        drop(tx.chan.send_reserved(value));
+        tx.chan.send_reserved(value);
         tx
     }
 

@@ -46,8 +46,6 @@ struct State<T> {
     closed_waiters: WaitList<Waiter>,
     /// The receiver closed or dropped (invariant 4).
     rx_closed: bool,
-    /// The receiver dropped (invariant 6).
-    rx_dropped: bool,
     /// The last sender dropped (invariant 4).
     tx_closed: bool,
 }
@@ -128,7 +126,6 @@ impl<T> Chan<T> {
                 rx_waker: None,
                 closed_waiters: WaitList::new(),
                 rx_closed: false,
-                rx_dropped: false,
                 tx_closed: false,
             }),
             slots,
@@ -253,7 +250,10 @@ impl<T> Chan<T> {
     /// Bounded: send if a slot is free right now.
     pub(super) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         match self.try_reserve() {
-            Ok(()) => self.send_reserved(value).map_err(TrySendError::Closed),
+            Ok(()) => {
+                self.send_reserved(value);
+                Ok(())
+            }
             Err(true) => Err(TrySendError::Closed(value)),
             Err(false) => Err(TrySendError::Full(value)),
         }
@@ -312,24 +312,17 @@ impl<T> Chan<T> {
         res
     }
 
-    /// Bounded: a permit's slot receives `value`. If the receiver is gone
-    /// (invariant 6) the slot is freed and `value` handed back, for the
-    /// caller to return or drop (after the lock is released).
-    pub(super) fn send_reserved(&self, value: T) -> Result<(), T> {
+    /// Bounded: a permit's slot receives `value`, even with the receiver
+    /// gone (invariant 6).
+    pub(super) fn send_reserved(&self, value: T) {
         let waker = {
             let mut st = self.lock();
-            if st.rx_dropped {
-                drop(st);
-                self.slots().release(1);
-                return Err(value);
-            }
             st.queue.push_back(value);
             st.rx_waker.take()
         };
         if let Some(w) = waker {
             w.wake();
         }
-        Ok(())
     }
 
     /// Bounded: a permit was dropped unused; return its slot.
@@ -510,7 +503,6 @@ impl<T> Chan<T> {
         let (queue, rx_waker) = {
             let mut st = self.lock();
             st.rx_closed = true;
-            st.rx_dropped = true;
             self.rx_closed.store(true, Ordering::Release);
             st.closed_waiters.close_all(&mut wakers);
             (std::mem::take(&mut st.queue), st.rx_waker.take())

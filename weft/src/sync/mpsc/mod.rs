@@ -107,9 +107,10 @@
 //!    waker's `Drop` may send on it). This is the crate-wide rule of
 //!    `sync/mod.rs` ("Wakers and locks"); the slot semaphore keeps it too.
 //! 6. **Receiver drop.** Dropping the receiver drops its batch and the queue.
-//!    From then on a message sent into an already-granted slot is never
-//!    queued: `send` hands it back in its `SendError`, and a `Permit`'s
-//!    `send` drops it at once.
+//!    A message sent after that into a slot granted before it is queued
+//!    all the same, as Tokio does: it stays (its slot counted as taken by
+//!    `capacity`) until the channel itself is freed with its last handle.
+//!    At most the slots granted before the drop can be filled so.
 //! 7. **No lost wakeup.** The receiver registers its waker under the lock
 //!    after finding the queue empty and the channel not finished; every
 //!    change that could make it ready (a push, the last sender's drop, an

@@ -31,6 +31,10 @@ pub(crate) struct Acquire<'a> {
     sem: &'a Semaphore,
     num: usize,
     state: AcquireState,
+    /// Permits this future still holds after it failed (`close` came
+    /// before the poll that saw it served): given back when it is dropped
+    /// (invariant 6).
+    held_back: usize,
     /// Our place in the queue while `Queued` (intrusive invariant 1: the
     /// future is `!Unpin`, so the node stays put while linked).
     node: Node<Waiter>,
@@ -42,6 +46,7 @@ impl<'a> Acquire<'a> {
             sem,
             num,
             state: AcquireState::Idle,
+            held_back: 0,
             node: Node::new(
                 Waiter {
                     waker: None,
@@ -142,12 +147,24 @@ impl<'a> Acquire<'a> {
     }
 
     /// The result for a node `state` loaded with `Acquire`, if it was served
-    /// (and then marks this future done).
+    /// (and then marks this future done). A closed semaphore fails the
+    /// acquire even if its permits were all assigned before the close, as
+    /// Tokio's does (it looks at the closed flag first on every poll): the
+    /// permits it holds go back when the future is dropped (invariant 6).
     fn served(&mut self, state: usize) -> Option<Result<(), AcquireError>> {
         let res = match state {
             WAITING => return None,
-            ACQUIRED => Ok(()),
-            _ => Err(AcquireError(())),
+            ACQUIRED if !self.sem.is_closed() => Ok(()),
+            ACQUIRED => {
+                self.held_back = self.num;
+                Err(AcquireError(()))
+            }
+            _ => {
+                // SAFETY: served, so no one else reaches the node
+                // (invariant 5).
+                self.held_back = unsafe { self.node.with_data(|w| w.assigned) };
+                Err(AcquireError(()))
+            }
         };
         // SAFETY: served, so no one else reaches the node (invariant 5);
         // the server took the waker.
@@ -170,15 +187,18 @@ impl Future for Acquire<'_> {
 
 impl Drop for Acquire<'_> {
     fn drop(&mut self) {
-        if self.state != AcquireState::Queued {
-            return;
-        }
         let sem = self.sem;
+        if self.state != AcquireState::Queued {
+            // Invariant 6: what a failed acquire still held.
+            return sem.release(self.held_back);
+        }
         // Invariant 5: served nodes are ours again, no lock needed.
         match self.node.state().load(Ordering::Acquire) {
             // Invariant 1: we own all `num` permits; give them back.
             ACQUIRED => return sem.release(self.num),
-            CLOSED_OUT => return,
+            // SAFETY: served (invariant 5). Invariant 6: `close` left the
+            // assigned permits with us.
+            CLOSED_OUT => return sem.release(unsafe { self.node.with_data(|w| w.assigned) }),
             _ => {}
         }
         let mut waiters = crate::loom::lock(&sem.waiters);
@@ -191,7 +211,8 @@ impl Drop for Acquire<'_> {
                 unsafe { self.node.with_data(|w| w.assigned) }
             }
             ACQUIRED => self.num,
-            _ => 0,
+            // SAFETY: served (invariant 5); invariant 6 as above.
+            _ => unsafe { self.node.with_data(|w| w.assigned) },
         };
         // Invariant 1: give back what was handed to us; with nothing to
         // give, this still clears `WAITERS` if we were the last (invariant 2).

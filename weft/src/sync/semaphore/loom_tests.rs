@@ -106,6 +106,28 @@ fn close_racing_queued_acquire() {
     });
 }
 
+/// A release that would serve a queued waiter races `close` (invariant 6):
+/// the waiter fails if it sees the close, even when the release served it
+/// first, and whatever it was handed comes back when its future goes; so
+/// in every interleaving the one permit is available at the end.
+#[test]
+fn close_racing_the_release_that_serves_a_waiter() {
+    loom::model(|| {
+        let sem = StdArc::new(Semaphore::new(1));
+        let held = sem.clone().try_acquire_owned().unwrap();
+        let s2 = sem.clone();
+        let closer = thread::spawn(move || s2.close());
+        let releaser = thread::spawn(move || drop(held));
+        if loom::future::block_on(sem.acquire_raw(1)).is_ok() {
+            sem.release(1);
+        }
+        closer.join().unwrap();
+        releaser.join().unwrap();
+        assert!(sem.is_closed());
+        assert_eq!(sem.available_permits(), 1);
+    });
+}
+
 /// The lock-free release (`WAITERS` clear) racing a waiter that is about to
 /// enqueue: the permit reaches the waiter either through `state` or through
 /// the queue, never neither.

@@ -66,8 +66,14 @@
 //!    permits, or lock a `Mutex` / `RwLock` built on this, from its `wake`
 //!    or `Drop`.
 //! 6. **Closing.** `CLOSED` is set under the lock and never cleared. After
-//!    it is set no waiter enqueues; `close` fails every queued waiter and
-//!    returns their assigned permits to `state`.
+//!    it is set no waiter enqueues; `close` fails every queued waiter, which
+//!    keeps the permits already assigned to it until its future is dropped
+//!    (as Tokio's does: `available_permits` and an mpsc channel's
+//!    `capacity` do not rise at the close). A waiter served before the
+//!    close but polled after it fails too, and gives its permits back the
+//!    same way (Tokio looks at the closed flag first on every poll: no
+//!    permit is issued after `close`, and no value is sent after an mpsc
+//!    receiver's `close`).
 //!
 //! `unsafe` is used only to reach nodes through the intrusive list; each
 //! block names the invariant it relies on.
@@ -281,22 +287,19 @@ impl Semaphore {
         let mut waiters = crate::loom::lock(&self.waiters);
         // Invariant 6: set under the lock, so no waiter enqueues after this.
         self.state.fetch_or(CLOSED, Ordering::Release);
-        let mut returned = 0;
         while let Some(node) = waiters.pop_front() {
             // SAFETY: under the lock, `node` was linked until just now, so it
             // is valid and ours to serve (invariant 5).
             let node = unsafe { node.as_ref() };
-            // SAFETY: the lock is held (intrusive invariant 2).
-            let (waker, assigned) =
-                unsafe { node.with_data(|w| (w.waker.take(), std::mem::take(&mut w.assigned))) };
+            // SAFETY: the lock is held (intrusive invariant 2). Its assigned
+            // permits stay with it (invariant 6).
+            let waker = unsafe { node.with_data(|w| w.waker.take()) };
             // Invariant 5: last, the outcome; the node is not touched again.
             node.state().store(CLOSED_OUT, Ordering::Release);
-            returned += assigned;
             wakers.extend(waker);
         }
-        // Invariants 2 and 3: the queue is empty, so clear `WAITERS` and
-        // hand the returned permits to `state` in one step.
-        self.add_to_state(returned, true);
+        // Invariant 2: the queue is empty, so clear `WAITERS`.
+        self.add_to_state(0, true);
         drop(waiters);
         for w in wakers {
             w.wake();

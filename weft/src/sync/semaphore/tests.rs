@@ -85,19 +85,42 @@ fn dropped_served_waiter_returns_permits() {
     assert_eq!(queued(&sem), 0);
 }
 
+/// Invariant 6: a closed-out waiter keeps what was assigned to it until
+/// its future is dropped, as in Tokio.
 #[test]
-fn close_fails_waiters_and_returns_assigned() {
+fn close_fails_waiters_which_return_assigned_permits_when_dropped() {
     let sem = Semaphore::new(1);
     let (c, w) = CountWaker::new();
     let mut a = Box::pin(sem.acquire_raw(3));
     assert!(poll(a.as_mut(), &w).is_pending());
     sem.close();
     assert_eq!(c.count(), 1);
+    assert_eq!(sem.available_permits(), 0);
     assert_eq!(poll(a.as_mut(), &w), Poll::Ready(Err(AcquireError(()))));
+    assert_eq!(sem.available_permits(), 0);
+    drop(a);
     assert_eq!(sem.available_permits(), 1);
     let mut b = Box::pin(sem.acquire_raw(1));
     assert_eq!(poll(b.as_mut(), &w), Poll::Ready(Err(AcquireError(()))));
     assert_eq!(sem.try_acquire().err(), Some(TryAcquireError::Closed));
+}
+
+/// Invariant 6: a waiter served before `close` but polled after it
+/// fails, as in Tokio (no permit is issued after `close`); its permits go
+/// back when it is dropped.
+#[test]
+fn a_waiter_served_before_close_fails_when_polled_after_it() {
+    let sem = Semaphore::new(0);
+    let (c, w) = CountWaker::new();
+    let mut a = Box::pin(sem.acquire_raw(2));
+    assert!(poll(a.as_mut(), &w).is_pending());
+    sem.release(2);
+    assert_eq!(c.count(), 1);
+    sem.close();
+    assert_eq!(poll(a.as_mut(), &w), Poll::Ready(Err(AcquireError(()))));
+    assert_eq!(sem.available_permits(), 0);
+    drop(a);
+    assert_eq!(sem.available_permits(), 2);
 }
 
 #[test]
