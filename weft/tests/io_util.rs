@@ -722,4 +722,83 @@ rt_test! {
             assert_eq!(n, 100_000);
         });
     }
+
+    #[test]
+    fn empty_seeks_to_zero_and_takes_every_vectored_slice() {
+        use weft::io::{AsyncSeekExt, AsyncWrite, IoSlice, SeekFrom};
+
+        rt().block_on(async {
+            let mut e = io::empty();
+            assert_eq!(e.seek(SeekFrom::Start(10)).await.unwrap(), 0);
+            assert_eq!(e.seek(SeekFrom::Current(-3)).await.unwrap(), 0);
+            assert_eq!(e.stream_position().await.unwrap(), 0);
+            assert!(e.is_write_vectored());
+            let bufs = [IoSlice::new(b"ab"), IoSlice::new(b""), IoSlice::new(b"cde")];
+            assert_eq!(e.write_vectored(&bufs).await.unwrap(), 5);
+        });
+    }
+
+    #[test]
+    fn buf_stream_from_a_buf_reader_over_a_buf_writer_keeps_both_buffers() {
+        use weft::io::BufStream;
+
+        rt().block_on(async {
+            let (mut peer, stream) = io::duplex(64);
+            peer.write_all(b"first\nsecond\n").await.unwrap();
+            let mut stack = BufReader::new(BufWriter::new(stream));
+            let mut line = String::new();
+            stack.read_line(&mut line).await.unwrap();
+            assert_eq!(line, "first\n");
+            assert_eq!(stack.buffer(), b"second\n");
+            stack.write_all(b"reply").await.unwrap();
+            assert_eq!(stack.get_ref().buffer(), b"reply");
+
+            let mut s = BufStream::from(stack);
+            line.clear();
+            s.read_line(&mut line).await.unwrap();
+            assert_eq!(line, "second\n", "the read buffer came along");
+            s.flush().await.unwrap();
+            let mut got = [0u8; 5];
+            peer.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"reply", "the write buffer came along");
+        });
+    }
+
+    #[test]
+    fn buf_stream_from_a_buf_writer_over_a_buf_reader_keeps_both_buffers() {
+        use weft::io::BufStream;
+
+        rt().block_on(async {
+            let (mut peer, stream) = io::duplex(64);
+            peer.write_all(b"first\nsecond\n").await.unwrap();
+            let mut stack = BufWriter::new(BufReader::new(stream));
+            let mut line = String::new();
+            stack.read_line(&mut line).await.unwrap();
+            assert_eq!(line, "first\n");
+            assert_eq!(stack.get_ref().buffer(), b"second\n");
+            stack.write_all(b"reply").await.unwrap();
+            assert_eq!(stack.buffer(), b"reply");
+
+            let mut s = BufStream::from(stack);
+            line.clear();
+            s.read_line(&mut line).await.unwrap();
+            assert_eq!(line, "second\n", "the read buffer came along");
+            s.flush().await.unwrap();
+            let mut got = [0u8; 5];
+            peer.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"reply", "the write buffer came along");
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "BufReader::with_capacity: capacity is 0")]
+    fn buf_reader_with_capacity_zero_panics() {
+        let _ = BufReader::with_capacity(0, &b""[..]);
+    }
+
+    #[test]
+    #[should_panic(expected = "BufStream::with_capacity: reader_capacity is 0")]
+    fn buf_stream_with_reader_capacity_zero_panics() {
+        let _ = weft::io::BufStream::with_capacity(0, 8, io::duplex(8).0);
+    }
 }

@@ -10,8 +10,12 @@
 //!
 //! Invariants (every `unsafe` below relies on them, and every safe method
 //! keeps them): `filled <= initialized <= buf.len()`, and
-//! `buf[..initialized]` is initialised. Only `assume_init` may raise
-//! `initialized` without writing, and it is `unsafe` for exactly that.
+//! `buf[..initialized]` is initialised. Only `assume_init` (and `BufMut`'s
+//! `advance_mut`, built on it) may raise `initialized` without writing, and
+//! they are `unsafe` for exactly that.
+//!
+//! Also owns `ReadBuf`'s `bytes::BufMut` impl (as Tokio's), so code that
+//! writes into any `BufMut` can fill a `ReadBuf` in place.
 
 use std::fmt;
 use std::mem::MaybeUninit;
@@ -248,6 +252,52 @@ unsafe fn slice_assume_init_mut(s: &mut [MaybeUninit<u8>]) -> &mut [u8] {
     unsafe { &mut *(s as *mut [MaybeUninit<u8>] as *mut [u8]) }
 }
 
+// SAFETY: `BufMut`'s contract is that `chunk_mut` is writable memory of
+// `remaining_mut()` bytes at most, and that `advance_mut(cnt)` exposes the
+// next `cnt` bytes of it as data. `chunk_mut` is the unfilled part (so never
+// longer than `remaining()`), and `advance_mut` fills exactly its first `cnt`
+// bytes, which its caller promises are initialised.
+unsafe impl bytes::BufMut for ReadBuf<'_> {
+    #[inline]
+    fn remaining_mut(&self) -> usize {
+        self.remaining()
+    }
+
+    /// # Panics
+    /// If `cnt` exceeds [`ReadBuf::remaining`] (`bytes` recommends it, and
+    /// going on would record bytes past the buffer as initialised).
+    #[inline]
+    #[track_caller]
+    unsafe fn advance_mut(&mut self, cnt: usize) {
+        assert!(
+            cnt <= self.remaining(),
+            "ReadBuf::advance_mut: cnt ({cnt}) exceeds the unfilled space ({})",
+            self.remaining()
+        );
+        // SAFETY: the caller initialised the first `cnt` bytes of
+        // `chunk_mut()`, which are the first `cnt` unfilled bytes; the
+        // assert keeps `initialized <= buf.len()`.
+        unsafe { self.assume_init(cnt) };
+        self.advance(cnt);
+    }
+
+    #[inline]
+    fn chunk_mut(&mut self) -> &mut bytes::buf::UninitSlice {
+        // SAFETY: an `UninitSlice` only lets its user write bytes, never
+        // de-initialise them, which is what `unfilled_mut` asks.
+        let unfilled = unsafe { self.unfilled_mut() };
+        // SAFETY: pointer and length come from one live `&mut` slice, whose
+        // borrow the returned reference keeps. (Not `UninitSlice::uninit`,
+        // the safe form: it needs bytes 1.5, and weft asks only for "1".)
+        unsafe {
+            bytes::buf::UninitSlice::from_raw_parts_mut(
+                unfilled.as_mut_ptr().cast(),
+                unfilled.len(),
+            )
+        }
+    }
+}
+
 impl fmt::Debug for ReadBuf<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReadBuf")
@@ -299,6 +349,37 @@ mod tests {
         let mut storage = [MaybeUninit::<u8>::uninit(); 4];
         let mut buf = ReadBuf::uninit(&mut storage);
         buf.advance(1);
+    }
+
+    #[test]
+    fn fills_as_a_bytes_buf_mut() {
+        use bytes::BufMut;
+
+        let mut storage = [MaybeUninit::<u8>::uninit(); 8];
+        let mut buf = ReadBuf::uninit(&mut storage);
+        assert_eq!(buf.remaining_mut(), 8);
+        // `BufMut`'s own writers, through `chunk_mut` / `advance_mut`.
+        buf.put_u16(0x0102);
+        BufMut::put_slice(&mut buf, b"ab");
+        assert_eq!(buf.filled(), &[1, 2, b'a', b'b']);
+        assert_eq!(buf.initialized().len(), 4, "exactly what was written");
+        assert_eq!(buf.chunk_mut().len(), 4);
+        buf.chunk_mut()[..1].copy_from_slice(b"z");
+        // SAFETY: the first byte of the chunk was just written.
+        unsafe { buf.advance_mut(1) };
+        assert_eq!(buf.filled(), b"\x01\x02abz");
+        assert_eq!(buf.remaining_mut(), 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "exceeds the unfilled space")]
+    fn advance_mut_past_the_end_panics() {
+        use bytes::BufMut;
+
+        let mut storage = [0u8; 2];
+        let mut buf = ReadBuf::new(&mut storage);
+        // SAFETY: not reached past the assert: it panics first.
+        unsafe { buf.advance_mut(3) };
     }
 
     #[test]

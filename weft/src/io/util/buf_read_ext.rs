@@ -21,6 +21,12 @@ pub trait AsyncBufReadExt: AsyncBufRead {
     /// Reads until `byte` (included) or end of stream, appending to `buf`;
     /// returns how many bytes were appended (0 at end of stream).
     ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) is retried,
+    /// not returned; any other error of the reader is. On an error, the
+    /// bytes read before it stay appended to `buf`.
+    ///
     /// # Cancel safety
     ///
     /// Cancel safe: bytes read before the future is dropped have already been
@@ -55,8 +61,14 @@ pub trait AsyncBufReadExt: AsyncBufRead {
     /// Reads one line, including its `\n` if there is one, and appends it to
     /// `buf`; returns how many bytes were appended (0 at end of stream).
     ///
-    /// Fails with [`ErrorKind::InvalidData`](io::ErrorKind::InvalidData) if
-    /// the line is not UTF-8; `buf` is then left as it was.
+    /// # Errors
+    ///
+    /// As [`read_until`](AsyncBufReadExt::read_until) (`Interrupted` is
+    /// retried), and [`ErrorKind::InvalidData`](io::ErrorKind::InvalidData)
+    /// if the line is not UTF-8; `buf` is then left as it was. On an I/O
+    /// error, the part of the line read before it is appended to `buf` if it
+    /// is valid UTF-8 (so those bytes are not lost), and `buf` is left as it
+    /// was if not (a multi-byte character cut by the error, say).
     ///
     /// # Cancel safety
     ///
@@ -224,23 +236,37 @@ impl<R: AsyncBufRead + Unpin + ?Sized> Future for ReadLine<'_, R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let n = ready!(poll_read_until(
+        let res = ready!(poll_read_until(
             Pin::new(&mut *this.reader),
             cx,
             b'\n',
             &mut this.bytes,
             &mut this.read,
-        ))?;
-        let line =
-            String::from_utf8(std::mem::take(&mut this.bytes)).map_err(|_| invalid_utf8())?;
-        this.buf.push_str(&line);
-        Poll::Ready(Ok(n))
+        ));
+        // `poll_read_until` resets the count only on success.
+        this.read = 0;
+        let line = String::from_utf8(std::mem::take(&mut this.bytes));
+        match (res, line) {
+            (Ok(n), Ok(line)) => {
+                this.buf.push_str(&line);
+                Poll::Ready(Ok(n))
+            }
+            (Ok(_), Err(_)) => Poll::Ready(Err(invalid_utf8())),
+            // The bytes are out of the reader; the string is the only place
+            // the program can still find them (Tokio documents the same).
+            (Err(e), Ok(partial)) => {
+                this.buf.push_str(&partial);
+                Poll::Ready(Err(e))
+            }
+            (Err(e), Err(_)) => Poll::Ready(Err(e)),
+        }
     }
 }
 
 /// Appends to `buf` from `reader` up to and including `delim`, or up to end
 /// of stream. `read` counts the bytes appended across `Pending` returns; it
-/// is returned, and reset to 0, on completion.
+/// is returned, and reset to 0, on success. On an error the bytes appended
+/// so far stay in `buf` (and in `read`): the caller decides what they mean.
 pub(super) fn poll_read_until<R: AsyncBufRead + ?Sized>(
     mut reader: Pin<&mut R>,
     cx: &mut Context<'_>,
@@ -252,6 +278,10 @@ pub(super) fn poll_read_until<R: AsyncBufRead + ?Sized>(
         let (found, used) = {
             let available = match ready!(reader.as_mut().poll_fill_buf(cx)) {
                 Ok(available) => available,
+                // "Try again", not a failure: a signal cut the read short.
+                // std's `read_until` retries it too, and returning it would
+                // make every caller write the same retry loop.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Poll::Ready(Err(e)),
             };
             match available.iter().position(|&b| b == delim) {

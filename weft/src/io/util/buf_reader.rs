@@ -2,9 +2,12 @@
 //! an [`AsyncBufRead`].
 //!
 //! Owns: the read buffer and its `pos..filled` window. Invariant:
-//! `pos <= filled <= buf.len()`, and `buf[pos..filled]` are bytes read from
-//! the inner reader and not yet handed out. Reads at least as large as the
-//! buffer, made while it is empty, go straight to the inner reader.
+//! `pos <= filled <= buf.len()`, `buf.len() > 0`, and `buf[pos..filled]`
+//! are bytes read from the inner reader and not yet handed out. Reads at
+//! least as large as the buffer, made while it is empty, go straight to the
+//! inner reader. The buffer outlives a seek until the seek succeeds: a
+//! failed seek leaves the inner reader where it was, so the buffered bytes
+//! are still the next ones.
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
@@ -45,10 +48,13 @@ pub struct BufReader<R> {
 
 /// The unpinned part of a [`BufReader`].
 #[derive(Debug)]
-struct ReadBuffer {
+pub(super) struct ReadBuffer {
     buf: Box<[u8]>,
     pos: usize,
     filled: usize,
+    /// A seek was started on the inner reader and has not completed: its
+    /// success discards the buffer, its failure keeps it.
+    seeking: bool,
 }
 
 impl ReadBuffer {
@@ -77,19 +83,43 @@ impl ReadBuffer {
 }
 
 impl<R> BufReader<R> {
+    /// The stream and the buffer state, apart (`BufStream`'s `From`
+    /// swaps a writer-over-reader stack into its reader-over-writer one).
+    pub(super) fn into_raw(self) -> (R, ReadBuffer) {
+        (self.inner, self.state)
+    }
+
+    /// [`into_raw`](Self::into_raw) undone, around another stream.
+    pub(super) fn from_raw<U>(inner: U, state: ReadBuffer) -> BufReader<U> {
+        BufReader { inner, state }
+    }
+
     /// Wraps `inner` with a buffer of the default capacity (8 KiB).
     pub fn new(inner: R) -> BufReader<R> {
         BufReader::with_capacity(DEFAULT_BUF_SIZE, inner)
     }
 
     /// Wraps `inner` with a buffer of `capacity` bytes.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is 0, as Tokio's: an empty buffer could never be
+    /// filled, so `fill_buf` would report end of stream on a reader that
+    /// has data.
+    #[track_caller]
     pub fn with_capacity(capacity: usize, inner: R) -> BufReader<R> {
+        assert!(
+            capacity > 0,
+            "BufReader::with_capacity: capacity is 0, but a read buffer needs room for at least \
+             one byte; pass a capacity of 1 or more (BufReader::new uses 8 KiB)"
+        );
         BufReader {
             inner,
             state: ReadBuffer {
                 buf: vec![0; capacity].into_boxed_slice(),
                 pos: 0,
                 filled: 0,
+                seeking: false,
             },
         }
     }
@@ -196,9 +226,11 @@ impl<R: AsyncWrite> AsyncWrite for BufReader<R> {
     }
 }
 
-/// Seeking discards the buffer. A `SeekFrom::Current` offset counts from
-/// the logical position (what the caller has consumed), not from where the
-/// inner reader is, which is ahead by the buffered bytes.
+/// A seek that succeeds discards the buffer; one that fails keeps it (as
+/// Tokio's), so no byte already read from the inner reader is lost. A
+/// `SeekFrom::Current` offset counts from the logical position (what the
+/// caller has consumed), not from where the inner reader is, which is ahead
+/// by the buffered bytes.
 impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let (inner, state) = self.project();
@@ -216,15 +248,24 @@ impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
             other => other,
         };
         inner.start_seek(position)?;
-        state.discard();
+        // Not discarded yet: the inner seek may still fail in
+        // `poll_complete` (a `BufWriter` below seeks only there).
+        state.seeking = true;
         Ok(())
     }
 
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         let (inner, state) = self.project();
-        let pos = ready!(inner.poll_complete(cx))?;
+        let res = ready!(inner.poll_complete(cx));
+        if std::mem::take(&mut state.seeking) {
+            // The seek is over either way. Only a success moved the inner
+            // reader away from the buffered bytes.
+            let pos = res?;
+            state.discard();
+            return Poll::Ready(Ok(pos));
+        }
         // A completion with no seek in flight reports the inner position,
         // which is ahead of the caller's by what is still buffered.
-        Poll::Ready(Ok(pos - (state.filled - state.pos) as u64))
+        Poll::Ready(res.map(|pos| pos - (state.filled - state.pos) as u64))
     }
 }

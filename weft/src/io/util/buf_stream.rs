@@ -40,11 +40,22 @@ impl<S: AsyncRead + AsyncWrite> BufStream<S> {
     }
 
     /// Buffers of the given sizes.
+    ///
+    /// # Panics
+    ///
+    /// If `reader_capacity` is 0, as [`BufReader::with_capacity`].
+    #[track_caller]
     pub fn with_capacity(
         reader_capacity: usize,
         writer_capacity: usize,
         stream: S,
     ) -> BufStream<S> {
+        // Checked here too so the message names this call's parameter.
+        assert!(
+            reader_capacity > 0,
+            "BufStream::with_capacity: reader_capacity is 0, but a read buffer needs room for at \
+             least one byte; pass a reader_capacity of 1 or more (BufStream::new uses 8 KiB)"
+        );
         BufStream {
             inner: BufReader::with_capacity(
                 reader_capacity,
@@ -79,6 +90,27 @@ impl<S> BufStream<S> {
         // SAFETY: `inner` is structurally pinned: `BufStream` has no `Drop`
         // and never moves it out while pinned.
         unsafe { self.map_unchecked_mut(|s| &mut s.inner) }
+    }
+}
+
+/// A `BufStream` is this stack: taking one over keeps both buffers and
+/// whatever they hold.
+/// A writer over a reader becomes a reader over a writer, both buffers
+/// and their contents kept, as Tokio's does.
+impl<S> From<BufWriter<BufReader<S>>> for BufStream<S> {
+    fn from(outer: BufWriter<BufReader<S>>) -> BufStream<S> {
+        let (reader, write_state) = outer.into_raw();
+        let (stream, read_state) = reader.into_raw();
+        let writer = BufWriter::<S>::from_raw(stream, write_state);
+        BufStream {
+            inner: BufReader::<BufWriter<S>>::from_raw(writer, read_state),
+        }
+    }
+}
+
+impl<S> From<BufReader<BufWriter<S>>> for BufStream<S> {
+    fn from(inner: BufReader<BufWriter<S>>) -> BufStream<S> {
+        BufStream { inner }
     }
 }
 

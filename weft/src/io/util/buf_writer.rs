@@ -5,6 +5,9 @@
 //! the inner writer (`buf[..written]` has been, during a partial flush).
 //! Writes that would not fit are preceded by a flush of the buffer; writes at
 //! least as large as the buffer then go straight to the inner writer.
+//! Writing out the buffer retries the inner writer's `Interrupted` errors,
+//! as Tokio's `BufWriter` does; a write that passes straight through returns
+//! them, as the inner writer would.
 
 use std::io::{self, IoSlice, SeekFrom};
 use std::pin::Pin;
@@ -50,7 +53,7 @@ pub struct BufWriter<W> {
 
 /// The unpinned part of a [`BufWriter`].
 #[derive(Debug)]
-struct WriteBuffer {
+pub(super) struct WriteBuffer {
     buf: Vec<u8>,
     capacity: usize,
     /// Prefix of `buf` already written by an unfinished flush.
@@ -60,7 +63,44 @@ struct WriteBuffer {
 }
 
 impl WriteBuffer {
+    /// A vectored write over an inner writer that takes one slice per
+    /// write (as Tokio's `BufWriter` does it): drain first only if the
+    /// first non-empty slice does not fit, pass it straight through if it
+    /// is as large as the buffer, and otherwise buffer it and every slice
+    /// after it that still fits. So a write the buffer has room for never
+    /// touches the inner writer (nor meets its error).
+    fn poll_write_slices<W: AsyncWrite>(
+        &mut self,
+        mut inner: Pin<&mut W>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let Some(start) = bufs.iter().position(|b| !b.is_empty()) else {
+            return Poll::Ready(Ok(0));
+        };
+        let first = &bufs[start];
+        if self.buf.len() + first.len() > self.capacity {
+            ready!(self.poll_drain(inner.as_mut(), cx))?;
+        }
+        if first.len() >= self.capacity {
+            return inner.poll_write(cx, first);
+        }
+        let mut taken = 0;
+        for b in &bufs[start..] {
+            if self.buf.len() + b.len() > self.capacity {
+                break;
+            }
+            self.buf.extend_from_slice(b);
+            taken += b.len();
+        }
+        Poll::Ready(Ok(taken))
+    }
+
     /// Writes the whole buffer to `inner` (without flushing `inner`).
+    ///
+    /// `Interrupted` is retried: the drain is a loop on the caller's behalf,
+    /// and its callers (flush, shutdown, a write that needs room, a seek)
+    /// could only start it again.
     fn poll_drain<W: AsyncWrite + ?Sized>(
         &mut self,
         mut inner: Pin<&mut W>,
@@ -73,6 +113,7 @@ impl WriteBuffer {
                     self.written = (self.written + n).min(self.buf.len());
                     Ok(())
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => Err(e),
             };
             if let Err(e) = res {
@@ -89,6 +130,17 @@ impl WriteBuffer {
 }
 
 impl<W> BufWriter<W> {
+    /// The stream and the buffer state, apart (`BufStream`'s `From`
+    /// swaps a writer-over-reader stack into its reader-over-writer one).
+    pub(super) fn into_raw(self) -> (W, WriteBuffer) {
+        (self.inner, self.state)
+    }
+
+    /// [`into_raw`](Self::into_raw) undone, around another stream.
+    pub(super) fn from_raw<U>(inner: U, state: WriteBuffer) -> BufWriter<U> {
+        BufWriter { inner, state }
+    }
+
     /// Wraps `inner` with a buffer of the default capacity (8 KiB).
     pub fn new(inner: W) -> BufWriter<W> {
         BufWriter::with_capacity(DEFAULT_BUF_SIZE, inner)
@@ -184,10 +236,13 @@ impl<W: AsyncWrite> AsyncWrite for BufWriter<W> {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        let (mut inner, state) = self.project();
+        if !inner.is_write_vectored() {
+            return state.poll_write_slices(inner, cx, bufs);
+        }
         let total = bufs
             .iter()
             .fold(0usize, |sum, b| sum.saturating_add(b.len()));
-        let (mut inner, state) = self.project();
         if state.buf.len() + total > state.capacity {
             ready!(state.poll_drain(inner.as_mut(), cx))?;
         }

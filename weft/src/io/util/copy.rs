@@ -1,8 +1,16 @@
 //! `copy` and `copy_buf`: move a whole stream from a reader into a writer.
 //!
 //! Owns: `CopyBuffer`, the resumable read-then-write state machine that
-//! `copy` and `copy_bidirectional` drive. Invariant: `buf[pos..cap]` has been
-//! read and not yet written; a new read happens only once it is empty.
+//! `copy` and `copy_bidirectional` drive, and `copy_buf`'s loop over the
+//! reader's own buffer. Invariant: `buf[pos..cap]` has been read and not yet
+//! written; a new read happens only once it is empty.
+//!
+//! Both loops share two rules with Tokio's: a read or write that fails with
+//! `Interrupted` is simply made again (it means "nothing happened, try
+//! again", and the caller could only restart the whole copy), while flush
+//! errors are returned as they are; and the writer is flushed before the
+//! copy waits on a reader that has nothing ready, so written data does not
+//! sit in a buffered writer while the other end may be waiting for it.
 
 use std::future::poll_fn;
 use std::io;
@@ -34,10 +42,13 @@ impl CopyBuffer {
         CopyBuffer::with_capacity(COPY_BUF_SIZE)
     }
 
-    /// A copy state with a buffer of `size` bytes (at least one).
+    /// A copy state with a buffer of `size` bytes. `size` must not be 0 (a
+    /// read into an empty buffer looks like end of stream); the public
+    /// constructors check it with a message for the caller.
     pub(super) fn with_capacity(size: usize) -> CopyBuffer {
+        debug_assert!(size > 0, "a copy buffer needs room for one byte");
         CopyBuffer {
-            buf: vec![0; size.max(1)].into_boxed_slice(),
+            buf: vec![0; size].into_boxed_slice(),
             pos: 0,
             cap: 0,
             amt: 0,
@@ -70,6 +81,7 @@ impl CopyBuffer {
                         self.pos = 0;
                         self.cap = n.min(self.buf.len());
                     }
+                    Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                     Poll::Pending => {
                         if self.need_flush {
@@ -82,9 +94,13 @@ impl CopyBuffer {
             }
 
             while self.pos < self.cap {
-                let n = ready!(writer
+                let write = writer
                     .as_mut()
-                    .poll_write(cx, &self.buf[self.pos..self.cap]))?;
+                    .poll_write(cx, &self.buf[self.pos..self.cap]);
+                let n = match ready!(write) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    res => res?,
+                };
                 if n == 0 {
                     return Poll::Ready(Err(write_zero()));
                 }
@@ -109,7 +125,10 @@ impl CopyBuffer {
 /// Data moves through an 8 KiB buffer. The writer is also flushed whenever
 /// the reader has nothing ready, and it is not shut down at the end.
 ///
-/// Fails with the first read or write error, or with
+/// Reads and writes that fail with
+/// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried. Fails
+/// with the first other read or write error, with any flush error (flushes
+/// are not retried), or with
 /// [`ErrorKind::WriteZero`](io::ErrorKind::WriteZero) if the writer accepts
 /// no bytes.
 ///
@@ -140,7 +159,12 @@ where
 /// reader's own buffer instead of an intermediate one, then flushes
 /// `writer`; returns the number of bytes copied.
 ///
-/// Fails like [`copy`].
+/// Like [`copy`], the writer is also flushed whenever the reader has nothing
+/// ready, and it is not shut down at the end.
+///
+/// Fails like [`copy`]: `poll_fill_buf` and `poll_write` calls that fail
+/// with [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried;
+/// the first other error, or any flush error, is returned.
 ///
 /// # Cancel safety
 ///
@@ -152,22 +176,42 @@ where
     W: AsyncWrite + Unpin + ?Sized,
 {
     let mut amt = 0u64;
+    // Data was written since the last flush.
+    let mut need_flush = false;
     poll_fn(|cx| {
         let mut reader = Pin::new(&mut *reader);
         let mut writer = Pin::new(&mut *writer);
         loop {
-            let available = ready!(reader.as_mut().poll_fill_buf(cx))?;
+            let available = match reader.as_mut().poll_fill_buf(cx) {
+                Poll::Ready(Ok(available)) => available,
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {
+                    // As in `CopyBuffer::poll_copy`: don't wait with data
+                    // held in a buffered writer.
+                    if need_flush {
+                        ready!(writer.as_mut().poll_flush(cx))?;
+                        need_flush = false;
+                    }
+                    return Poll::Pending;
+                }
+            };
             if available.is_empty() {
                 ready!(writer.as_mut().poll_flush(cx))?;
                 return Poll::Ready(Ok(amt));
             }
-            let n = ready!(writer.as_mut().poll_write(cx, available))?;
+            let n = match ready!(writer.as_mut().poll_write(cx, available)) {
+                // Nothing was consumed: the same bytes are offered again.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                res => res?,
+            };
             if n == 0 {
                 return Poll::Ready(Err(write_zero()));
             }
             let n = n.min(available.len());
             reader.as_mut().consume(n);
             amt += n as u64;
+            need_flush = true;
         }
     })
     .await

@@ -4,8 +4,10 @@
 //! Owns: the per-direction lifecycle `Running -> ShuttingDown -> Done`. A
 //! direction shuts down its writer as soon as its reader ends, so the peer
 //! sees end of stream while the other direction may still be running.
+//! Each direction's reading and writing (and its retry of `Interrupted`) is
+//! `CopyBuffer`'s, in `copy.rs`.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
@@ -55,8 +57,10 @@ impl Transfer {
 ///
 /// When one side's read half ends, the other side's write half is shut down
 /// (see [`AsyncWriteExt::shutdown`](super::AsyncWriteExt::shutdown)), and
-/// the opposite direction keeps running until it ends too. The first error
-/// in either direction ends the whole copy with that error.
+/// the opposite direction keeps running until it ends too. Reads and writes
+/// that fail with [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are
+/// retried; the first other read or write error, or any flush or shutdown
+/// error, in either direction ends the whole copy with that error.
 ///
 /// This is the core of a proxy: accept a connection, open one upstream, and
 /// `copy_bidirectional(&mut inbound, &mut outbound)`.
@@ -100,23 +104,40 @@ where
 
 /// [`copy_bidirectional`] with a buffer of `a_to_b` bytes for the a→b
 /// direction and `b_to_a` bytes for the other (the default is 8 KiB each).
-pub async fn copy_bidirectional_with_sizes<A, B>(
-    a: &mut A,
-    b: &mut B,
+///
+/// # Panics
+///
+/// When first polled, as Tokio's does, if either size is 0: a direction
+/// needs room for at least one byte. The message names the line that
+/// made the future.
+#[track_caller]
+pub fn copy_bidirectional_with_sizes<'a, A, B>(
+    a: &'a mut A,
+    b: &'a mut B,
     a_to_b: usize,
     b_to_a: usize,
-) -> io::Result<(u64, u64)>
+) -> impl Future<Output = io::Result<(u64, u64)>> + 'a
 where
     A: AsyncRead + AsyncWrite + Unpin + ?Sized,
     B: AsyncRead + AsyncWrite + Unpin + ?Sized,
 {
-    copy_both(
-        a,
-        b,
-        CopyBuffer::with_capacity(a_to_b),
-        CopyBuffer::with_capacity(b_to_a),
-    )
-    .await
+    let called_at = std::panic::Location::caller();
+    async move {
+        for (name, size) in [("a_to_b", a_to_b), ("b_to_a", b_to_a)] {
+            assert!(
+                size > 0,
+                "copy_bidirectional_with_sizes (called at {called_at}): `{name}` is 0, but each \
+                 buffer needs room for at least one byte; pass a size of 1 or more"
+            );
+        }
+        copy_both(
+            a,
+            b,
+            CopyBuffer::with_capacity(a_to_b),
+            CopyBuffer::with_capacity(b_to_a),
+        )
+        .await
+    }
 }
 
 async fn copy_both<A, B>(

@@ -1,17 +1,18 @@
 //! `empty`: a reader that is always at end of stream (and a writer that
-//! discards everything).
+//! discards everything, and a seeker that is always at position 0).
 //!
 //! Owns: nothing but the trivial trait impls.
 
-use std::io;
+use std::io::{self, IoSlice, SeekFrom};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use crate::coop::poll_proceed_and_make_progress;
-use crate::io::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
+use crate::io::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 
-/// A reader that is always at end of stream, and a writer that accepts and
-/// discards everything. Created by [`empty`].
+/// A reader that is always at end of stream, a writer that accepts and
+/// discards everything (vectored writes whole), and a seeker whose every
+/// seek lands on position 0, as Tokio's. Created by [`empty`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Empty {
     _private: (),
@@ -62,6 +63,20 @@ impl AsyncWrite for Empty {
         Poll::Ready(Ok(buf.len()))
     }
 
+    /// Takes every slice: discarding them all costs no more than one.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        ready!(poll_proceed_and_make_progress(cx));
+        Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(poll_proceed_and_make_progress(cx));
         Poll::Ready(Ok(()))
@@ -70,5 +85,20 @@ impl AsyncWrite for Empty {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         ready!(poll_proceed_and_make_progress(cx));
         Poll::Ready(Ok(()))
+    }
+}
+
+/// There is nothing to move through: every seek succeeds and the position
+/// is always 0 (as with Tokio's, and std's `io::Empty`).
+impl AsyncSeek for Empty {
+    fn start_seek(self: Pin<&mut Self>, _: SeekFrom) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        // Always ready, so it takes budget like the other ops: a loop of
+        // seeks still yields to the scheduler.
+        ready!(poll_proceed_and_make_progress(cx));
+        Poll::Ready(Ok(0))
     }
 }

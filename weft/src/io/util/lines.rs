@@ -4,7 +4,8 @@
 //! Owns: the per-record accumulator. It lives in the stream object, not in
 //! the future of `next_line` / `next_segment`, which is what makes those
 //! methods cancel safe: a dropped call leaves its partial record behind for
-//! the next call.
+//! the next call. An I/O error leaves it behind too (as Tokio's do), so a
+//! caller that retries after, say, `WouldBlock` loses no bytes.
 
 use std::future::poll_fn;
 use std::io;
@@ -22,9 +23,9 @@ use super::invalid_utf8;
 #[must_use = "streams do nothing unless polled"]
 pub struct Lines<R> {
     reader: R,
-    /// The current line so far, including bytes read by cancelled calls.
+    /// The current line so far, including bytes read by cancelled or
+    /// failed calls.
     bytes: Vec<u8>,
-    read: usize,
 }
 
 impl<R> Lines<R> {
@@ -32,7 +33,6 @@ impl<R> Lines<R> {
         Lines {
             reader,
             bytes: Vec::new(),
-            read: 0,
         }
     }
 
@@ -57,7 +57,7 @@ impl<R> Lines<R> {
         self.reader
     }
 
-    fn project(self: Pin<&mut Self>) -> (Pin<&mut R>, &mut Vec<u8>, &mut usize) {
+    fn project(self: Pin<&mut Self>) -> (Pin<&mut R>, &mut Vec<u8>) {
         // SAFETY: `reader` is structurally pinned: only reached through `Pin`
         // while `self` is pinned, `Lines` has no `Drop` impl and is `Unpin`
         // only when `R` is (auto trait). The other fields are plain data and
@@ -65,7 +65,7 @@ impl<R> Lines<R> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above; `this.reader` never moves while `self` is pinned.
         let reader = unsafe { Pin::new_unchecked(&mut this.reader) };
-        (reader, &mut this.bytes, &mut this.read)
+        (reader, &mut this.bytes)
     }
 }
 
@@ -75,7 +75,9 @@ impl<R: AsyncBufRead> Lines<R> {
     ///
     /// Fails with [`ErrorKind::InvalidData`](io::ErrorKind::InvalidData) if
     /// a line is not UTF-8; that line is dropped and the next call reads the
-    /// following one.
+    /// following one. On an I/O error the part of the line read so far is
+    /// kept, and the next call continues that line.
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) is retried.
     ///
     /// # Cancel safety
     ///
@@ -93,8 +95,8 @@ impl<R: AsyncBufRead> Lines<R> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<Option<String>>> {
-        let (reader, bytes, read) = self.project();
-        let Some(mut line) = ready!(poll_segment(reader, cx, b'\n', bytes, read))? else {
+        let (reader, bytes) = self.project();
+        let Some(mut line) = ready!(poll_segment(reader, cx, b'\n', bytes))? else {
             return Poll::Ready(Ok(None));
         };
         if line.terminated && line.bytes.last() == Some(&b'\r') {
@@ -114,9 +116,9 @@ impl<R: AsyncBufRead> Lines<R> {
 pub struct Split<R> {
     reader: R,
     delim: u8,
-    /// The current segment so far, including bytes read by cancelled calls.
+    /// The current segment so far, including bytes read by cancelled or
+    /// failed calls.
     bytes: Vec<u8>,
-    read: usize,
 }
 
 impl<R> Split<R> {
@@ -125,7 +127,6 @@ impl<R> Split<R> {
             reader,
             delim,
             bytes: Vec::new(),
-            read: 0,
         }
     }
 
@@ -135,19 +136,23 @@ impl<R> Split<R> {
         self.reader
     }
 
-    fn project(self: Pin<&mut Self>) -> (Pin<&mut R>, u8, &mut Vec<u8>, &mut usize) {
+    fn project(self: Pin<&mut Self>) -> (Pin<&mut R>, u8, &mut Vec<u8>) {
         // SAFETY: as for `Lines::project`: `reader` is structurally pinned,
         // `Split` has no `Drop` impl and is `Unpin` only when `R` is.
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: as above; `this.reader` never moves while `self` is pinned.
         let reader = unsafe { Pin::new_unchecked(&mut this.reader) };
-        (reader, this.delim, &mut this.bytes, &mut this.read)
+        (reader, this.delim, &mut this.bytes)
     }
 }
 
 impl<R: AsyncBufRead> Split<R> {
     /// The next segment without its separator, or `None` at end of stream.
     /// A last segment without a separator is still returned.
+    ///
+    /// On an I/O error the part of the segment read so far is kept, and the
+    /// next call continues that segment.
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) is retried.
     ///
     /// # Cancel safety
     ///
@@ -178,8 +183,8 @@ impl<R: AsyncBufRead> Split<R> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<Option<Vec<u8>>>> {
-        let (reader, delim, bytes, read) = self.project();
-        let segment = ready!(poll_segment(reader, cx, delim, bytes, read))?;
+        let (reader, delim, bytes) = self.project();
+        let segment = ready!(poll_segment(reader, cx, delim, bytes))?;
         Poll::Ready(Ok(segment.map(|s| s.bytes)))
     }
 }
@@ -192,18 +197,19 @@ struct Segment {
 }
 
 /// Completes the record accumulated in `bytes`; `None` at end of stream
-/// with nothing accumulated. On error the partial record is discarded.
+/// with nothing accumulated. On an I/O error the partial record stays in
+/// `bytes`, for the next call to complete.
 fn poll_segment<R: AsyncBufRead + ?Sized>(
     reader: Pin<&mut R>,
     cx: &mut Context<'_>,
     delim: u8,
     bytes: &mut Vec<u8>,
-    read: &mut usize,
 ) -> Poll<io::Result<Option<Segment>>> {
-    let res = ready!(poll_read_until(reader, cx, delim, bytes, read));
+    // The record is all of `bytes`, however many calls it took, so the
+    // count of one call's bytes is not needed.
+    let mut appended = 0;
+    ready!(poll_read_until(reader, cx, delim, bytes, &mut appended))?;
     let mut record = std::mem::take(bytes);
-    *read = 0;
-    res?;
     if record.is_empty() {
         return Poll::Ready(Ok(None));
     }

@@ -7,6 +7,13 @@
 //! buffer, so it is `Unpin` and keeps all progress either in the caller's
 //! buffer or in its own fields; which of those it is decides the cancel
 //! safety stated on each method.
+//!
+//! The looping futures (`read_exact`, `read_to_end`, `read_to_string`) read
+//! again after an [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted), as
+//! Tokio's do: it means "nothing happened, try again", and a caller of a
+//! whole-buffer operation has no better retry point than the loop itself.
+//! The single-read futures (`read`, `read_buf`) return it, as one
+//! `poll_read` would.
 
 use std::future::Future;
 use std::io;
@@ -85,6 +92,10 @@ pub trait AsyncReadExt: AsyncRead {
     ///
     /// Fails with [`ErrorKind::UnexpectedEof`](io::ErrorKind::UnexpectedEof)
     /// if the stream ends first; the contents of `buf` are then unspecified.
+    /// Reads that fail with
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried;
+    /// any other read error is returned at once (`buf` is then unspecified
+    /// too).
     ///
     /// # Cancel safety
     ///
@@ -118,6 +129,11 @@ pub trait AsyncReadExt: AsyncRead {
     /// Reads until end of stream, appending to `buf`; returns how many bytes
     /// were appended.
     ///
+    /// Reads that fail with
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried.
+    /// Any other read error ends the call with that error; the bytes read
+    /// before it are already appended to `buf`.
+    ///
     /// # Cancel safety
     ///
     /// Cancel safe in the sense that nothing is lost: every byte read so far
@@ -141,7 +157,10 @@ pub trait AsyncReadExt: AsyncRead {
     ///
     /// If the data is not valid UTF-8 the result is
     /// [`ErrorKind::InvalidData`](io::ErrorKind::InvalidData) and `buf` is
-    /// left as it was: none of the bytes read are kept.
+    /// left as it was: none of the bytes read are kept. Reads that fail with
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried,
+    /// as in [`read_to_end`](AsyncReadExt::read_to_end); any other read
+    /// error is returned at once.
     ///
     /// # Cancel safety
     ///
@@ -251,11 +270,16 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadExact<'_, R> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         while this.filled < this.buf.len() {
-            let n = ready!(poll_read_slice(
+            let read = poll_read_slice(
                 Pin::new(&mut *this.reader),
                 cx,
-                &mut this.buf[this.filled..]
-            ))?;
+                &mut this.buf[this.filled..],
+            );
+            let n = match ready!(read) {
+                // Nothing was read: ask again (see the module doc).
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                res => res?,
+            };
             if n == 0 {
                 return Poll::Ready(Err(unexpected_eof()));
             }
@@ -332,6 +356,9 @@ const MAX_READ: usize = 64 * 1024;
 ///
 /// `window` adapts the read size: it doubles (up to [`MAX_READ`]) each time
 /// a read fills it, so a fast source gets large reads.
+///
+/// An `Interrupted` read is retried (see the module doc); other errors are
+/// returned with `buf` holding every byte read before them.
 fn poll_read_to_end<R: AsyncRead + ?Sized>(
     mut reader: Pin<&mut R>,
     cx: &mut Context<'_>,
@@ -354,6 +381,7 @@ fn poll_read_to_end<R: AsyncRead + ?Sized>(
         }
         match res {
             Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             Poll::Ready(Ok(())) if got == 0 => return Poll::Ready(Ok(())),
             Poll::Ready(Ok(())) => {}

@@ -3,7 +3,9 @@
 //!
 //! Owns: [`ReadNum`], one future for all of them: it reads exactly `N`
 //! bytes into its own array and decodes them. Not cancel safe: bytes already
-//! read sit in the dropped future.
+//! read sit in the dropped future. Like `read_exact` (and Tokio's number
+//! readers), it reads again after an `Interrupted` error rather than losing
+//! the bytes it holds to a "try again".
 
 use super::{poll_read_slice, unexpected_eof};
 use crate::io::AsyncRead;
@@ -40,11 +42,15 @@ impl<R: AsyncRead + Unpin + ?Sized, T, const N: usize> Future for ReadNum<'_, R,
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         while this.filled < N {
-            let n = ready!(poll_read_slice(
+            let read = poll_read_slice(
                 Pin::new(&mut *this.reader),
                 cx,
-                &mut this.buf[this.filled..]
-            ))?;
+                &mut this.buf[this.filled..],
+            );
+            let n = match ready!(read) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                res => res?,
+            };
             if n == 0 {
                 return Poll::Ready(Err(unexpected_eof()));
             }

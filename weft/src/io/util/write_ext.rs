@@ -5,6 +5,13 @@
 //! `write_all_buf`, `flush` and `shutdown` (the number writers are in
 //! `write_num.rs`). Every future borrows its writer and data, so it is
 //! `Unpin`.
+//!
+//! The looping futures (`write_all`, `write_all_buf`) write again after an
+//! [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted), as Tokio's do:
+//! it means "nothing happened, try again", and the caller of a
+//! whole-buffer write could only retry from the start. The single-call
+//! futures (`write`, `write_vectored`, `write_buf`, `flush`, `shutdown`)
+//! return it, as one poll of the writer would.
 
 use std::future::Future;
 use std::io::{self, IoSlice};
@@ -53,8 +60,11 @@ pub trait AsyncWriteExt: AsyncWrite {
 
     /// Writes all of `buf`, calling `poll_write` as many times as needed.
     ///
-    /// Fails with [`ErrorKind::WriteZero`](io::ErrorKind::WriteZero) if a
-    /// write accepts no bytes before `buf` is exhausted.
+    /// Writes that fail with
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried;
+    /// the first other error is returned. Fails with
+    /// [`ErrorKind::WriteZero`](io::ErrorKind::WriteZero) if a write accepts
+    /// no bytes before `buf` is exhausted.
     ///
     /// # Cancel safety
     ///
@@ -95,6 +105,13 @@ pub trait AsyncWriteExt: AsyncWrite {
     }
 
     /// Writes all of `buf`'s remaining bytes, advancing it as they go.
+    ///
+    /// Writes that fail with
+    /// [`ErrorKind::Interrupted`](io::ErrorKind::Interrupted) are retried;
+    /// the first other error is returned, with `buf` advanced past exactly
+    /// the bytes written before it. Fails with
+    /// [`ErrorKind::WriteZero`](io::ErrorKind::WriteZero) if a write accepts
+    /// no bytes.
     ///
     /// # Cancel safety
     ///
@@ -204,13 +221,18 @@ impl<W: AsyncWrite + Unpin + ?Sized, B: Buf> Future for WriteAllFromBuf<'_, W, B
         const MAX_VECTOR: usize = 64;
         while this.buf.has_remaining() {
             let writer = Pin::new(&mut *this.writer);
-            let n = if writer.is_write_vectored() {
+            let write = if writer.is_write_vectored() {
                 // Several chunks in one syscall where the writer can.
                 let mut slices = [IoSlice::new(&[]); MAX_VECTOR];
                 let count = this.buf.chunks_vectored(&mut slices);
-                ready!(writer.poll_write_vectored(cx, &slices[..count]))?
+                writer.poll_write_vectored(cx, &slices[..count])
             } else {
-                ready!(writer.poll_write(cx, this.buf.chunk()))?
+                writer.poll_write(cx, this.buf.chunk())
+            };
+            let n = match ready!(write) {
+                // Nothing was written: write again (see the module doc).
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                res => res?,
             };
             if n == 0 {
                 return Poll::Ready(Err(write_zero()));
@@ -270,7 +292,11 @@ impl<W: AsyncWrite + Unpin + ?Sized> Future for WriteAll<'_, W> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         while !this.buf.is_empty() {
-            let n = ready!(Pin::new(&mut *this.writer).poll_write(cx, this.buf))?;
+            let n = match ready!(Pin::new(&mut *this.writer).poll_write(cx, this.buf)) {
+                // Nothing was written: write again (see the module doc).
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                res => res?,
+            };
             if n == 0 {
                 return Poll::Ready(Err(write_zero()));
             }

@@ -3,7 +3,10 @@
 //!
 //! Owns: [`WriteNum`], one future for all of them: it encodes the number
 //! into its own array up front and writes all of it. Not cancel safe: part
-//! of the number may have been written when the future is dropped.
+//! of the number may have been written when the future is dropped. Like
+//! `write_all` (and Tokio's number writers), it writes again after an
+//! `Interrupted` error: failing would leave part of the number written with
+//! no way for the caller to resume.
 
 use super::write_zero;
 use crate::io::AsyncWrite;
@@ -38,7 +41,11 @@ impl<W: AsyncWrite + Unpin + ?Sized, const N: usize> Future for WriteNum<'_, W, 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         while this.written < N {
-            let n = ready!(Pin::new(&mut *this.writer).poll_write(cx, &this.buf[this.written..]))?;
+            let write = Pin::new(&mut *this.writer).poll_write(cx, &this.buf[this.written..]);
+            let n = match ready!(write) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                res => res?,
+            };
             if n == 0 {
                 return Poll::Ready(Err(write_zero()));
             }
