@@ -41,9 +41,9 @@ impl Kind {
         io::Error::new(k, "scripted error")
     }
 
-    /// A random kind; `Interrupted` only if `interrupted`.
-    pub fn gen(rng: &mut Rng, interrupted: bool) -> Kind {
-        match rng.pick(&[u32::from(interrupted) * 4, 2, 2, 1]) {
+    /// A random kind, `Interrupted` the likeliest.
+    pub fn gen(rng: &mut Rng) -> Kind {
+        match rng.pick(&[4, 2, 2, 1]) {
             0 => Kind::Interrupted,
             1 => Kind::WouldBlock,
             2 => Kind::BrokenPipe,
@@ -105,34 +105,34 @@ pub enum FEv {
     Err(Kind),
 }
 
-pub fn gen_read_events(rng: &mut Rng, interrupted: bool, max: usize) -> Vec<REv> {
+pub fn gen_read_events(rng: &mut Rng, max: usize) -> Vec<REv> {
     (0..rng.range(0, max))
         .map(|_| match rng.pick(&[10, 3, 2, 1]) {
             0 => REv::Data(rng.size()),
             1 => REv::Pending(Wk::gen(rng)),
-            2 => REv::Err(Kind::gen(rng, interrupted)),
+            2 => REv::Err(Kind::gen(rng)),
             _ => REv::Eof,
         })
         .collect()
 }
 
-pub fn gen_write_events(rng: &mut Rng, interrupted: bool, max: usize) -> Vec<WEv> {
+pub fn gen_write_events(rng: &mut Rng, max: usize) -> Vec<WEv> {
     (0..rng.range(0, max))
         .map(|_| match rng.pick(&[10, 3, 2, 1]) {
             0 => WEv::Accept(rng.size()),
             1 => WEv::Pending(Wk::gen(rng)),
-            2 => WEv::Err(Kind::gen(rng, interrupted)),
+            2 => WEv::Err(Kind::gen(rng)),
             _ => WEv::Zero,
         })
         .collect()
 }
 
-pub fn gen_flush_events(rng: &mut Rng, interrupted: bool, max: usize) -> Vec<FEv> {
+pub fn gen_flush_events(rng: &mut Rng, max: usize) -> Vec<FEv> {
     (0..rng.range(0, max))
         .map(|_| match rng.pick(&[3, 3, 1]) {
             0 => FEv::Ok,
             1 => FEv::Pending(Wk::gen(rng)),
-            _ => FEv::Err(Kind::gen(rng, interrupted)),
+            _ => FEv::Err(Kind::gen(rng)),
         })
         .collect()
 }

@@ -81,8 +81,10 @@ impl Shrink for WriteScript {
 
 pub fn gen(rng: &mut Rng, knobs: Knobs) -> WriteScript {
     let cap = |rng: &mut Rng| rng.range(0, 64);
-    // A `BufStream`'s read buffer: see `known_mismatch_buf_reader_with_capacity_zero`.
-    let rcap = |rng: &mut Rng| rng.range(usize::from(!knobs.known), 64);
+    // A `BufStream`'s read buffer, never of capacity zero: that panics in
+    // both crates (as documented), which `buf_reader_with_capacity_zero`
+    // covers.
+    let rcap = |rng: &mut Rng| rng.range(1, 64);
     let stack = match rng.pick(&[2, 5, 2, 2, 2, 2, 1]) {
         0 => WStack::Raw,
         1 => WStack::Buf(cap(rng)),
@@ -93,41 +95,32 @@ pub fn gen(rng: &mut Rng, knobs: Knobs) -> WriteScript {
         _ => WStack::Join,
     };
     let vectored = rng.coin();
-    // Two chunking policies differ, and the differences cascade (events
-    // then land on other ops); both are informational, so left out unless
-    // `known`: weft's `write_buf` never writes vectored, and weft's
-    // `BufWriter::poll_write_vectored` ignores whether the inner writer is
-    // vectored (Tokio then buffers only the slices that fit, one by one).
+    // A chunking policy still differs, and the difference cascades (events
+    // then land on other ops); it is informational, so left out unless
+    // `knobs.chunking` (`IO_DIFF_CHUNKING=1`): weft's `write_buf` never
+    // writes vectored, Tokio's does when the writer is vectored.
     let top_vectored = vectored || !matches!(stack, WStack::Raw | WStack::Half | WStack::Join);
-    let policy = !vectored
-        && matches!(
-            stack,
-            WStack::Buf(_) | WStack::BufOverBuf(..) | WStack::BufOverHalf(_) | WStack::Stream(..)
-        );
-    let w_buf = u32::from(knobs.known || !top_vectored);
-    let w_vec = u32::from(knobs.known || !policy);
+    let w_buf = u32::from(knobs.chunking || !top_vectored);
     let ops = (0..rng.range(1, 12))
-        .map(
-            |_| match rng.pick(&[4, 3, 2 * w_vec, 2 * w_buf, 2 * w_vec, 2, 2, 1]) {
-                0 => WOp::Write {
-                    n: rng.size(),
-                    cancel: rng.chance(15).then(|| rng.range(1, 3)),
-                },
-                1 => WOp::WriteAll(rng.size()),
-                2 => WOp::WriteVectored((0..rng.range(0, 4)).map(|_| rng.range(0, 40)).collect()),
-                3 => WOp::WriteBuf(rng.range(0, 40), rng.range(0, 40)),
-                4 => WOp::WriteAllBuf(rng.range(0, 40), rng.range(0, 40)),
-                5 => WOp::Num(rng.below(22) as u8),
-                6 => WOp::Flush,
-                _ => WOp::Shutdown,
+        .map(|_| match rng.pick(&[4, 3, 2, 2 * w_buf, 2, 2, 2, 1]) {
+            0 => WOp::Write {
+                n: rng.size(),
+                cancel: rng.chance(15).then(|| rng.range(1, 3)),
             },
-        )
+            1 => WOp::WriteAll(rng.size()),
+            2 => WOp::WriteVectored((0..rng.range(0, 4)).map(|_| rng.range(0, 40)).collect()),
+            3 => WOp::WriteBuf(rng.range(0, 40), rng.range(0, 40)),
+            4 => WOp::WriteAllBuf(rng.range(0, 40), rng.range(0, 40)),
+            5 => WOp::Num(rng.below(22) as u8),
+            6 => WOp::Flush,
+            _ => WOp::Shutdown,
+        })
         .collect();
     WriteScript {
         vectored,
-        ev: gen_write_events(rng, knobs.known, 12),
-        fev: gen_flush_events(rng, knobs.known, 4),
-        sev: gen_flush_events(rng, knobs.known, 3),
+        ev: gen_write_events(rng, 12),
+        fev: gen_flush_events(rng, 4),
+        sev: gen_flush_events(rng, 3),
         stack,
         ops,
     }

@@ -1,14 +1,16 @@
-//! The differences from Tokio this test found, each as a minimal script
-//! (`known_mismatch_*`). They fail until weft changes; the fuzzers leave
-//! their triggers out unless `IO_DIFF_KNOWN=1`.
+//! The differences from Tokio this test found, each as a minimal script,
+//! all fixed in weft (d6e40da). Each test now pins Tokio's behaviour down
+//! for that case; its doc gives what Tokio does and what weft did before
+//! the fix. The fuzzers generate all of these triggers too, except zero
+//! capacities and sizes, which panic in both crates.
 //!
-//! Most are one root cause, Tokio's retry of `ErrorKind::Interrupted`:
+//! Most were one root cause, Tokio's retry of `ErrorKind::Interrupted`:
 //! Tokio's loops (`read_exact`, `read_to_end`, `read_to_string`,
 //! `read_until` and so `read_line` / `lines` / `split`, the number readers
 //! and writers, `write_all`, `write_all_buf`, `BufWriter`'s flush, `copy`,
 //! `copy_buf`, `copy_bidirectional`) call the inner reader or writer again
-//! on `Interrupted`; weft's return it. (Single reads and writes, `read_buf`,
-//! `write_buf`, `fill_buf`, return it in both.)
+//! on `Interrupted`; weft's returned it. (Single reads and writes,
+//! `read_buf`, `write_buf`, `fill_buf`, return it in both.)
 
 use crate::copies::{CKind, CopyScript, Side};
 use crate::harness::assert_same;
@@ -22,7 +24,6 @@ const INTR: REv = REv::Err(Kind::Interrupted);
 
 fn read(stack: RStack, src: &[u8], ev: Vec<REv>, ops: Vec<ROp>) -> ReadScript {
     ReadScript {
-        known: true,
         src: src.to_vec(),
         ev,
         src2: Vec::new(),
@@ -54,25 +55,25 @@ fn side(src: &[u8], rev: Vec<REv>, wev: Vec<WEv>) -> Side {
     }
 }
 
-// --- `Interrupted` is retried by Tokio's loops, returned by weft's ---------
+// --- `Interrupted` is retried by Tokio's loops (weft's returned it) -------
 
 /// Tokio `Ok(4) "abcd"`; weft `Err(Interrupted)`.
 #[test]
-fn known_mismatch_read_exact_retries_interrupted() {
+fn read_exact_retries_interrupted() {
     let ops = vec![ROp::ReadExact(4)];
     assert_same(&READERS, read(RStack::Raw, b"abcd", vec![INTR], ops));
 }
 
 /// Tokio `Ok(2)`, buffer `"xab"`; weft `Err(Interrupted)`, buffer `"xa"`.
 #[test]
-fn known_mismatch_read_to_end_retries_interrupted() {
+fn read_to_end_retries_interrupted() {
     let ev = vec![REv::Data(1), INTR];
     assert_same(&READERS, read(RStack::Raw, b"ab", ev, vec![ROp::ReadToEnd]));
 }
 
 /// Tokio `Ok(2)`, string `"s:ab"`; weft `Err(Interrupted)`, string `"s:"`.
 #[test]
-fn known_mismatch_read_to_string_retries_interrupted() {
+fn read_to_string_retries_interrupted() {
     let ev = vec![REv::Data(1), INTR];
     assert_same(
         &READERS,
@@ -83,7 +84,7 @@ fn known_mismatch_read_to_string_retries_interrupted() {
 /// `read_until` (the loop under `read_line`, `lines` and `split` too):
 /// Tokio `Ok(3)` with `"ab\n"` appended; weft `Err(Interrupted)` with `"a"`.
 #[test]
-fn known_mismatch_read_until_retries_interrupted() {
+fn read_until_retries_interrupted() {
     let ev = vec![REv::Data(1), INTR];
     let ops = vec![ROp::ReadUntil {
         delim: b'\n',
@@ -94,21 +95,21 @@ fn known_mismatch_read_until_retries_interrupted() {
 
 /// `read_u32`: Tokio `Ok(0x61626364)`; weft `Err(Interrupted)`.
 #[test]
-fn known_mismatch_read_number_retries_interrupted() {
+fn read_number_retries_interrupted() {
     let ev = vec![REv::Data(2), INTR];
     assert_same(&READERS, read(RStack::Raw, b"abcd", ev, vec![ROp::Num(4)]));
 }
 
 /// Tokio `Ok`, all 4 bytes written; weft `Err(Interrupted)`.
 #[test]
-fn known_mismatch_write_all_retries_interrupted() {
+fn write_all_retries_interrupted() {
     let ev = vec![WEv::Err(Kind::Interrupted)];
     assert_same(&WRITERS, write(WStack::Raw, ev, vec![WOp::WriteAll(4)]));
 }
 
 /// Tokio `Ok`, nothing left; weft `Err(Interrupted)`, 4 bytes left.
 #[test]
-fn known_mismatch_write_all_buf_retries_interrupted() {
+fn write_all_buf_retries_interrupted() {
     let ev = vec![WEv::Err(Kind::Interrupted)];
     assert_same(
         &WRITERS,
@@ -118,7 +119,7 @@ fn known_mismatch_write_all_buf_retries_interrupted() {
 
 /// `write_u32`: Tokio `Ok`; weft `Err(Interrupted)`.
 #[test]
-fn known_mismatch_write_number_retries_interrupted() {
+fn write_number_retries_interrupted() {
     let ev = vec![WEv::Err(Kind::Interrupted)];
     assert_same(&WRITERS, write(WStack::Raw, ev, vec![WOp::Num(4)]));
 }
@@ -126,7 +127,7 @@ fn known_mismatch_write_number_retries_interrupted() {
 /// `BufWriter::flush` over a writer that says `Interrupted` once: Tokio
 /// `Ok` (all written); weft `Err(Interrupted)`.
 #[test]
-fn known_mismatch_buf_writer_flush_retries_interrupted() {
+fn buf_writer_flush_retries_interrupted() {
     let ev = vec![WEv::Err(Kind::Interrupted)];
     let ops = vec![WOp::Write { n: 4, cancel: None }, WOp::Flush];
     assert_same(&WRITERS, write(WStack::Buf(16), ev, ops));
@@ -134,7 +135,7 @@ fn known_mismatch_buf_writer_flush_retries_interrupted() {
 
 /// `copy`, the reader says `Interrupted`: Tokio `Ok(3)`; weft `Err`.
 #[test]
-fn known_mismatch_copy_retries_interrupted_read() {
+fn copy_retries_interrupted_read() {
     let s = CopyScript {
         kind: CKind::Copy,
         a: side(b"abc", vec![INTR], Vec::new()),
@@ -145,7 +146,7 @@ fn known_mismatch_copy_retries_interrupted_read() {
 
 /// `copy`, the writer says `Interrupted`: Tokio `Ok(3)`; weft `Err`.
 #[test]
-fn known_mismatch_copy_retries_interrupted_write() {
+fn copy_retries_interrupted_write() {
     let s = CopyScript {
         kind: CKind::Copy,
         a: side(b"abc", Vec::new(), Vec::new()),
@@ -156,7 +157,7 @@ fn known_mismatch_copy_retries_interrupted_write() {
 
 /// `copy_buf` (from a `BufReader`): Tokio `Ok(3)`; weft `Err`.
 #[test]
-fn known_mismatch_copy_buf_retries_interrupted() {
+fn copy_buf_retries_interrupted() {
     let s = CopyScript {
         kind: CKind::CopyBuf(8),
         a: side(b"abc", vec![INTR], Vec::new()),
@@ -167,7 +168,7 @@ fn known_mismatch_copy_buf_retries_interrupted() {
 
 /// `copy_bidirectional`: Tokio `Ok((3, 0))`; weft `Err`.
 #[test]
-fn known_mismatch_copy_bidirectional_retries_interrupted() {
+fn copy_bidirectional_retries_interrupted() {
     let s = CopyScript {
         kind: CKind::Bidi,
         a: side(b"abc", vec![INTR], Vec::new()),
@@ -183,7 +184,7 @@ fn known_mismatch_copy_bidirectional_retries_interrupted() {
 /// event that all data read so far was valid UTF-8"); weft drops it, so the
 /// bytes are lost to the program.
 #[test]
-fn known_mismatch_read_line_keeps_partial_line_on_error() {
+fn read_line_keeps_partial_line_on_error() {
     let ev = vec![REv::Data(1), REv::Err(Kind::Other)];
     let ops = vec![ROp::ReadLine];
     assert_same(&READERS, read(RStack::Buf(8), b"ab\n", ev, ops));
@@ -193,7 +194,7 @@ fn known_mismatch_read_line_keeps_partial_line_on_error() {
 /// returns the line: Tokio `"ab"` (the partial line stays in the `Lines`);
 /// weft `"b"` (dropped).
 #[test]
-fn known_mismatch_lines_keeps_partial_line_on_error() {
+fn lines_keeps_partial_line_on_error() {
     let ev = vec![REv::Data(1), REv::Err(Kind::WouldBlock)];
     let ops = vec![
         ROp::NextLine { cancel: None },
@@ -204,7 +205,7 @@ fn known_mismatch_lines_keeps_partial_line_on_error() {
 
 /// `Split::next_segment`, as `lines`: Tokio `"ab"`, weft `"b"`.
 #[test]
-fn known_mismatch_split_keeps_partial_segment_on_error() {
+fn split_keeps_partial_segment_on_error() {
     let ev = vec![REv::Data(1), REv::Err(Kind::WouldBlock)];
     let seg = ROp::NextSegment {
         delim: b',',
@@ -221,7 +222,7 @@ fn known_mismatch_split_keeps_partial_segment_on_error() {
 /// waits with 2 bytes unflushed (into a `BufWriter` they stay there, which
 /// can stall a request/response exchange).
 #[test]
-fn known_mismatch_copy_buf_flushes_when_reader_pending() {
+fn copy_buf_flushes_when_reader_pending() {
     let s = CopyScript {
         kind: CKind::CopyBuf(8),
         a: side(
@@ -239,7 +240,7 @@ fn known_mismatch_copy_buf_flushes_when_reader_pending() {
 /// returns the byte still buffered (`"a"`, its buffer kept); weft `""`
 /// (it discarded the buffer when the seek started), losing it.
 #[test]
-fn known_mismatch_buf_reader_failed_seek_keeps_buffer() {
+fn buf_reader_failed_seek_keeps_buffer() {
     let s = StdScript {
         obj: SObj::BufStream(8, 8),
         init: b"a".to_vec(),
@@ -252,7 +253,7 @@ fn known_mismatch_buf_reader_failed_seek_keeps_buffer() {
 /// `write_vectored` takes every slice: `Ok(5)`); weft's is not (false,
 /// `Ok(2)`, the first slice only).
 #[test]
-fn known_mismatch_empty_write_vectored() {
+fn empty_write_vectored() {
     let s = StdScript {
         obj: SObj::Empty,
         init: Vec::new(),
@@ -265,7 +266,7 @@ fn known_mismatch_empty_write_vectored() {
 /// too): Tokio panics, as documented; weft makes a reader whose reads go
 /// straight through and whose `fill_buf` is always empty (end of stream).
 #[test]
-fn known_mismatch_buf_reader_with_capacity_zero() {
+fn buf_reader_with_capacity_zero() {
     let ops = vec![ROp::Read { n: 1, cancel: None }];
     assert_same(&READERS, read(RStack::Buf(0), b"a", Vec::new(), ops));
 }
@@ -273,7 +274,7 @@ fn known_mismatch_buf_reader_with_capacity_zero() {
 /// `copy_bidirectional_with_sizes` with a zero size: Tokio panics, as
 /// documented; weft uses a one-byte buffer.
 #[test]
-fn known_mismatch_copy_bidirectional_with_sizes_zero() {
+fn copy_bidirectional_with_sizes_zero() {
     let s = CopyScript {
         kind: CKind::BidiSizes(0, 1),
         a: side(b"ab", Vec::new(), Vec::new()),
