@@ -12,7 +12,7 @@
 //! both sides fail, and the chunking, are informational (Tokio's `copy`
 //! reads ahead while the writer is not ready).
 
-use crate::harness::{cut, fire_deferred, for_both, Knobs, Rng, Shrink, Step};
+use crate::harness::{cut, fire_deferred, for_both, Rng, Shrink, Step};
 use crate::mock::{gen_flush_events, gen_read_events, gen_source, gen_write_events};
 use crate::mock::{FEv, REv, WEv};
 
@@ -103,7 +103,7 @@ fn side(rng: &mut Rng, writer_pends: bool) -> Side {
     }
 }
 
-pub fn gen(rng: &mut Rng, _: Knobs) -> CopyScript {
+pub fn gen(rng: &mut Rng) -> CopyScript {
     let cap = |rng: &mut Rng| rng.range(1, 64);
     // Never zero: a zero size panics in both crates (as documented), which
     // `copy_bidirectional_with_sizes_zero` covers.

@@ -3,8 +3,7 @@
 //! firing the wake-ups the mocks deferred), the per-step log, and running a
 //! script on both crates, comparing the logs, shrinking a mismatching script
 //! and reporting it with its seed (`fuzz`, `assert_same`). Also `for_both!`,
-//! which expands an interpreter once for Tokio and once for weft, and
-//! `Knobs` (`IO_DIFF_CHUNKING`), what the generators may produce.
+//! which expands an interpreter once for Tokio and once for weft.
 //!
 //! Each step logs two strings: `hard`, what a program can observe and rely
 //! on (results, data, error kinds, documented state), compared strictly;
@@ -83,26 +82,6 @@ impl Rng {
             0 => self.range(1, 8),
             1 => self.range(1, 40),
             _ => self.range(1, 300),
-        }
-    }
-}
-
-/// What the generators may produce. With `chunking` off (the default),
-/// they leave out the triggers of a chunking-policy difference that is
-/// informational but whose effects cascade (see `writers::gen`), so that
-/// the fuzzers look for differences that matter; `IO_DIFF_CHUNKING=1` puts
-/// them back in. (The differences this test found, fixed in weft and kept
-/// in `fixed_differences.rs`, are always generated; zero capacities and
-/// sizes never are: they panic in both crates and have their own tests.)
-#[derive(Clone, Copy, Debug)]
-pub struct Knobs {
-    pub chunking: bool,
-}
-
-impl Knobs {
-    pub fn from_env() -> Knobs {
-        Knobs {
-            chunking: std::env::var("IO_DIFF_CHUNKING").is_ok_and(|v| v != "0"),
         }
     }
 }
@@ -314,7 +293,7 @@ pub(crate) use for_both;
 
 pub struct Family<S> {
     pub name: &'static str,
-    pub gen: fn(&mut Rng, Knobs) -> S,
+    pub gen: fn(&mut Rng) -> S,
     pub tokio: fn(&S) -> Vec<Step>,
     pub weft: fn(&S) -> Vec<Step>,
     /// For scripts with live futures: the script cut after step `i`, then
@@ -530,13 +509,12 @@ fn seeds(default: u64) -> std::ops::Range<u64> {
 /// Runs the family's seeds; fails with a report of every kind of mismatch
 /// (one shrunk example each).
 pub fn fuzz<S: Shrink>(fam: &Family<S>) {
-    let knobs = Knobs::from_env();
     let mut found: Vec<(String, u64, S, Finding, usize)> = Vec::new();
     let (mut runs, mut info_steps, mut info_runs) = (0u64, 0usize, 0usize);
     let mut first_info = None;
     for seed in seeds(fam.seeds) {
         runs += 1;
-        let s = (fam.gen)(&mut Rng::new(seed), knobs);
+        let s = (fam.gen)(&mut Rng::new(seed));
         let o = compare(fam, &s);
         info_steps += o.info_diffs;
         info_runs += usize::from(o.info_diffs > 0);
@@ -560,14 +538,9 @@ pub fn fuzz<S: Shrink>(fam: &Family<S>) {
         found.push((sig, seed, small, f, 1));
     }
     eprintln!(
-        "{}: {runs} seeds (chunking-policy triggers {}); informational differences: {info_steps} \
-         steps in {info_runs} scripts{}; {} kinds of mismatch",
+        "{}: {runs} seeds; informational differences: {info_steps} steps in {info_runs} \
+         scripts{}; {} kinds of mismatch",
         fam.name,
-        if knobs.chunking {
-            "included"
-        } else {
-            "left out"
-        },
         first_info
             .map(|x| format!(" (first: {x})"))
             .unwrap_or_default(),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use crate::harness::Step;
-use crate::harness::{counting_waker, cut, for_both, show, BoxFut, Count, Knobs, Rng, Shrink};
+use crate::harness::{counting_waker, cut, for_both, show, BoxFut, Count, Rng, Shrink};
 
 #[derive(Clone, Copy, Debug)]
 pub enum PKind {
@@ -114,7 +114,7 @@ impl Shrink for PipeScript {
     }
 }
 
-pub fn gen(rng: &mut Rng, _: Knobs) -> PipeScript {
+pub fn gen(rng: &mut Rng) -> PipeScript {
     let cap = rng.range(1, 24);
     let kind = match rng.pick(&[4, 3, 2, 1]) {
         0 => PKind::Duplex(cap),

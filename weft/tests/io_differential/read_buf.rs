@@ -6,7 +6,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::harness::{cut, for_both, quietly, show, Knobs, Rng, Shrink, Step};
+use crate::harness::{cut, for_both, quietly, show, Rng, Shrink, Step};
 
 #[derive(Clone, Copy, Debug)]
 pub enum BOp {
@@ -46,7 +46,7 @@ impl Shrink for BufScript {
     }
 }
 
-pub fn gen(rng: &mut Rng, _: Knobs) -> BufScript {
+pub fn gen(rng: &mut Rng) -> BufScript {
     let cap = rng.range(0, 24);
     let n = |rng: &mut Rng| rng.range(0, cap + 3);
     let ops = (0..rng.range(1, 20))

@@ -10,7 +10,7 @@
 //! ops shares one `Lines` (or `Split`), so partial records carried between
 //! calls (after a cancellation or an error) are compared too.
 
-use crate::harness::{cut, drive_fmt, for_both, run_op, show, Knobs, Rng, Shrink, Step};
+use crate::harness::{cut, drive_fmt, for_both, run_op, show, Rng, Shrink, Step};
 use crate::mock::{gen_read_events, gen_source, REv};
 
 /// What the ops read from.
@@ -120,7 +120,7 @@ fn delim(rng: &mut Rng) -> u8 {
     [b'\n', b',', b'a', 0][rng.below(4) as usize]
 }
 
-pub fn gen(rng: &mut Rng, _: Knobs) -> ReadScript {
+pub fn gen(rng: &mut Rng) -> ReadScript {
     // Never zero: `BufReader::with_capacity(0, ..)` panics in both crates
     // (as documented), which `buf_reader_with_capacity_zero` covers.
     let cap = |rng: &mut Rng| rng.range(1, 64);

@@ -9,7 +9,7 @@
 
 use std::io::{Cursor, SeekFrom};
 
-use crate::harness::{cut, drive_fmt, for_both, run_op, show, Knobs, Rng, Shrink, Step};
+use crate::harness::{cut, drive_fmt, for_both, run_op, show, Rng, Shrink, Step};
 use crate::mock::stream;
 
 #[derive(Clone, Copy, Debug)]
@@ -88,7 +88,7 @@ impl Shrink for StdScript {
     }
 }
 
-pub fn gen(rng: &mut Rng, _: Knobs) -> StdScript {
+pub fn gen(rng: &mut Rng) -> StdScript {
     let cap = |rng: &mut Rng| rng.range(0, 40);
     // A read buffer, never of capacity zero: that panics in both crates (as
     // documented), which `buf_reader_with_capacity_zero` covers.

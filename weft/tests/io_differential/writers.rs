@@ -12,7 +12,7 @@
 
 use bytes::Buf;
 
-use crate::harness::{cut, drive_fmt, for_both, run_op, show, Knobs, Rng, Shrink, Step};
+use crate::harness::{cut, drive_fmt, for_both, run_op, show, Rng, Shrink, Step};
 use crate::mock::{gen_flush_events, gen_write_events, stream, FEv, WEv};
 
 #[derive(Clone, Debug)]
@@ -79,7 +79,7 @@ impl Shrink for WriteScript {
     }
 }
 
-pub fn gen(rng: &mut Rng, knobs: Knobs) -> WriteScript {
+pub fn gen(rng: &mut Rng) -> WriteScript {
     let cap = |rng: &mut Rng| rng.range(0, 64);
     // A `BufStream`'s read buffer, never of capacity zero: that panics in
     // both crates (as documented), which `buf_reader_with_capacity_zero`
@@ -95,14 +95,8 @@ pub fn gen(rng: &mut Rng, knobs: Knobs) -> WriteScript {
         _ => WStack::Join,
     };
     let vectored = rng.coin();
-    // A chunking policy still differs, and the difference cascades (events
-    // then land on other ops); it is informational, so left out unless
-    // `knobs.chunking` (`IO_DIFF_CHUNKING=1`): weft's `write_buf` never
-    // writes vectored, Tokio's does when the writer is vectored.
-    let top_vectored = vectored || !matches!(stack, WStack::Raw | WStack::Half | WStack::Join);
-    let w_buf = u32::from(knobs.chunking || !top_vectored);
     let ops = (0..rng.range(1, 12))
-        .map(|_| match rng.pick(&[4, 3, 2, 2 * w_buf, 2, 2, 2, 1]) {
+        .map(|_| match rng.pick(&[4, 3, 2, 2, 2, 2, 2, 1]) {
             0 => WOp::Write {
                 n: rng.size(),
                 cancel: rng.chance(15).then(|| rng.range(1, 3)),

@@ -199,9 +199,31 @@ impl<W: AsyncWrite + Unpin + ?Sized, B: Buf> Future for WriteFromBuf<'_, W, B> {
         if !this.buf.has_remaining() {
             return Poll::Ready(Ok(0));
         }
-        let n = ready!(Pin::new(&mut *this.writer).poll_write(cx, this.buf.chunk()))?;
+        let n = ready!(poll_write_chunks(
+            Pin::new(&mut *this.writer),
+            cx,
+            &*this.buf
+        ))?;
         this.buf.advance(n);
         Poll::Ready(Ok(n))
+    }
+}
+
+/// One write of `buf`'s next bytes: several chunks at once where the
+/// writer is vectored (as Tokio's `write_buf` and `write_all_buf` do), its
+/// first chunk otherwise.
+fn poll_write_chunks<W: AsyncWrite + ?Sized, B: Buf>(
+    writer: Pin<&mut W>,
+    cx: &mut Context<'_>,
+    buf: &B,
+) -> Poll<io::Result<usize>> {
+    const MAX_VECTOR: usize = 64;
+    if writer.is_write_vectored() {
+        let mut slices = [IoSlice::new(&[]); MAX_VECTOR];
+        let count = buf.chunks_vectored(&mut slices);
+        writer.poll_write_vectored(cx, &slices[..count])
+    } else {
+        writer.poll_write(cx, buf.chunk())
     }
 }
 
@@ -218,17 +240,8 @@ impl<W: AsyncWrite + Unpin + ?Sized, B: Buf> Future for WriteAllFromBuf<'_, W, B
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        const MAX_VECTOR: usize = 64;
         while this.buf.has_remaining() {
-            let writer = Pin::new(&mut *this.writer);
-            let write = if writer.is_write_vectored() {
-                // Several chunks in one syscall where the writer can.
-                let mut slices = [IoSlice::new(&[]); MAX_VECTOR];
-                let count = this.buf.chunks_vectored(&mut slices);
-                writer.poll_write_vectored(cx, &slices[..count])
-            } else {
-                writer.poll_write(cx, this.buf.chunk())
-            };
+            let write = poll_write_chunks(Pin::new(&mut *this.writer), cx, &*this.buf);
             let n = match ready!(write) {
                 // Nothing was written: write again (see the module doc).
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
