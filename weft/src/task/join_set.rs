@@ -9,6 +9,7 @@
 
 use super::{AbortHandle, Id, JoinError, JoinHandle};
 use crate::runtime::Handle;
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
@@ -43,10 +44,14 @@ struct Member<T> {
     handle: JoinHandle<T>,
     waker: Waker,
     notify: Arc<MemberWaker>,
+    /// The task had already finished when it joined the set.
+    done: Option<Result<T, JoinError>>,
 }
 
 struct Shared {
-    ready: Mutex<Vec<usize>>,
+    /// Slots to poll, in the order their tasks woke them (so results come
+    /// out in completion order, as Tokio documents).
+    ready: Mutex<VecDeque<usize>>,
     waiter: Mutex<Option<Waker>>,
 }
 
@@ -54,6 +59,15 @@ struct MemberWaker {
     slot: usize,
     queued: AtomicBool,
     shared: Arc<Shared>,
+}
+
+impl<T> Member<T> {
+    /// Poll the member's task with the member's own waker, without a
+    /// budget (see `take_finished`).
+    fn poll_handle(&mut self) -> Poll<Result<T, JoinError>> {
+        let mut member_cx = Context::from_waker(&self.waker);
+        crate::coop::with_unconstrained(|| Pin::new(&mut self.handle).poll(&mut member_cx))
+    }
 }
 
 impl Wake for MemberWaker {
@@ -67,7 +81,7 @@ impl Wake for MemberWaker {
                 .ready
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(self.slot);
+                .push_back(self.slot);
         }
         let waiter = self
             .shared
@@ -95,7 +109,7 @@ impl<T> JoinSet<T> {
             free: Vec::new(),
             len: 0,
             shared: Arc::new(Shared {
-                ready: Mutex::new(Vec::new()),
+                ready: Mutex::new(VecDeque::new()),
                 waiter: Mutex::new(None),
             }),
         }
@@ -117,24 +131,34 @@ impl<T> JoinSet<T> {
             self.slots.push(None);
             self.slots.len() - 1
         });
-        // New members start queued: their first poll registers the waker.
+        // The member's waker is registered now, not at its first join:
+        // then every member is on the ready list in the order its task
+        // finished, as Tokio's `JoinSet` registers its join waker at
+        // insertion (a set joined only after several members finished
+        // returned them in insertion order).
         let notify = Arc::new(MemberWaker {
             slot,
-            queued: AtomicBool::new(true),
+            queued: AtomicBool::new(false),
             shared: self.shared.clone(),
         });
         let waker = Waker::from(notify.clone());
-        self.slots[slot] = Some(Member {
+        let mut member = Member {
             handle,
             waker,
             notify,
-        });
-        self.lock_ready().push(slot);
+            done: None,
+        };
+        if let Poll::Ready(res) = member.poll_handle() {
+            member.done = Some(res);
+            member.notify.queued.store(true, Ordering::Release);
+            self.lock_ready().push_back(slot);
+        }
+        self.slots[slot] = Some(member);
         self.len += 1;
         abort
     }
 
-    fn lock_ready(&self) -> std::sync::MutexGuard<'_, Vec<usize>> {
+    fn lock_ready(&self) -> std::sync::MutexGuard<'_, VecDeque<usize>> {
         self.shared.ready.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -208,15 +232,15 @@ impl<T> JoinSet<T> {
     /// registered for when it finishes.
     fn take_finished(&mut self) -> Option<Result<(Id, T), JoinError>> {
         loop {
-            let slot = self.lock_ready().pop()?;
+            let slot = self.lock_ready().pop_front()?;
             let Some(member) = self.slots.get_mut(slot).and_then(Option::as_mut) else {
                 continue;
             };
             member.notify.queued.store(false, Ordering::Release);
-            let mut member_cx = Context::from_waker(&member.waker);
-            let polled = crate::coop::with_unconstrained(|| {
-                Pin::new(&mut member.handle).poll(&mut member_cx)
-            });
+            let polled = match member.done.take() {
+                Some(res) => Poll::Ready(res),
+                None => member.poll_handle(),
+            };
             if let Poll::Ready(res) = polled {
                 let id = member.handle.id();
                 self.slots[slot] = None;

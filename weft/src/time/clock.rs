@@ -100,16 +100,6 @@ impl Clock {
         }
     }
 
-    /// Move frozen time forward to `to` if it is later.
-    pub(crate) fn advance_to(&self, to: Instant) {
-        let mut frozen = self.lock();
-        if let Some(at) = frozen.as_mut() {
-            if to > *at {
-                *at = to;
-            }
-        }
-    }
-
     /// A `spawn_blocking` closure was queued: hold off auto-advance.
     pub(crate) fn inhibit_auto_advance(&self) {
         self.blocking_in_flight.fetch_add(1, Ordering::AcqRel);

@@ -119,6 +119,11 @@ impl Handle {
         update.is_none()
     }
 
+    /// Whether the timer fired, without touching its waker.
+    pub(crate) fn has_fired(&self, key: TimerKey) -> bool {
+        self.lock().wheel.has_fired(key)
+    }
+
     /// Free a timer's entry (cancelled or done). Its waker, if it still has
     /// one, is dropped after the lock is released.
     pub(crate) fn cancel(&self, key: TimerKey) {
@@ -165,7 +170,12 @@ impl Handle {
                     state.parked_until = None;
                     return Some(Duration::ZERO);
                 }
-                self.clock.advance_to(self.tick_instant(tick));
+                // By the whole milliseconds from the current tick to the
+                // timer's, as Tokio's driver does: a clock left between
+                // two ticks by an `advance` stays as far past its tick
+                // (after `advance(500 µs)`, a 1 ms sleep wakes at 2.5 ms).
+                let ticks = tick.saturating_sub(self.now_tick());
+                self.clock.advance(Duration::from_millis(ticks));
                 state.parked_until = None;
                 return Some(Duration::ZERO);
             }

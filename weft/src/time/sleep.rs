@@ -89,9 +89,12 @@ impl Sleep {
         self.deadline
     }
 
-    /// True once the sleep has completed.
+    /// True once the sleep has completed, or once its timer fired even if
+    /// the sleep was not polled since (as Tokio's: a sleep polled once,
+    /// and then left while its deadline passed, is elapsed). A sleep never
+    /// polled has no timer and is not elapsed.
     pub fn is_elapsed(&self) -> bool {
-        self.elapsed
+        self.elapsed || self.entry.is_some_and(|key| self.time().has_fired(key))
     }
 
     /// Move the deadline (earlier or later), even after completion; the

@@ -103,17 +103,33 @@ pub fn resume() {
 }
 
 /// Move the frozen clock forward by `duration`, fire the timers that came
-/// due, and yield so the tasks they woke run.
+/// due, and yield so the tasks they woke run. The clock moves when the
+/// future is first polled, as Tokio's `async fn advance` does: one made
+/// and dropped unpolled moves nothing.
 ///
 /// # Panics
-/// If time is not frozen, or outside a runtime with the time driver.
+/// When first polled, if time is not frozen or there is no runtime with
+/// the time driver; the message names the line that called `advance`.
 #[track_caller]
 pub fn advance(duration: Duration) -> impl std::future::Future<Output = ()> {
-    let driver = time_driver();
-    let time = driver.time().expect("checked");
-    if !time.clock().advance(duration) {
-        panic!("weft::time::advance(): time is not frozen; call weft::time::pause() first");
+    let called_at = std::panic::Location::caller();
+    async move {
+        let driver = crate::runtime::context::with_current(|h| h.driver().clone())
+            .filter(|driver| driver.time().is_some());
+        let Some(time) = driver.as_ref().and_then(|driver| driver.time()) else {
+            panic!(
+                "weft::time::advance() (called at {called_at}) needs a weft runtime with the \
+                 time driver: await it inside Runtime::block_on or a task of a runtime built \
+                 with .enable_time()"
+            );
+        };
+        if !time.clock().advance(duration) {
+            panic!(
+                "weft::time::advance() (called at {called_at}): time is not frozen; call \
+                 weft::time::pause() first"
+            );
+        }
+        time.process();
+        crate::task::yield_now().await
     }
-    time.process();
-    crate::task::yield_now()
 }

@@ -202,6 +202,13 @@ impl Wheel {
         Some(store_waker(&mut entry.waker, waker))
     }
 
+    /// Whether the timer has fired (`false` for a stale key).
+    pub(crate) fn has_fired(&self, key: TimerKey) -> bool {
+        self.slab
+            .resolve(key)
+            .is_some_and(|index| self.slab.entry(index).state == State::Fired)
+    }
+
     /// Takes a pending timer's waker out, so that `remove` does not drop it
     /// under the caller's lock. `None` if fired (its waker was handed out),
     /// stale, or already taken.
