@@ -517,25 +517,18 @@ rt_test! {
 fn timeout_checks_its_deadline_after_the_future_exhausts_the_budget() {
     // The inner future returns `Pending` only when it has spent the whole
     // budget. The timeout must still check its deadline then (its sleep
-    // would otherwise find no budget left either), or it never fires. The
-    // clock is paused and moved from inside the future, without yielding:
-    // `advance` moves time and fires timers when called, before its future
-    // is polled.
+    // would otherwise find no budget left either), or it never fires. Real
+    // time: the task is never idle, so a paused clock would never move
+    // (`advance`, as Tokio's, moves it only when awaited, which yields).
     support::watchdog(HANG, |_| {
         let rt = weft::runtime::Builder::new_current_thread()
             .enable_all()
-            .start_paused(true)
             .build()
             .unwrap();
         rt.block_on(async {
             let hungry = async {
-                let mut units = 0u32;
                 loop {
                     weft::task::coop::consume_budget().await;
-                    units += 1;
-                    if units.is_multiple_of(100) {
-                        drop(weft::time::advance(Duration::from_millis(1)));
-                    }
                 }
             };
             let res = weft::time::timeout(Duration::from_millis(5), hungry).await;
