@@ -20,6 +20,7 @@ mod lifo;
 #[cfg(all(test, loom))]
 mod loom_idle;
 mod monitor;
+mod pace;
 pub(crate) mod queue;
 mod rescue;
 mod stamp;

@@ -4,7 +4,8 @@
 //! Owns: the sampling state (shared by the monitor thread and workers'
 //! looks), the monitor thread, and the decision to take a stuck worker's
 //! work or start a rescue thread when a poll runs past the threshold
-//! (rescue.rs does both). The workers' stamps it reads are stamp.rs's.
+//! (rescue.rs does both). The workers' stamps it reads are stamp.rs's;
+//! the period from one sample to the next is pace.rs's.
 //!
 //! Invariants:
 //! - **The hot path only stamps.** A worker writes its [`PollStamp`] at
@@ -121,6 +122,7 @@
 
 use super::alarm::Alarm;
 use super::lifo;
+use super::pace::{Pace, Sighting};
 use super::rescue::{self, rescue_wanted, Rescuer};
 use super::stamp::PollStamp;
 use super::Handle;
@@ -140,11 +142,11 @@ pub(crate) struct MonitorConfig {
 pub(crate) struct Monitor {
     config: MonitorConfig,
     /// The sampling period after a stuck sighting, and its ceiling.
-    min_period: Duration,
-    max_period: Duration,
+    pub(super) min_period: Duration,
+    pub(super) max_period: Duration,
     /// The period while no spawn asks for quick looks (module doc, "Slow
     /// unless a task was spawned").
-    slow_period: Duration,
+    pub(super) slow_period: Duration,
     /// A poll seen twice less than this apart is not acted on yet: with
     /// workers sampling too, two samples can fall close together.
     min_gap: Duration,
@@ -236,13 +238,13 @@ const QUIET_SAMPLES_BEFORE_SLEEP: u32 = 10;
 /// The sampling period after a sample found a worker in a poll with a task
 /// in its LIFO slot: if the same poll is still running this much later,
 /// the task is stolen.
-const LIFO_RECHECK: Duration = Duration::from_micros(250);
+pub(super) const LIFO_RECHECK: Duration = Duration::from_micros(250);
 /// The longest sampling period while any worker polls: a task left in
 /// the slot of a worker that then blocks is first seen within this.
 const MAX_PERIOD: Duration = Duration::from_millis(1);
 /// After a LIFO re-check found nothing to steal (the poll had ended, as
 /// it does in message passing), this many samples pass before the next.
-const LIFO_RECHECK_COOLDOWN: u32 = 8;
+pub(super) const LIFO_RECHECK_COOLDOWN: u32 = 8;
 /// How long a dormant monitor sleeps between looks when nobody kicks it.
 const DORMANT_SLEEP: Duration = Duration::from_millis(100);
 
@@ -576,77 +578,6 @@ enum Sampled {
     /// A worker's look saw a poll for the second time: the monitor thread
     /// must take the next sample, and act.
     Act,
-}
-
-/// What one sample saw, as far as the next period is concerned.
-#[derive(Clone, Copy)]
-struct Sighting {
-    /// Some worker is parked or searching, so stolen or stranded work has
-    /// a taker.
-    can_help: bool,
-    /// A worker had just started a poll with a task in its LIFO slot.
-    lifo_waiting: bool,
-    /// A worker was in the same poll as at the last sample, or had just
-    /// started a poll with work queued behind it.
-    same_poll: bool,
-    /// This sample stole a task from a LIFO slot.
-    stole: bool,
-    /// A worker spawned a task into its LIFO slot since the last sample.
-    spawned: bool,
-}
-
-/// How often the monitor samples (module doc, "Stuck means...", "Slow
-/// unless a task was spawned" and "Nobody to help").
-struct Pace {
-    period: Duration,
-    /// The next sample is the quick re-check of a LIFO sighting.
-    lifo_recheck: bool,
-    /// Samples until the next LIFO re-check is allowed.
-    lifo_cooldown: u32,
-}
-
-impl Pace {
-    fn new(period: Duration) -> Pace {
-        Pace {
-            period,
-            lifo_recheck: false,
-            lifo_cooldown: 0,
-        }
-    }
-
-    /// After a sample taken right after another: plan the LIFO re-check
-    /// if it saw a spawn into a slot the other did not, else keep the
-    /// other's plan.
-    fn after_close_sample(&mut self, monitor: &Monitor, seen: Sighting) {
-        if seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0 {
-            self.lifo_recheck = true;
-            self.period = LIFO_RECHECK.min(monitor.min_period);
-        }
-    }
-
-    fn after_sample(&mut self, monitor: &Monitor, seen: Sighting) {
-        if self.lifo_recheck && !seen.stole {
-            self.lifo_cooldown = LIFO_RECHECK_COOLDOWN;
-        } else {
-            self.lifo_cooldown = self.lifo_cooldown.saturating_sub(1);
-        }
-        // Nobody idle: a stolen task or a woken sleeper would find no
-        // idle worker, so sample only for the threshold. A filled slot is
-        // re-checked only after a spawn: message passing fills it with
-        // woken tasks all the time.
-        self.lifo_recheck =
-            seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0;
-        let quick = seen.can_help && (self.lifo_recheck || seen.same_poll || seen.spawned);
-        self.period = if !quick {
-            (self.period * 2).clamp(monitor.min_period, monitor.slow_period)
-        } else if self.lifo_recheck {
-            LIFO_RECHECK.min(monitor.min_period)
-        } else if seen.same_poll {
-            monitor.min_period
-        } else {
-            (self.period * 2).min(monitor.max_period)
-        };
-    }
 }
 
 impl Monitor {

@@ -2,6 +2,7 @@
 //! "A queued entry is a started op"), with `refuse_submits` standing in
 //! for a kernel short of memory.
 
+use super::submit::SUBMIT_PATIENCE;
 use super::*;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;

@@ -1,0 +1,81 @@
+//! How often the long-poll monitor samples: which period follows which
+//! sighting (monitor.rs's module doc gives the rules: "Stuck means...",
+//! "Slow unless a task was spawned" and "Nobody to help").
+//!
+//! Owns: [`Pace`], the period and the LIFO re-check plan the sampler
+//! keeps between samples, and [`Sighting`], what one sample saw as far
+//! as the next period is concerned.
+
+use super::monitor::{Monitor, LIFO_RECHECK, LIFO_RECHECK_COOLDOWN};
+use std::time::Duration;
+
+/// What one sample saw, as far as the next period is concerned.
+#[derive(Clone, Copy)]
+pub(super) struct Sighting {
+    /// Some worker is parked or searching, so stolen or stranded work has
+    /// a taker.
+    pub(super) can_help: bool,
+    /// A worker had just started a poll with a task in its LIFO slot.
+    pub(super) lifo_waiting: bool,
+    /// A worker was in the same poll as at the last sample, or had just
+    /// started a poll with work queued behind it.
+    pub(super) same_poll: bool,
+    /// This sample stole a task from a LIFO slot.
+    pub(super) stole: bool,
+    /// A worker spawned a task into its LIFO slot since the last sample.
+    pub(super) spawned: bool,
+}
+
+/// How often the monitor samples (module doc, "Stuck means...", "Slow
+/// unless a task was spawned" and "Nobody to help").
+pub(super) struct Pace {
+    pub(super) period: Duration,
+    /// The next sample is the quick re-check of a LIFO sighting.
+    pub(super) lifo_recheck: bool,
+    /// Samples until the next LIFO re-check is allowed.
+    lifo_cooldown: u32,
+}
+
+impl Pace {
+    pub(super) fn new(period: Duration) -> Pace {
+        Pace {
+            period,
+            lifo_recheck: false,
+            lifo_cooldown: 0,
+        }
+    }
+
+    /// After a sample taken right after another: plan the LIFO re-check
+    /// if it saw a spawn into a slot the other did not, else keep the
+    /// other's plan.
+    pub(super) fn after_close_sample(&mut self, monitor: &Monitor, seen: Sighting) {
+        if seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0 {
+            self.lifo_recheck = true;
+            self.period = LIFO_RECHECK.min(monitor.min_period);
+        }
+    }
+
+    pub(super) fn after_sample(&mut self, monitor: &Monitor, seen: Sighting) {
+        if self.lifo_recheck && !seen.stole {
+            self.lifo_cooldown = LIFO_RECHECK_COOLDOWN;
+        } else {
+            self.lifo_cooldown = self.lifo_cooldown.saturating_sub(1);
+        }
+        // Nobody idle: a stolen task or a woken sleeper would find no
+        // idle worker, so sample only for the threshold. A filled slot is
+        // re-checked only after a spawn: message passing fills it with
+        // woken tasks all the time.
+        self.lifo_recheck =
+            seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0;
+        let quick = seen.can_help && (self.lifo_recheck || seen.same_poll || seen.spawned);
+        self.period = if !quick {
+            (self.period * 2).clamp(monitor.min_period, monitor.slow_period)
+        } else if self.lifo_recheck {
+            LIFO_RECHECK.min(monitor.min_period)
+        } else if seen.same_poll {
+            monitor.min_period
+        } else {
+            (self.period * 2).min(monitor.max_period)
+        };
+    }
+}
