@@ -1,0 +1,27 @@
+#!/bin/bash
+# User-space instructions (callgrind) of a JoinSet spawning and joining
+# 100,000 trivial tasks, and of 200,000 contended Mutex hand-offs, on a
+# current_thread runtime, for the working tree's weft and for weft at
+# OLD_REV. Instruction counts do not depend on the machine's load.
+#   weft-bench/experiments/handoff-instructions/run.sh OLD_REV
+set -euo pipefail
+old=${1:?usage: run.sh OLD_REV}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+work=$(mktemp -d)
+git -C "$repo" worktree add -f "$work/old" "$old" -q
+trap 'git -C "$repo" worktree remove --force "$work/old"; rm -rf "$work"' EXIT
+for side in old new; do
+  weft="$repo/weft"; [ "$side" = old ] && weft="$work/old/weft"
+  mkdir -p "$work/$side-crate/src"
+  sed "s#WEFT_PATH#$weft#" "$here/Cargo.toml.in" > "$work/$side-crate/Cargo.toml"
+  cp "$here/src/main.rs" "$work/$side-crate/src/"
+  (cd "$work/$side-crate" && cargo build --release -q)
+done
+for w in joinset mutex; do
+  for side in old new; do
+    n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+      "$work/$side-crate/target/release/handoff-instructions" "$w" 2>&1 | awk '/Collected/ {print $4}')
+    echo "$w $side: $n instructions"
+  done
+done
