@@ -119,3 +119,11 @@ rt_test! {
         assert_eq!(name.as_deref(), Some("weft-runtime-worker"), "not other-pool");
     }
 }
+
+/// A `JoinSet` is `Unpin` whatever its output (as Tokio's): crates poll it
+/// through `Pin<&mut _>` of a wrapper (tokio-stream's `JoinSetStream`).
+#[test]
+fn a_join_set_is_unpin_whatever_its_output() {
+    fn unpin<T: Unpin>() {}
+    unpin::<weft::task::JoinSet<std::marker::PhantomPinned>>();
+}

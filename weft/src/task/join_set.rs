@@ -40,6 +40,12 @@ pub struct JoinSet<T> {
     shared: Arc<Shared>,
 }
 
+/// A set is `Unpin` whatever its output type, as Tokio's is (wrappers
+/// such as tokio-stream's `JoinSetStream` poll it through `Pin<&mut _>`):
+/// nothing in it is ever pinned, the output of a member that finished
+/// before joining the set included.
+impl<T> Unpin for JoinSet<T> {}
+
 struct Member<T> {
     handle: JoinHandle<T>,
     waker: Waker,
