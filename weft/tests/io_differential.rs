@@ -54,6 +54,8 @@ mod pipes;
 mod read_buf;
 #[path = "io_differential/readers.rs"]
 mod readers;
+#[path = "support/seeded_rng.rs"]
+mod seeded_rng;
 #[path = "io_differential/split_halves.rs"]
 mod split_halves;
 #[path = "io_differential/std_types.rs"]

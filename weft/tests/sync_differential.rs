@@ -67,6 +67,8 @@ mod ops;
 mod prims;
 #[path = "sync_differential/scripts.rs"]
 mod scripts;
+#[path = "support/seeded_rng.rs"]
+mod seeded_rng;
 
 use harness::{assert_same, fuzz};
 use ops::{BcastCfg, BcastOp, MpscCfg, MpscOp, NotifyOp, SemCfg, SemOp};

@@ -51,6 +51,8 @@ mod log;
 mod rng;
 #[path = "time_task_differential/script.rs"]
 mod script;
+#[path = "support/seeded_rng.rs"]
+mod seeded_rng;
 #[path = "time_task_differential/shrink.rs"]
 mod shrink;
 

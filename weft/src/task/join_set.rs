@@ -156,8 +156,8 @@ impl<T> JoinSet<T> {
         };
         if let Poll::Ready(res) = member.poll_handle() {
             member.done = Some(res);
-            member.notify.queued.store(true, Ordering::Release);
-            self.lock_ready().push_back(slot);
+            // Queued as its waker would queue it (and a waiting join told).
+            member.notify.wake_by_ref();
         }
         self.slots[slot] = Some(member);
         self.len += 1;
