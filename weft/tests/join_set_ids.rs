@@ -116,7 +116,7 @@ rt_test! {
         });
         let (got_id, name) = rt.block_on(set.join_next_with_id()).unwrap().unwrap();
         assert_eq!(got_id, id);
-        assert_eq!(name.as_deref(), Some("weft-runtime-worker"), "not other-pool");
+        assert_eq!(name.as_deref(), Some("weft-rt-worker"), "not other-pool");
     }
 }
 

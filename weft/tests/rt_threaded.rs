@@ -427,21 +427,50 @@ fn global_queue_interval_one_and_no_lifo_slot_still_work() {
     }
 }
 
+/// A runtime dropped inside a task is shut down in the background (its
+/// tasks dropped, nothing waited for: the drop cannot deadlock on the very
+/// worker it runs on), then the drop panics, as Tokio's does, naming the
+/// fix; the panic is the task's, the outer runtime carries on.
 #[test]
-fn dropping_a_runtime_inside_another_does_not_deadlock() {
+fn dropping_a_runtime_inside_another_shuts_it_down_and_panics_without_deadlock() {
+    struct Flag(Arc<AtomicBool>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
     let outer = mt(2);
-    outer.block_on(async {
-        weft::spawn(async {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = Flag(dropped.clone());
+    let err = outer.block_on(async {
+        weft::spawn(async move {
             let inner = Builder::new_multi_thread()
                 .worker_threads(1)
                 .build()
                 .unwrap();
-            inner.spawn(std::future::pending::<()>());
+            inner.spawn(async move {
+                let _flag = flag;
+                std::future::pending::<()>().await
+            });
             drop(inner);
         })
         .await
-        .unwrap();
+        .unwrap_err()
     });
+    let message = err.into_panic();
+    let message = message.downcast_ref::<String>().unwrap();
+    assert!(
+        message.contains("shutdown_background"),
+        "the panic names the fix: {message}"
+    );
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the inner runtime's task was dropped"
+    );
+    assert_eq!(
+        outer.block_on(async { weft::spawn(async { 1 }).await.unwrap() }),
+        1
+    );
 }
 
 #[test]

@@ -82,7 +82,7 @@ impl Builder {
             worker_threads: None,
             max_blocking_threads: 512,
             keep_alive: Duration::from_secs(10),
-            thread_name: Arc::new(|| "weft-runtime-worker".to_string()),
+            thread_name: Arc::new(|| "weft-rt-worker".to_string()),
             thread_stack_size: None,
             on_thread_start: None,
             on_thread_stop: None,
@@ -195,7 +195,8 @@ impl Builder {
         self
     }
 
-    /// Name of the runtime's threads (default `weft-runtime-worker`).
+    /// Name of the runtime's threads (default `weft-rt-worker`, shaped as
+    /// Tokio's `tokio-rt-worker`: Linux keeps 15 bytes of a thread's name).
     pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
         let name = name.into();
         self.thread_name = Arc::new(move || name.clone());

@@ -136,6 +136,39 @@ pub(crate) fn enter_runtime(allow_block_in_place: bool) -> EnterRuntimeGuard {
     EnterRuntimeGuard { prev }
 }
 
+/// Forbid `block_in_place` on this thread until the guard drops, if it is
+/// driving a runtime: a `LocalSet`'s tasks cannot move to another thread,
+/// so handing this thread's work off (what `block_in_place` does) would
+/// leave them blocked behind the closure. As Tokio, which panics there too.
+pub(crate) fn disallow_block_in_place() -> DisallowBlockInPlaceGuard {
+    let prev = entered();
+    if let Entered::Yes {
+        allow_block_in_place: true,
+    } = prev
+    {
+        ENTERED.with(|e| {
+            e.set(Entered::Yes {
+                allow_block_in_place: false,
+            })
+        });
+    }
+    DisallowBlockInPlaceGuard { prev }
+}
+
+/// Restores the `block_in_place` permission [`disallow_block_in_place`]
+/// took away.
+#[must_use = "block_in_place is forbidden only while the guard lives"]
+pub(crate) struct DisallowBlockInPlaceGuard {
+    prev: Entered,
+}
+
+impl Drop for DisallowBlockInPlaceGuard {
+    fn drop(&mut self) {
+        let prev = self.prev;
+        let _ = ENTERED.try_with(|e| e.set(prev));
+    }
+}
+
 /// Temporarily leave the "driving" state (used by `block_in_place`, whose
 /// closure may call `block_on`).
 pub(crate) fn exit_runtime<R>(f: impl FnOnce() -> R) -> R {

@@ -24,6 +24,9 @@ pub struct Runtime {
     scheduler: Scheduler,
     handle: Handle,
     blocking_pool: BlockingPool<BlockingTask>,
+    /// `shutdown_timeout` has run: the drop that follows has nothing left
+    /// to wait for, wherever it happens.
+    shut_down: bool,
 }
 
 pub(crate) enum Scheduler {
@@ -52,6 +55,7 @@ impl Runtime {
             scheduler,
             handle: Handle { inner: handle },
             blocking_pool,
+            shut_down: false,
         }
     }
 
@@ -114,9 +118,23 @@ impl Runtime {
 
     /// Shut down, waiting at most `timeout` for worker and blocking threads.
     /// Threads still busy after that are left running, detached.
+    ///
+    /// # Panics
+    /// With a `timeout` above zero, inside an async context (a task, or a
+    /// `block_on`), as a drop there does: see [`Runtime`'s drop](#impl-Drop-for-Runtime).
+    /// [`shutdown_background`](Runtime::shutdown_background) never waits,
+    /// so it may be called anywhere.
     pub fn shutdown_timeout(mut self, timeout: Duration) {
+        let waits_in_async = !timeout.is_zero() && in_async_context();
+        self.shut_down = true;
         self.shutdown_scheduler();
         let deadline = Instant::now().checked_add(timeout);
+        if waits_in_async {
+            // As the drop below: shut down in the background, then say so.
+            self.blocking_pool.shutdown(Some(Duration::ZERO));
+            let _ = self.take_monitor_thread();
+            cannot_wait_in_async("shut down with a timeout");
+        }
         self.blocking_pool.shutdown(Some(timeout));
         // The monitor ends its loop at once (it was kicked): joined if it
         // is gone by the deadline, as drop joins it, else left to end.
@@ -156,15 +174,42 @@ impl Runtime {
 /// hanging on a monitor that does not).
 const MONITOR_JOIN_LIMIT: Duration = Duration::from_secs(2);
 
+/// This thread drives a runtime (a worker, or inside a `block_on`), where
+/// waiting for threads could wait for this very one.
+fn in_async_context() -> bool {
+    matches!(context::entered(), context::Entered::Yes { .. })
+}
+
+/// The panic of a runtime dropped (or shut down with a timeout) in an
+/// async context, after it was shut down in the background: Tokio panics
+/// there too, and a program that does it blocks a thread that drives
+/// tasks. Not while unwinding, where a second panic would abort.
+fn cannot_wait_in_async(what: &str) {
+    if std::thread::panicking() {
+        return;
+    }
+    panic!(
+        "Cannot drop a runtime in a context where blocking is not allowed: a weft runtime was \
+         {what} inside an async context (a task or a block_on), where waiting for its threads \
+         would block a thread that drives tasks. It has been shut down in the background. Drop \
+         it outside async code (or inside spawn_blocking / block_in_place), or call \
+         Runtime::shutdown_background(), which never waits."
+    );
+}
+
+/// Dropping a runtime shuts it down: its tasks are dropped, and the drop
+/// waits for its worker and blocking threads.
+///
+/// # Panics
+/// Inside an async context (a task, or a `block_on`), after shutting the
+/// runtime down in the background, as Tokio's does: waiting there could
+/// wait for the very thread that waits. Use
+/// [`shutdown_background`](Runtime::shutdown_background) there.
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.shutdown_scheduler();
-        // Waiting for threads from inside a runtime could wait for this very
-        // thread; in that case shut down in the background instead.
-        let timeout = match context::entered() {
-            context::Entered::No => None,
-            context::Entered::Yes { .. } => Some(Duration::ZERO),
-        };
+        let in_async = in_async_context();
+        let timeout = in_async.then_some(Duration::ZERO);
         self.blocking_pool.shutdown(timeout);
         // The monitor thread too, as the workers: a runtime dropped is
         // gone, threads and descriptors (its alarm's timerfd) included.
@@ -172,6 +217,9 @@ impl Drop for Runtime {
             if timeout.is_none() {
                 monitor.join_within(MONITOR_JOIN_LIMIT);
             }
+        }
+        if in_async && !self.shut_down {
+            cannot_wait_in_async("dropped");
         }
     }
 }

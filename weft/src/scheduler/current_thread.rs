@@ -111,6 +111,7 @@ impl CurrentThread {
         }
     }
 
+    #[track_caller]
     pub(crate) fn block_on<F: Future>(
         &self,
         handle: &Arc<Handle>,

@@ -125,9 +125,17 @@ impl fmt::Debug for JoinError {
 
 impl std::error::Error for JoinError {}
 
+/// An `io::Error` of kind `Other` saying only "task panicked" or "task was
+/// cancelled", as Tokio's (the payload stays behind; the task's id and
+/// message are on the `JoinError` for whoever wants them before
+/// converting).
 impl From<JoinError> for std::io::Error {
     fn from(e: JoinError) -> std::io::Error {
-        std::io::Error::other(e.to_string())
+        std::io::Error::other(if e.is_cancelled() {
+            "task was cancelled"
+        } else {
+            "task panicked"
+        })
     }
 }
 

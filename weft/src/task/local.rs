@@ -199,7 +199,9 @@ impl LocalSet {
         drop(replaced);
     }
 
-    /// Run `f` with this set current and marked as being polled.
+    /// Run `f` with this set current and marked as being polled, and
+    /// `block_in_place` forbidden (the set's tasks could not move off this
+    /// thread with the rest of its work).
     fn polling<R>(&self, f: impl FnOnce() -> R) -> R {
         struct Restore(Option<Arc<Shared>>, *const Shared);
         impl Drop for Restore {
@@ -212,6 +214,7 @@ impl LocalSet {
             .try_with(|p| p.replace(Arc::as_ptr(&self.shared)))
             .unwrap_or(std::ptr::null());
         let _restore = Restore(set_current(Some(self.shared.clone())), prev_polling);
+        let _no_block_in_place = crate::runtime::context::disallow_block_in_place();
         f()
     }
 }

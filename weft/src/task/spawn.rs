@@ -85,7 +85,9 @@ where
 ///
 /// # Panics
 /// On a `current_thread` runtime, which has no other thread to hand its
-/// tasks to; use [`spawn_blocking`] there.
+/// tasks to, and inside a [`LocalSet`](crate::task::LocalSet) (its tasks
+/// or the future of its `run_until`), whose tasks cannot move to another
+/// thread; use [`spawn_blocking`] there.
 ///
 /// ```
 /// let rt = weft::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();

@@ -193,11 +193,46 @@ fn judge(script: &Script, tokio: &[Entry], weft: &[Entry]) -> Verdict {
         && [tokio, weft]
             .iter()
             .any(|log| advance_ended_at(log, task, t));
-    if i == 0 || just_advanced || crowded(started) || crowded(Some(t)) {
+    let same_instant_members = step.is_some_and(|s| joined_same_instant(tokio, weft, task, s));
+    if i == 0 || just_advanced || crowded(started) || crowded(Some(t)) || same_instant_members {
         Verdict::Tie(d)
     } else {
         Verdict::Mismatch(d)
     }
+}
+
+/// At `task`'s step `step`, the two runtimes joined different members of
+/// a set, and those two members finished at the same instant on both
+/// runtimes. A `JoinSet` hands out members in the order they finished,
+/// and the order of tasks finishing at one instant follows the order
+/// they were polled in, which Tokio does not document (it resumes the
+/// task that yielded last first, for one).
+fn joined_same_instant(tokio: &[Entry], weft: &[Entry], task: usize, step: usize) -> bool {
+    let joined = |log: &[Entry]| {
+        log.iter().find_map(|e| match &e.ev {
+            Ev::Join(Some(out), _) | Ev::TryJoin(Some(out), _)
+                if e.task == task && e.step == Some(step) =>
+            {
+                out.task()
+            }
+            _ => None,
+        })
+    };
+    let (Some(a), Some(b)) = (joined(tokio), joined(weft)) else {
+        return false;
+    };
+    // The instant a task's future returned or was dropped.
+    let finished = |log: &[Entry], member: usize| {
+        log.iter()
+            .rev()
+            .find(|e| e.task == member && matches!(e.ev, Ev::End | Ev::Dropped))
+            .and_then(|e| e.t)
+    };
+    a != b
+        && [tokio, weft].iter().all(|log| {
+            let at = finished(log, a);
+            at.is_some() && at == finished(log, b)
+        })
 }
 
 /// Another task than `task` logged something at instant `x`.

@@ -232,11 +232,10 @@ impl Semaphore {
     /// [`Semaphore::MAX_PERMITS`].
     #[track_caller]
     pub fn add_permits(&self, n: usize) {
-        assert!(
-            n <= Self::MAX_PERMITS,
-            "number of added permits ({n}) would overflow MAX_PERMITS ({})",
-            Self::MAX_PERMITS
-        );
+        // Checked here against the count now, so the panic names the
+        // caller's line; `release` checks again as it adds (permits may be
+        // returned meanwhile).
+        Self::check_overflow(self.state.load(Ordering::Relaxed), n);
         self.release(n);
     }
 

@@ -25,8 +25,9 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         } => panic!(
             "block_in_place can only be called from a multi_thread runtime's worker: this \
              thread is driving a current_thread runtime (or a block_on), which has no other \
-             worker to hand its tasks to. Use weft::task::spawn_blocking instead, or build the \
-             runtime with Builder::new_multi_thread()."
+             worker to hand its tasks to, or a LocalSet, whose tasks cannot move to another \
+             thread. Use weft::task::spawn_blocking instead, or build the runtime with \
+             Builder::new_multi_thread()."
         ),
         context::Entered::Yes { .. } => {}
     }
