@@ -100,7 +100,10 @@ struct Inner {
     /// A background write's error, for the next operation that reports it.
     last_write_err: Option<io::Error>,
     /// Where the last seek landed: what `poll_complete` reports when no seek
-    /// is in flight (as in Tokio; it is not updated by reads and writes).
+    /// is in flight. As in Tokio, it is not updated by reads and writes; a
+    /// seek finished by a write, a flush or a waiting `&self` method is
+    /// not recorded (see [`Inner::absorb`]), and a successful `set_len`
+    /// sets it to 0.
     pos: u64,
 }
 
@@ -243,6 +246,11 @@ impl File {
         let (_, result) = poll_fn(|cx| inner.poll_finish(cx))
             .await
             .expect("set_len started an operation");
+        // As Tokio (which runs `set_len` as a seek to position 0): once it
+        // succeeds, `poll_complete` with no seek in flight reports 0.
+        if result.is_ok() {
+            inner.pos = 0;
+        }
         result.map(drop)
     }
 
@@ -346,7 +354,16 @@ impl File {
     /// Bound the bytes one background read or write moves (2 MiB by
     /// default). A `write` takes at most this many bytes; a `read` asks the
     /// OS for at most this many. Takes effect from the next operation.
+    ///
+    /// # Panics
+    /// If `max_buf_size` is 0 (as Tokio: every write would then take
+    /// nothing, and every read would end the file).
+    #[track_caller]
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
+        assert!(
+            max_buf_size > 0,
+            "File::set_max_buf_size(0): the bound must be at least 1 byte"
+        );
         self.max_buf_size = max_buf_size;
     }
 
@@ -383,6 +400,12 @@ impl File {
         let behind = buf.discard();
         let n = fill(buf, self.max_buf_size);
         if n == 0 && behind == 0 {
+            // Nothing to write, but, as in Tokio (whose empty write still
+            // goes to the blocking pool), the file counts as busy until
+            // the next operation or `poll_complete` waits for it: a
+            // `start_seek` right after fails the same way.
+            let buf = std::mem::take(buf);
+            inner.state = State::Busy(Op::Write, Running::Done(Ok(0), buf));
             return Poll::Ready(Ok(0));
         }
         // Bytes read ahead must first be given back with a seek: that
@@ -439,16 +462,24 @@ impl Inner {
         .await;
     }
 
-    /// Keep what a finished operation that nobody waits on tells: where a
-    /// seek landed, and a write's error (for the next write or flush). A
-    /// read's bytes are already in the buffer.
+    /// Keep what a finished operation that nobody waits on tells: a
+    /// write's error (for the next write or flush). A read's bytes are
+    /// already in the buffer. Where a seek landed is kept by the callers
+    /// that keep it in Tokio, reads and `poll_complete`
+    /// ([`Inner::absorb_seek`]); a write, a flush and the `&self` methods
+    /// that wait (`finish`) drop it, so `poll_complete` with no seek in
+    /// flight then reports the position before that seek, as Tokio's does.
     fn absorb(&mut self, op: Op, result: io::Result<u64>) {
+        if let (Op::Write, Err(e)) = (op, result) {
+            self.last_write_err.get_or_insert(e);
+        }
+    }
+
+    /// [`Inner::absorb`], keeping where a seek landed too.
+    fn absorb_seek(&mut self, op: Op, result: io::Result<u64>) {
         match (op, result) {
             (Op::Seek, Ok(pos)) => self.pos = pos,
-            (Op::Write, Err(e)) => {
-                self.last_write_err.get_or_insert(e);
-            }
-            _ => {}
+            (op, result) => self.absorb(op, result),
         }
     }
 
@@ -544,7 +575,7 @@ impl AsyncRead for File {
                     inner.idle_buf().copy_to(dst);
                     return Poll::Ready(Ok(()));
                 }
-                Some((op, result)) => inner.absorb(op, result),
+                Some((op, result)) => inner.absorb_seek(op, result),
                 None => {}
             }
             let buf = inner.idle_buf();
