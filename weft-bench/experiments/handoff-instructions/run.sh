@@ -1,6 +1,7 @@
 #!/bin/bash
 # User-space instructions (callgrind) of a JoinSet spawning and joining
-# 100,000 trivial tasks, and of 200,000 contended Mutex hand-offs, on a
+# 100,000 trivial tasks, of 200,000 contended Mutex hand-offs, and of
+# 20,000 File writes and 20,000 fs::metadata calls, on a
 # current_thread runtime, for the working tree's weft and for weft at
 # OLD_REV. Instruction counts do not depend on the machine's load.
 #   weft-bench/experiments/handoff-instructions/run.sh OLD_REV
@@ -18,7 +19,7 @@ for side in old new; do
   cp "$here/src/main.rs" "$work/$side-crate/src/"
   (cd "$work/$side-crate" && cargo build --release -q)
 done
-for w in joinset mutex; do
+for w in ${WORKLOADS:-joinset mutex filewrite}; do
   for side in old new; do
     n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
       "$work/$side-crate/target/release/handoff-instructions" "$w" 2>&1 | awk '/Collected/ {print $4}')

@@ -31,6 +31,7 @@
 //!   their number.
 
 use super::file_buf::Buf;
+use super::write_order::{self, WriteTicket};
 use super::{asyncify, FileTimes, OpenOptions};
 use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, IoSlice, ReadBuf};
 use crate::runtime::io::uring::FileOp;
@@ -408,12 +409,15 @@ impl File {
             inner.state = State::Busy(Op::Write, Running::Done(Ok(0), buf));
             return Poll::Ready(Ok(0));
         }
+        // Later path calls and opens wait for it (write_order.rs).
+        let ticket = write_order::begin_write();
         // Bytes read ahead must first be given back with a seek: that
         // write takes the blocking pool, which does both in order.
-        if behind > 0 || !inner.start_on_ring(&self.std, Op::Write, n, cx) {
+        if behind > 0 || !inner.start_on_ring(&self.std, Op::Write, n, cx, Some(&ticket)) {
             let std = Arc::clone(&self.std);
             inner.start(Op::Write, move |mut buf| {
                 let result = rewind_by(&std, behind).and_then(|()| buf.write_to(&std));
+                ticket.release();
                 (result.map(|()| 0), buf)
             });
         }
@@ -504,7 +508,14 @@ impl Inner {
     /// the buffer's live part) on the current runtime's io_uring ring, if
     /// it has rings. Returns `false`, with nothing started, if not. The
     /// file must be idle.
-    fn start_on_ring(&mut self, std: &Arc<StdFile>, op: Op, want: usize, cx: &Context<'_>) -> bool {
+    fn start_on_ring(
+        &mut self,
+        std: &Arc<StdFile>,
+        op: Op,
+        want: usize,
+        cx: &Context<'_>,
+        ticket: Option<&WriteTicket>,
+    ) -> bool {
         let Some(driver) = FileOp::current_driver() else {
             return false;
         };
@@ -512,7 +523,7 @@ impl Inner {
         let (bytes, end) = (buf.bytes, buf.end);
         let started = match op {
             Op::Read => FileOp::read(driver, Arc::clone(std), bytes, want, cx),
-            Op::Write => FileOp::write(driver, Arc::clone(std), bytes, end),
+            Op::Write => FileOp::write(driver, Arc::clone(std), bytes, end, ticket.cloned()),
             Op::Seek => unreachable!("seeks are made in place"),
         };
         self.state = match started {
@@ -584,7 +595,7 @@ impl AsyncRead for File {
                 return Poll::Ready(Ok(()));
             }
             let want = dst.remaining().min(me.max_buf_size);
-            if !inner.start_on_ring(&me.std, Op::Read, want, cx) {
+            if !inner.start_on_ring(&me.std, Op::Read, want, cx, None) {
                 let std = Arc::clone(&me.std);
                 inner.start(Op::Read, move |mut buf| {
                     let result = buf.read_from(&std, want).map(|n| n as u64);

@@ -9,6 +9,9 @@
 //!
 //! Like every blocking-pool operation, these need a runtime: called outside
 //! one they panic, naming the fix.
+//!
+//! Every path call and open first waits for the `File` writes begun before
+//! it (`write_order.rs`), so it sees a write that returned, flushed or not.
 
 mod dir_builder;
 mod file;
@@ -16,6 +19,7 @@ mod file_buf;
 mod file_times;
 mod open_options;
 mod read_dir;
+pub(crate) mod write_order;
 
 pub use dir_builder::DirBuilder;
 pub use file::File;
@@ -28,12 +32,14 @@ use std::fs::{Metadata, Permissions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Run a blocking filesystem call on the blocking pool.
+/// Run a blocking filesystem call on the blocking pool, after the `File`
+/// writes begun before it (write_order.rs).
 pub(crate) async fn asyncify<F, T>(f: F) -> io::Result<T>
 where
     F: FnOnce() -> io::Result<T> + Send + 'static,
     T: Send + 'static,
 {
+    write_order::after_earlier_writes().await;
     match crate::task::spawn_blocking(f).await {
         Ok(result) => result,
         Err(e) => Err(io::Error::other(format!(
@@ -46,6 +52,7 @@ where
 /// that support it; `None` means: use the blocking pool.
 async fn on_ring(call: PathCall, path: &Path, to: Option<&Path>) -> Option<io::Result<()>> {
     let driver = PathOp::supported()?;
+    write_order::after_earlier_writes().await;
     Some(match PathOp::new(driver, call, path, to) {
         Ok(op) => op.await.map(drop),
         Err(e) => Err(e),

@@ -168,6 +168,8 @@ impl OpenOptions {
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
         let ring = self.1.and_then(OpenFlags::to_open_flags);
         if let (Some((flags, mode)), Some(driver)) = (ring, FileOp::current_driver()) {
+            // After the writes begun before it, as `asyncify` below.
+            super::write_order::after_earlier_writes().await;
             let std = PathOp::open(driver, path.as_ref(), flags, mode)?.await?;
             return Ok(File::from_std(std));
         }

@@ -18,22 +18,29 @@
 //! - The buffer is the ring's until the completion (ops.rs). Dropping a
 //!   [`FileOp`] leaves the request to the ring: a read is cancelled; a
 //!   write runs to its completion (a write `File::write` accepted still
-//!   lands after the `File` is dropped, as on the blocking pool), but if
-//!   it goes out short, the rest is not written (a regular file's write is
+//!   lands after the `File` is dropped, as on the blocking pool): inside a
+//!   runtime a task of its own polls it to its end, continuing a short
+//!   write and releasing its place in the order of writes
+//!   (fs/write_order.rs) at the end; outside one it is detached, and if it
+//!   goes out short, the rest is not written (a regular file's write is
 //!   short only when the disk or a size limit is full, where the rest
 //!   would fail too).
+//! - A write's waker at the ring is its ticket's (fs/write_order.rs),
+//!   which wakes the task that polls it, if any: so its completion always
+//!   releases the ticket, whoever polls it and whenever.
 //! - Completions the kernel interrupted (`EINTR`, `EAGAIN`, or an
 //!   `ECANCELED` nobody asked for; the module doc of `uring` says why) are
 //!   retried, never reported.
 
 use super::ops::{interrupted, Leave, OpKey, Polled};
 use super::Rings;
+use crate::fs::write_order::WriteTicket;
 use crate::runtime::{context, driver};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
-use std::task::{ready, Context, Poll};
+use std::task::{ready, Context, Poll, Waker};
 
 /// A read or write the ring runs for a file.
 pub(crate) struct FileOp {
@@ -44,6 +51,13 @@ pub(crate) struct FileOp {
     /// its descriptor can close: ring/mod.rs's invariant).
     file: Arc<File>,
     kind: Kind,
+    /// A write's place in the order of background writes
+    /// (fs/write_order.rs): the ring holds its waker, so the completion
+    /// releases it, polled or not.
+    ticket: Option<WriteTicket>,
+    /// This op is already the one a task finishes after its `File` went
+    /// (see `Drop`): dropped again, it is left to the ring.
+    finishing: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -90,13 +104,16 @@ impl FileOp {
             op: None,
             file,
             kind: Kind::Read(len),
+            ticket: None,
+            finishing: false,
         };
         op.start(buf, Some(cx))?;
         Ok(op)
     }
 
-    /// Write all of `buf[..end]` to `file` at its cursor. Nobody is woken
-    /// when it ends until someone polls it.
+    /// Write all of `buf[..end]` to `file` at its cursor. No task is woken
+    /// when it ends until one polls it; `ticket`, if any, is released then
+    /// (the ring holds its waker).
     ///
     /// # Errors
     /// As [`FileOp::read`].
@@ -105,12 +122,15 @@ impl FileOp {
         file: Arc<File>,
         buf: Vec<u8>,
         end: usize,
+        ticket: Option<WriteTicket>,
     ) -> io::Result<FileOp> {
         let mut op = FileOp {
             driver,
             op: None,
             file,
             kind: Kind::Write { from: 0, end },
+            ticket,
+            finishing: false,
         };
         op.start(buf, None)?;
         Ok(op)
@@ -128,6 +148,8 @@ impl FileOp {
             op: None,
             file,
             kind: Kind::Sync { data_only },
+            ticket: None,
+            finishing: false,
         };
         let mut started = false;
         std::future::poll_fn(|cx| {
@@ -164,7 +186,8 @@ impl FileOp {
                 ring.start_read(fd, buf, len, cx.waker(), !owned)?
             }
             Kind::Write { from, end } => {
-                ring.start_write(fd, buf, from..end, cx.map(Context::waker), !owned)?
+                let waker = self.ring_waker(cx.map(Context::waker));
+                ring.start_write(fd, buf, from..end, waker.as_ref(), cx.is_some(), !owned)?
             }
             Kind::Sync { data_only } => {
                 let cx = cx.expect("a sync is started by the task that waits for it");
@@ -185,7 +208,9 @@ impl FileOp {
         let restore = ready!(crate::coop::poll_proceed(cx));
         loop {
             let (index, key) = self.op.expect("a FileOp polled after it finished");
-            let (result, buf) = match self.rings().get(index).poll(key, cx.waker()) {
+            let waker = self.ring_waker(Some(cx.waker()));
+            let waker = waker.as_ref().unwrap_or(cx.waker());
+            let (result, buf) = match self.rings().get(index).poll(key, waker) {
                 Polled::Done { result, buf } => (result, buf),
                 Polled::Pending => {
                     let io = self.driver.io().expect("checked by current_driver");
@@ -209,6 +234,9 @@ impl FileOp {
             }
             match self.step(result) {
                 Step::Finished(result) => {
+                    if let Some(ticket) = &self.ticket {
+                        ticket.release();
+                    }
                     restore.made_progress();
                     return Poll::Ready((result, buf));
                 }
@@ -249,6 +277,22 @@ impl FileOp {
         }
     }
 
+    /// The waker to leave with the ring for `task`: for a write with a
+    /// ticket, the ticket's (which wakes `task` after releasing it),
+    /// whatever `task` is; else `task`'s own (`None`: the ring's own
+    /// default, no waker).
+    fn ring_waker(&self, task: Option<&Waker>) -> Option<Waker> {
+        match &self.ticket {
+            Some(ticket) => {
+                if let Some(task) = task {
+                    ticket.set_task(task);
+                }
+                Some(ticket.waker())
+            }
+            None => task.cloned(),
+        }
+    }
+
     /// Leave the request to the ring (see the module doc).
     fn abandon(&mut self) {
         if let Some((index, key)) = self.op.take() {
@@ -262,7 +306,36 @@ impl FileOp {
 }
 
 impl Drop for FileOp {
+    /// A write still in flight whose `File` went is finished by a task of
+    /// its own, so later calls wait for its end, not for its abandonment
+    /// (fs/write_order.rs), and a short write goes on; without a runtime
+    /// (a `File` dropped outside one), or when that task itself is
+    /// dropped (a runtime shutting down), it is left to the ring.
     fn drop(&mut self) {
+        if let (Kind::Write { .. }, Some(_), false) = (self.kind, self.op, self.finishing) {
+            if let Ok(handle) = crate::runtime::Handle::try_current() {
+                // Into the kernel now, as `abandon` would: the task may not
+                // run before the caller blocks (on a `current_thread`
+                // runtime, inside `block_on`).
+                if let Some((index, _)) = self.op {
+                    self.rings().get(index).submit_now();
+                }
+                let mut rest = FileOp {
+                    driver: self.driver.clone(),
+                    op: self.op.take(),
+                    file: Arc::clone(&self.file),
+                    kind: self.kind,
+                    ticket: self.ticket.take(),
+                    finishing: true,
+                };
+                drop(handle.spawn(async move {
+                    // Its error has nobody to go to (as on the blocking
+                    // pool, whose job outlives the `File` too).
+                    let _ = std::future::poll_fn(|cx| rest.poll(cx)).await;
+                }));
+                return;
+            }
+        }
         self.abandon();
     }
 }

@@ -107,13 +107,17 @@ impl Ring {
     }
 
     /// Start a `write(2)` of `buf[range]` to the file `fd` at its own
-    /// cursor (`waker` as for [`Ring::start_send`]).
+    /// cursor (`waker` as for [`Ring::start_send`]). `waited`: a task
+    /// waits for it; if not, it is submitted when its owner leaves the
+    /// runtime (see [`Ring::submit_pending`]) even though `waker` (a
+    /// write's ticket, fs/write_order.rs) is there.
     pub(crate) fn start_write(
         &self,
         fd: RawFd,
         buf: Vec<u8>,
         range: std::ops::Range<usize>,
         waker: Option<&Waker>,
+        waited: bool,
         submit_now: bool,
     ) -> io::Result<OpKey> {
         let rest = &buf[range];
@@ -122,7 +126,11 @@ impl Ring {
             .offset(u64::MAX)
             .build();
         // SAFETY: `len` bytes inside `buf`'s allocation.
-        unsafe { self.start(entry, buf, waker, submit_now) }
+        let key = unsafe { self.start(entry, buf, waker, submit_now) }?;
+        if !waited && !submit_now && waker.is_some() {
+            self.unwaited_pushed.store(true, Ordering::Relaxed);
+        }
+        Ok(key)
     }
 
     /// Start `call` on the NUL-terminated path(s) in `paths` (relative

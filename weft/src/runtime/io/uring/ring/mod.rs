@@ -342,6 +342,19 @@ impl Ring {
         wake_all(wakers);
     }
 
+    /// Submit what was pushed, from any thread: for an op about to be
+    /// left to a task that may not run soon (a dropped file's write,
+    /// whose bytes must reach the kernel as an abandoned one's do).
+    pub(crate) fn submit_now(&self) {
+        let mut wakers = Vec::new();
+        let mut state = self.lock();
+        if state.unsubmitted > 0 {
+            state.submit_queued(&mut wakers);
+        }
+        drop(state);
+        wake_all(wakers);
+    }
+
     /// Cancel the op and wait for its completion: its result and buffer
     /// (for a receive, the data it took before the cancel won, if any).
     /// The waker the op's owner left is woken by the completion as usual:
