@@ -28,5 +28,7 @@ mod local;
 mod misuse;
 #[path = "rt_differential/shutdown.rs"]
 mod shutdown;
+#[path = "rt_differential/signals.rs"]
+mod signals;
 #[path = "rt_differential/tasks.rs"]
 mod tasks;

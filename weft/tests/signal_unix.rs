@@ -1,6 +1,7 @@
 //! `weft::signal::unix` (a slice of issue #14): a listener sees a signal
 //! raised after it was created, even before it calls `recv`; several
-//! listeners of one signal each see it; uncatchable signals are refused.
+//! listeners of one signal each see it; uncatchable signals are refused;
+//! a listener whose runtime is gone ends.
 //! One test function, since signals are process-wide.
 
 use std::time::Duration;
@@ -95,4 +96,25 @@ fn sigusr1_raised_by_the_process_reaches_several_listeners_on_every_flavour() {
             }
         });
     }
+}
+
+/// A listener whose runtime is gone can receive nothing more: `recv`
+/// ends with `None` (what Tokio documents; Tokio's own stays pending),
+/// not with a delivery that never happened. SIGWINCH: ignored by default,
+/// and no other test here uses it.
+#[test]
+fn a_listener_whose_runtime_is_gone_ends_with_none() {
+    let rt = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut winch = rt.block_on(async { signal(SignalKind::window_change()).unwrap() });
+    drop(rt);
+    let other = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let got =
+        other.block_on(async { weft::time::timeout(Duration::from_secs(10), winch.recv()).await });
+    assert_eq!(got, Ok(None));
 }

@@ -116,7 +116,8 @@ pub struct Signal {
 /// [`Signal::recv`] complete.
 ///
 /// # Errors
-/// For a signal that cannot be caught (`SIGKILL`, `SIGSTOP`, fault signals).
+/// Of kind `Other`, as Tokio's: for a signal that cannot be caught
+/// (`SIGKILL`, `SIGSTOP`, fault signals), or a number that is no signal.
 ///
 /// # Panics
 /// Outside a runtime with the I/O driver.
@@ -142,11 +143,20 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
         libc::SIGFPE,
         libc::SIGSEGV,
     ];
-    if kind.0 < 0 || FORBIDDEN.contains(&kind.0) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("signal {} cannot be listened for", kind.0),
-        ));
+    // `Other`, as Tokio's refusals: a program may match on the kind.
+    if kind.0 <= 0 || FORBIDDEN.contains(&kind.0) {
+        return Err(io::Error::other(format!(
+            "signal {} cannot be listened for (SIGKILL, SIGSTOP and the fault signals cannot \
+             be caught, and signal numbers start at 1)",
+            kind.0
+        )));
+    }
+    if kind.0 > libc::SIGRTMAX() {
+        return Err(io::Error::other(format!(
+            "signal {} is too large: the largest is SIGRTMAX ({})",
+            kind.0,
+            libc::SIGRTMAX()
+        )));
     }
     let (receiver, sender) = UnixStream::pair()?;
     receiver.set_nonblocking(true)?;
@@ -166,8 +176,9 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
 }
 
 impl Signal {
-    /// Wait for the next delivery. Always `Some(())` (the stream of
-    /// deliveries never ends); `Option` for Tokio's signature. Cancel-safe.
+    /// Wait for the next delivery: `Some(())`, or `None` once the runtime
+    /// the listener was made on is gone (no delivery can reach it then),
+    /// as Tokio's. Cancel-safe.
     pub async fn recv(&mut self) -> Option<()> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
@@ -180,6 +191,7 @@ impl Signal {
             .registration()
             .poll_io(cx, Direction::Read, || (&**receiver).read(&mut drain))
         {
+            Poll::Ready(Err(e)) if crate::runtime::is_rt_shutdown_err(&e) => Poll::Ready(None),
             Poll::Ready(_) => Poll::Ready(Some(())),
             Poll::Pending => Poll::Pending,
         }
