@@ -61,6 +61,15 @@ struct UringStream {
     write: UringWrite,
     /// The socket's descriptor, for the ring's operations.
     fd: std::os::fd::RawFd,
+    /// `poll_shutdown` shut the write direction down: later writes go
+    /// straight to the socket, which fails them at once (`EPIPE`, or the
+    /// socket's error) as it does for Tokio, instead of queueing a send
+    /// whose error would only show on the next operation.
+    write_shut: std::sync::atomic::AtomicBool,
+    /// A TCP socket: its pending error (a reset) goes to the first read
+    /// or write, where a Unix stream's goes to reads only (the kernel's
+    /// `unix_stream_sendmsg` does not look at it).
+    tcp: bool,
 }
 
 /// The most one read(2)/write(2) moves on Linux (`MAX_RW_COUNT`), and the
@@ -110,15 +119,18 @@ impl<E: mio::event::Source> PollEvented<E> {
     #[track_caller]
     pub(crate) fn new_stream(io: E) -> io::Result<Self>
     where
-        E: AsRawFd,
+        E: AsRawFd + 'static,
     {
         let fd = io.as_raw_fd();
+        let tcp = std::any::TypeId::of::<E>() == std::any::TypeId::of::<mio::net::TcpStream>();
         Self::new_socket(io, Some(Interest::WRITABLE), |on_rings| {
             let stream = on_rings.then(|| {
                 Box::new(UringStream {
                     read: UringRead::default(),
                     write: UringWrite::default(),
                     fd,
+                    write_shut: std::sync::atomic::AtomicBool::new(false),
+                    tcp,
                 })
             });
             (stream, None)
@@ -196,7 +208,42 @@ impl<E: mio::event::Source> PollEvented<E> {
     {
         ready!(self.poll_writes_drained(cx));
         ready!(self.poll_flush())?;
-        Poll::Ready(shutdown_fd(self.io().as_raw_fd()))
+        shutdown_fd(self.io().as_raw_fd())?;
+        if let Some(uring) = &self.uring {
+            uring
+                .write_shut
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// A ring-backed stream: the socket error (a reset) a ring receive
+    /// took, which a write reports as the socket would have (recv.rs).
+    pub(crate) fn take_stream_error(&self) -> Option<io::Error> {
+        let (uring, rings) = self.ring_io().filter(|(uring, _)| uring.tcp)?;
+        uring.read.take_error(rings)
+    }
+
+    /// A readiness-based write on a ring-backed stream failed with `err`:
+    /// `EPIPE` there can mean a receive in flight took the socket's reset
+    /// (which the kernel would have handed to this write): end that
+    /// receive, and report its error instead if it had one.
+    pub(crate) fn write_error(&self, err: io::Error) -> io::Error {
+        let Some((uring, rings)) = self.ring_io() else {
+            return err;
+        };
+        if !uring.tcp || err.raw_os_error() != Some(libc::EPIPE) {
+            return err;
+        }
+        uring.read.settle(rings);
+        uring.read.take_error(rings).unwrap_or(err)
+    }
+
+    /// The write direction was shut down (ring-backed streams only know).
+    fn write_shut(&self) -> bool {
+        self.uring
+            .as_ref()
+            .is_some_and(|u| u.write_shut.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Shut the write direction down now, or (a ring send in flight, from
@@ -259,7 +306,14 @@ impl<E: mio::event::Source> PollEvented<E> {
         &self,
         send: impl FnOnce() -> io::Result<T>,
     ) -> Option<io::Result<T>> {
-        self.datagrams.as_ref()?;
+        let datagrams = self.datagrams.as_ref()?;
+        // A socket error a ring receive took is reported by the next
+        // send, as the socket would have reported it (and cleared it).
+        if let Some(rings) = self.registration.rings() {
+            if let Some(e) = datagrams.take_error(rings) {
+                return Some(Err(e));
+            }
+        }
         match send() {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.arm_write_interest();
@@ -269,14 +323,31 @@ impl<E: mio::event::Source> PollEvented<E> {
         }
     }
 
+    /// `SO_ERROR` for a datagram socket that receives on the ring: an
+    /// error a ring receive took from the socket (after ending the one in
+    /// flight) comes first, then the socket's own.
+    pub(crate) fn take_socket_error(&self) -> io::Result<Option<io::Error>>
+    where
+        E: AsRawFd,
+    {
+        if let (Some(datagrams), Some(rings)) = (&self.datagrams, self.registration.rings()) {
+            datagrams.settle(rings);
+            if let Some(e) = datagrams.take_error(rings) {
+                return Ok(Some(e));
+            }
+        }
+        socket2::SockRef::from(&BorrowedRaw(self.io().as_raw_fd())).take_error()
+    }
+
     /// Bytes a ring receive brought that no reader took yet: handed to `f`,
-    /// which returns how many it took (`consume`) or only looks. `None`
-    /// when there are none (read the socket).
+    /// which returns how many it took (`consume`) or only looks; or the
+    /// error such a receive ended with. `None` when there are neither
+    /// (read the socket).
     pub(crate) fn read_leftover(
         &self,
         consume: bool,
         f: impl FnOnce(&[u8]) -> usize,
-    ) -> Option<usize> {
+    ) -> Option<io::Result<usize>> {
         self.uring.as_ref()?.read.with_leftover(consume, f)
     }
 
@@ -467,6 +538,13 @@ impl<E: mio::event::Source> PollEvented<E> {
         &'a E: Write,
     {
         if self.ring_io().is_some() {
+            if let Some(e) = self.take_stream_error() {
+                return Poll::Ready(Err(e));
+            }
+            if self.write_shut() {
+                // Fails at once: the kernel never sends after SHUT_WR.
+                return Poll::Ready((&mut self.io()).write(buf).map_err(|e| self.write_error(e)));
+            }
             return self.poll_ring_write(cx, &[io::IoSlice::new(buf)]);
         }
         let len = buf.len().min(MAX_RW_COUNT);
@@ -482,6 +560,17 @@ impl<E: mio::event::Source> PollEvented<E> {
         &'a E: Write,
     {
         if self.ring_io().is_some() {
+            if let Some(e) = self.take_stream_error() {
+                return Poll::Ready(Err(e));
+            }
+            if self.write_shut() {
+                // Fails at once: the kernel never sends after SHUT_WR.
+                return Poll::Ready(
+                    (&mut self.io())
+                        .write_vectored(bufs)
+                        .map_err(|e| self.write_error(e)),
+                );
+            }
             return self.poll_ring_write(cx, bufs);
         }
         // std's `write_vectored` passes at most IOV_MAX buffers to writev(2):
@@ -543,6 +632,31 @@ impl<E: mio::event::Source> Deref for PollEvented<E> {
 
 impl<E: mio::event::Source> Drop for PollEvented<E> {
     fn drop(&mut self) {
+        // A stream closed with bytes its reader never took: Tokio's close
+        // finds them in the socket and the kernel resets the connection
+        // (the peer reads `ConnectionReset`, not EOF). Bytes a ring receive
+        // took are no longer there, so a zero linger makes the close reset
+        // (TCP; a Unix socket ignores it: README, differences).
+        if let Some((uring, rings)) = self.ring_io() {
+            let here = self.registration.io_handle().current_ring(rings);
+            if uring.read.abandon_unread(rings, here) {
+                let linger = libc::linger {
+                    l_onoff: 1,
+                    l_linger: 0,
+                };
+                // SAFETY: `uring.fd` is the open socket this value owns;
+                // setsockopt only reads the `linger` it is handed.
+                unsafe {
+                    libc::setsockopt(
+                        uring.fd,
+                        libc::SOL_SOCKET,
+                        libc::SO_LINGER,
+                        std::ptr::from_ref(&linger).cast(),
+                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                    );
+                }
+            }
+        }
         // Before the socket closes: a receive pushed but not submitted must
         // not reach the kernel against a reused descriptor number.
         self.abandon_ring_ops();
@@ -557,5 +671,16 @@ impl<E: mio::event::Source> Drop for PollEvented<E> {
 impl<E: mio::event::Source + std::fmt::Debug> std::fmt::Debug for PollEvented<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PollEvented").field("io", &self.io).finish()
+    }
+}
+
+/// A raw descriptor lent for one call (`socket2::SockRef` needs `AsFd`).
+struct BorrowedRaw(std::os::fd::RawFd);
+
+impl std::os::fd::AsFd for BorrowedRaw {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        // SAFETY: built from the descriptor of a live `PollEvented`, which
+        // stays open while this value (a temporary in its method) lives.
+        unsafe { std::os::fd::BorrowedFd::borrow_raw(self.0) }
     }
 }

@@ -173,12 +173,12 @@ macro_rules! stream_methods {
         pub fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
             use std::io::Read as _;
             self.io.settle_read();
-            if let Some(n) = self.io.read_leftover(true, |src| {
+            if let Some(r) = self.io.read_leftover(true, |src| {
                 let n = src.len().min(buf.len());
                 buf[..n].copy_from_slice(&src[..n]);
                 n
             }) {
-                return Ok(n);
+                return r;
             }
             self.io
                 .registration()
@@ -189,12 +189,12 @@ macro_rules! stream_methods {
         /// zeroed first), advancing it.
         pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
             self.io.settle_read();
-            if let Some(n) = self.io.read_leftover(true, |src| {
+            if let Some(r) = self.io.read_leftover(true, |src| {
                 let n = src.len().min(buf.remaining_mut());
                 buf.put_slice(&src[..n]);
                 n
             }) {
-                return Ok(n);
+                return r;
             }
             self.io
                 .registration()
@@ -210,7 +210,7 @@ macro_rules! stream_methods {
         ) -> std::io::Result<usize> {
             use std::io::Read as _;
             self.io.settle_read();
-            if let Some(n) = self.io.read_leftover(true, |mut src| {
+            if let Some(r) = self.io.read_leftover(true, |mut src| {
                 let mut n = 0;
                 for buf in bufs.iter_mut() {
                     let k = src.len().min(buf.len());
@@ -220,7 +220,7 @@ macro_rules! stream_methods {
                 }
                 n
             }) {
-                return Ok(n);
+                return r;
             }
             self.io
                 .registration()
@@ -233,17 +233,26 @@ macro_rules! stream_methods {
         /// full.
         pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
             use std::io::Write as _;
+            // A reset a ring receive took is this write's to report.
+            if let Some(e) = self.io.take_stream_error() {
+                return Err(e);
+            }
             if !self.io.writes_idle() {
                 return Err(std::io::ErrorKind::WouldBlock.into());
             }
             self.io
                 .registration()
                 .try_io(crate::io::Interest::WRITABLE, || (&*self.io).write(buf))
+                .map_err(|e| self.io.write_error(e))
         }
 
         /// Vectored [`try_write`](Self::try_write).
         pub fn try_write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
             use std::io::Write as _;
+            // A reset a ring receive took is this write's to report.
+            if let Some(e) = self.io.take_stream_error() {
+                return Err(e);
+            }
             if !self.io.writes_idle() {
                 return Err(std::io::ErrorKind::WouldBlock.into());
             }
@@ -252,6 +261,7 @@ macro_rules! stream_methods {
                 .try_io(crate::io::Interest::WRITABLE, || {
                     (&*self.io).write_vectored(bufs)
                 })
+                .map_err(|e| self.io.write_error(e))
         }
     };
 }

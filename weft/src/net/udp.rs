@@ -356,7 +356,7 @@ impl UdpSocket {
     /// The pending socket error, if any (e.g. an ICMP "port unreachable"
     /// for a connected socket).
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.take_error()
+        self.io.take_socket_error()
     }
 }
 

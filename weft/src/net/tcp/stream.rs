@@ -171,12 +171,12 @@ impl TcpStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<usize>> {
         self.io.settle_read();
-        if let Some(n) = self.io.read_leftover(false, |src| {
+        if let Some(r) = self.io.read_leftover(false, |src| {
             let n = src.len().min(buf.remaining());
             buf.put_slice(&src[..n]);
             n
         }) {
-            return Poll::Ready(Ok(n));
+            return Poll::Ready(r);
         }
         self.io.registration().poll_io(cx, Direction::Read, || {
             let before = buf.filled().len();

@@ -134,7 +134,7 @@ impl UnixDatagram {
 
     /// The pending socket error, if any.
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.take_error()
+        self.io.take_socket_error()
     }
 
     /// Shut down the read, write or both directions.

@@ -314,6 +314,29 @@ impl UringDatagrams {
         self.lock().take(consume, f)
     }
 
+    /// The error a finished receive brought instead of a datagram, taken.
+    /// The kernel handed the socket's pending error (an ICMP "port
+    /// unreachable" on a connected UDP socket) to that receive, so a send
+    /// or `take_error`, which would have found it in the socket, takes it
+    /// here instead.
+    pub(crate) fn take_error(&self, rings: &Rings) -> Option<io::Error> {
+        let mut state = self.lock();
+        // A receive that has completed (without waiting for one that has
+        // not: sends must not pay a cancel).
+        if let Some((index, key)) = state.op {
+            if let Some((result, buf)) = rings.get(index).try_take(key) {
+                state.completed(result, buf);
+            }
+        }
+        match state.pending.take() {
+            Some(Err(e)) => Some(e),
+            other => {
+                state.pending = other;
+                None
+            }
+        }
+    }
+
     /// Whether a datagram (or error) waits to be taken.
     pub(crate) fn has_pending(&self) -> bool {
         self.lock().pending.is_some()

@@ -46,6 +46,11 @@ struct ReadState {
     /// The last receive brought less than it asked for: the socket was
     /// drained, so the next receive will probably wait.
     drained: bool,
+    /// The error a receive ended with after its reader had gone (found by
+    /// `settle`): the kernel handed it over once (`ECONNRESET` clears the
+    /// socket's `SO_ERROR`), so the next read returns it, after any
+    /// leftover bytes, as a read of the socket would have.
+    error: Option<io::Error>,
 }
 
 /// What to do with a receive's completion.
@@ -61,6 +66,11 @@ enum Received {
 impl ReadState {
     fn has_leftover(&self) -> bool {
         self.pos < self.leftover.len()
+    }
+
+    /// Leftover bytes, or an error kept for the next read.
+    fn has_pending(&self) -> bool {
+        self.has_leftover() || self.error.is_some()
     }
 
     /// Move up to `dst.len()` leftover bytes into `dst`.
@@ -124,6 +134,9 @@ impl UringRead {
             if state.has_leftover() || (dst.is_empty() && state.op.is_none()) {
                 return Poll::Ready(Ok(state.read_leftover(dst)));
             }
+            if let Some(e) = state.error.take() {
+                return Poll::Ready(Err(e));
+            }
             if is_shutdown {
                 return Poll::Ready(Err(super::super::shutdown_error()));
             }
@@ -157,34 +170,81 @@ impl UringRead {
         let mut state = self.lock();
         if let Some((index, key)) = state.op {
             let (result, buf) = rings.get(index).cancel_and_wait(key);
-            // A cancelled or failed receive brought nothing; the error, if
-            // real, will come back from the socket itself.
-            let _ = state.received(result, buf);
+            // A cancelled receive brought nothing. A failed one took the
+            // socket's error, which the socket will not report again: the
+            // next read gets it.
+            if let Received::Failed(e) = state.received(result, buf) {
+                state.error = Some(e);
+            }
         }
     }
 
-    /// Whether received bytes wait to be read.
+    /// Whether received bytes (or a kept error) wait to be read.
     pub(crate) fn has_leftover(&self) -> bool {
-        self.lock().has_leftover()
+        self.lock().has_pending()
     }
 
     /// Hand the leftover bytes to `f`, which returns how many it took
-    /// (`consume`) or just looks (`!consume`, a peek). `None` if there are
-    /// none.
+    /// (`consume`) or just looks (`!consume`, a peek); or the error kept
+    /// for the next read (taken by a peek too, as `MSG_PEEK` takes a
+    /// socket's error). `None` if there are neither.
     pub(crate) fn with_leftover(
         &self,
         consume: bool,
         f: impl FnOnce(&[u8]) -> usize,
-    ) -> Option<usize> {
+    ) -> Option<io::Result<usize>> {
         let mut state = self.lock();
         if !state.has_leftover() {
-            return None;
+            return state.error.take().map(Err);
         }
         let n = f(&state.leftover[state.pos..]);
         if consume {
             state.pos += n;
         }
-        Some(n)
+        Some(Ok(n))
+    }
+
+    /// The error a receive took off the socket, for a write to report:
+    /// one kept by `settle`, or one a receive that has completed ended
+    /// with (not waited for). The kernel hands a socket's error (a reset)
+    /// to whichever call comes first, read or write, and clears it; a
+    /// receive on the ring came first, so the next write, which on the
+    /// socket would have reported it, reports it instead (and the next
+    /// read then reads on).
+    pub(crate) fn take_error(&self, rings: &Rings) -> Option<io::Error> {
+        let mut state = self.lock();
+        if let Some((index, key)) = state.op {
+            if let Some((result, buf)) = rings.get(index).try_take(key) {
+                if let Received::Failed(e) = state.received(result, buf) {
+                    state.error = Some(e);
+                }
+            }
+        }
+        state.error.take()
+    }
+
+    /// The stream is being dropped: whether bytes no reader took remain,
+    /// in `leftover` or brought by its receive. The kernel resets a TCP
+    /// connection closed with unread bytes; bytes the ring took off the
+    /// socket no longer count there, so the caller resets it itself. A
+    /// receive still in flight is cancelled and waited for only on the
+    /// thread that owns its ring (`here`: `(ring, owned)` of the caller),
+    /// where that is one `io_uring_enter`; elsewhere a drop does not wait
+    /// for another thread's ring, only a completion already reaped counts,
+    /// and bytes that reach the receive later are dropped unseen (a FIN).
+    pub(crate) fn abandon_unread(&self, rings: &Rings, here: (usize, bool)) -> bool {
+        let mut state = self.lock();
+        if let Some((index, key)) = state.op {
+            if here == (index, true) {
+                state.op = None;
+                if rings.get(index).cancel_before_close(key) > 0 {
+                    return true;
+                }
+            } else if let Some((result, buf)) = rings.get(index).try_take(key) {
+                let _ = state.received(result, buf);
+            }
+        }
+        state.has_leftover()
     }
 
     /// The stream is going away: give its receive up (the ring frees the
