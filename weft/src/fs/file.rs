@@ -94,6 +94,13 @@ pub struct File {
     /// flight; the poll methods take `&mut self` and reach it directly.
     inner: Mutex<Inner>,
     max_buf_size: usize,
+    /// Whether this file's background writes join the order of writes
+    /// (write_order.rs): a regular file's only. A pipe's, a FIFO's or a
+    /// terminal's write may wait for a reader for ever, and every path
+    /// call in the process would wait behind it (Tokio's do not: a
+    /// program whose reader opens or stats something first would hang).
+    /// Found by the first write (one `fstat`); `None` until then.
+    orders_writes: Option<bool>,
 }
 
 struct Inner {
@@ -189,6 +196,7 @@ impl File {
                 pos: 0,
             }),
             max_buf_size: DEFAULT_MAX_BUF_SIZE,
+            orders_writes: None,
         }
     }
 
@@ -409,15 +417,26 @@ impl File {
             inner.state = State::Busy(Op::Write, Running::Done(Ok(0), buf));
             return Poll::Ready(Ok(0));
         }
-        // Later path calls and opens wait for it (write_order.rs).
-        let ticket = write_order::begin_write();
+        // Later path calls and opens wait for it (write_order.rs), if the
+        // file is a regular one.
+        let orders = *self.orders_writes.get_or_insert_with(|| {
+            // A file whose kind cannot be told is ordered, as before.
+            !matches!(self.std.metadata(), Ok(m) if !m.file_type().is_file())
+        });
+        let ticket = if orders {
+            write_order::begin_write()
+        } else {
+            None
+        };
         // Bytes read ahead must first be given back with a seek: that
         // write takes the blocking pool, which does both in order.
-        if behind > 0 || !inner.start_on_ring(&self.std, Op::Write, n, cx, Some(&ticket)) {
+        if behind > 0 || !inner.start_on_ring(&self.std, Op::Write, n, cx, ticket.as_ref()) {
             let std = Arc::clone(&self.std);
             inner.start(Op::Write, move |mut buf| {
                 let result = rewind_by(&std, behind).and_then(|()| buf.write_to(&std));
-                ticket.release();
+                if let Some(ticket) = ticket {
+                    ticket.release();
+                }
                 (result.map(|()| 0), buf)
             });
         }

@@ -10,8 +10,9 @@
 //! Like every blocking-pool operation, these need a runtime: called outside
 //! one they panic, naming the fix.
 //!
-//! Every path call and open first waits for the `File` writes begun before
-//! it (`write_order.rs`), so it sees a write that returned, flushed or not.
+//! Every path call and open first waits for the `File` writes to regular
+//! files begun before it (`write_order.rs`), so it sees a write that
+//! returned, flushed or not.
 
 mod dir_builder;
 mod file;

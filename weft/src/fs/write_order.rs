@@ -10,8 +10,21 @@
 //! its own workers while a later read completes at once, so such a call
 //! saw the old contents almost every time (98 times in 100 on this
 //! machine; Tokio's blocking pool 1 to 5). Here every path call and every
-//! open first waits for the background writes begun before it: the write
-//! a program made is always seen.
+//! open first waits for the background writes begun before it on its
+//! runtime: the write a program made is always seen.
+//!
+//! Only a regular file's writes take part (`fs::File` asks on its first
+//! write): a pipe's, a FIFO's or a terminal's may wait for a reader for
+//! ever, and the reader's own path calls would then wait for it (Tokio's
+//! do not).
+//!
+//! There is one order per runtime (its driver holds it): a path call waits
+//! for the writes begun on its own runtime. A process-wide order made a
+//! write on a runtime nobody drives (a current_thread runtime outside its
+//! `block_on`, whose ring's completions wait for it) hold up every
+//! runtime's file calls for ever (found in review). A write through one
+//! runtime and a read through another are not ordered (on Tokio they race
+//! too).
 //!
 //! Owns: the set of background writes in flight ([`WriteOrder`]), their
 //! tickets ([`WriteTicket`]), and the wait ([`WriteOrder::poll_after`]).
@@ -19,8 +32,9 @@
 //! Invariants:
 //! - A write is in the set from [`WriteOrder::begin`] (before the
 //!   `File::write` that accepted it returns) until its ticket is released:
-//!   when the write ends (its blocking job returns; the ring's completion
-//!   wakes the ticket, which is the waker the ring holds) or, at the
+//!   when the write ends (its blocking job returns; the ring's first
+//!   completion wakes the ticket, which is the waker the ring holds: a
+//!   short write continued after it is not waited for) or, at the
 //!   latest, when the last reference to the ticket goes (a runtime shut
 //!   down before the job ran, a ring op left detached). So a wait never
 //!   outlives the writes it waits for; at worst it ends early.
@@ -36,7 +50,6 @@
 use crate::loom::{lock, Arc, AtomicBool, AtomicUsize, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
-use std::sync::OnceLock;
 use std::task::{Poll, Wake, Waker};
 
 /// The background writes in flight, and the calls waiting for them.
@@ -64,21 +77,23 @@ impl State {
     }
 }
 
-/// The process's one order: files opened on different runtimes may be one
-/// file on disk.
-pub(crate) fn global() -> &'static Arc<WriteOrder> {
-    static GLOBAL: OnceLock<Arc<WriteOrder>> = OnceLock::new();
-    GLOBAL.get_or_init(|| Arc::new(WriteOrder::new()))
+/// The current runtime's order (`None` outside a runtime).
+fn current() -> Option<Arc<WriteOrder>> {
+    crate::runtime::context::with_current(|h| Arc::clone(h.driver().write_order()))
 }
 
-/// A background write begins, in the process's order.
-pub(crate) fn begin_write() -> WriteTicket {
-    WriteOrder::begin(global())
+/// A background write begins, in the current runtime's order (`None`
+/// outside a runtime, where nothing can wait for it).
+pub(crate) fn begin_write() -> Option<WriteTicket> {
+    current().map(|order| WriteOrder::begin(&order))
 }
 
-/// Wait until every background write begun before this call has ended.
+/// Wait until every background write begun on this runtime before this
+/// call has ended.
 pub(crate) async fn after_earlier_writes() {
-    let order = global();
+    let Some(order) = current() else {
+        return;
+    };
     let mut bound = None;
     std::future::poll_fn(|cx| order.poll_after(&mut bound, cx.waker())).await;
 }

@@ -139,7 +139,9 @@ pub(crate) fn enter_runtime(allow_block_in_place: bool) -> EnterRuntimeGuard {
 /// Forbid `block_in_place` on this thread until the guard drops, if it is
 /// driving a runtime: a `LocalSet`'s tasks cannot move to another thread,
 /// so handing this thread's work off (what `block_in_place` does) would
-/// leave them blocked behind the closure. As Tokio, which panics there too.
+/// leave them blocked behind the closure. As Tokio, which panics there too;
+/// and as Tokio, `block_in_place` on a multi_thread worker ignores this
+/// (block_in_place.rs): the worker's queue moves, the set stays polled.
 pub(crate) fn disallow_block_in_place() -> DisallowBlockInPlaceGuard {
     let prev = entered();
     if let Entered::Yes {

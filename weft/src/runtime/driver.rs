@@ -42,6 +42,9 @@ struct Inner {
     /// decision means the runtime may have work it has not seen, so it looks
     /// again before time moves (a stale flag costs one extra look).
     woken: AtomicBool,
+    /// The order of this runtime's background `File` writes
+    /// (fs/write_order.rs), made at the first write.
+    write_order: std::sync::OnceLock<crate::loom::Arc<crate::fs::write_order::WriteOrder>>,
 }
 
 /// Which drivers to build.
@@ -102,6 +105,7 @@ impl Driver {
                 time,
                 thread: ThreadWait::default(),
                 woken: AtomicBool::new(false),
+                write_order: std::sync::OnceLock::new(),
             }),
         };
         Ok((Driver { io }, handle))
@@ -135,6 +139,13 @@ impl Handle {
             Some(io) => io.unpark(),
             None => self.inner.thread.notify(),
         }
+    }
+
+    /// The order of this runtime's background `File` writes.
+    pub(crate) fn write_order(&self) -> &crate::loom::Arc<crate::fs::write_order::WriteOrder> {
+        self.inner
+            .write_order
+            .get_or_init(|| crate::loom::Arc::new(crate::fs::write_order::WriteOrder::new()))
     }
 
     pub(crate) fn io(&self) -> Option<&io::Handle> {

@@ -200,8 +200,9 @@ impl LocalSet {
     }
 
     /// Run `f` with this set current and marked as being polled, and
-    /// `block_in_place` forbidden (the set's tasks could not move off this
-    /// thread with the rest of its work).
+    /// `block_in_place` forbidden off a multi_thread worker (the set's
+    /// tasks could not move off this thread with the rest of its work; on
+    /// a worker, as in Tokio, the worker's queue moves and the set stays).
     fn polling<R>(&self, f: impl FnOnce() -> R) -> R {
         struct Restore(Option<Arc<Shared>>, *const Shared);
         impl Drop for Restore {

@@ -86,8 +86,11 @@ where
 /// # Panics
 /// On a `current_thread` runtime, which has no other thread to hand its
 /// tasks to, and inside a [`LocalSet`](crate::task::LocalSet) (its tasks
-/// or the future of its `run_until`), whose tasks cannot move to another
-/// thread; use [`spawn_blocking`] there.
+/// or the future of its `run_until`) driven by a `block_on`, whose tasks
+/// cannot move to another thread; use [`spawn_blocking`] there. As in
+/// Tokio, a `LocalSet` polled on a multi_thread worker (by one of its
+/// tasks, or in a `Handle::block_on` inside a `block_in_place` closure)
+/// does not forbid it: the worker's other tasks move, the set's stay.
 ///
 /// ```
 /// let rt = weft::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap();

@@ -153,6 +153,35 @@ scenarios! {
         rec.misuse("block_in_place in a LocalSet on multi-thread", || {
             local.block_on(&rt, async { k::task::block_in_place(|| 5) })
         });
+        // On a worker the LocalSet's flag does not count (Tokio looks at
+        // the worker's context first): a set polled by a task, and one run
+        // by a Handle::block_on inside a block_in_place closure.
+        rec.catch("block_in_place in a LocalSet polled by a worker's task", || {
+            rt.block_on(async {
+                k::spawn(async {
+                    let local = k::task::LocalSet::new();
+                    let run = local.run_until(async { k::task::block_in_place(|| 6) });
+                    let run = std::pin::pin!(run);
+                    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                    std::future::Future::poll(run, &mut cx).is_ready()
+                })
+                .await
+                .map_err(|e| e.is_panic())
+            })
+        });
+        rec.catch("block_in_place in a LocalSet inside block_in_place", || {
+            rt.block_on(async {
+                k::spawn(async {
+                    k::task::block_in_place(|| {
+                        let local = k::task::LocalSet::new();
+                        k::runtime::Handle::current()
+                            .block_on(local.run_until(async { k::task::block_in_place(|| 7) }))
+                    })
+                })
+                .await
+                .map_err(|e| e.is_panic())
+            })
+        });
     }
 
     fn builder_settings_out_of_range(rec) {

@@ -19,15 +19,16 @@
 //!   [`FileOp`] leaves the request to the ring: a read is cancelled; a
 //!   write runs to its completion (a write `File::write` accepted still
 //!   lands after the `File` is dropped, as on the blocking pool): inside a
-//!   runtime a task of its own polls it to its end, continuing a short
-//!   write and releasing its place in the order of writes
-//!   (fs/write_order.rs) at the end; outside one it is detached, and if it
+//!   runtime (the current one, which need not be the ring's) a task of
+//!   its own polls it to its end, continuing a short write; outside one
+//!   it is detached, and if it
 //!   goes out short, the rest is not written (a regular file's write is
 //!   short only when the disk or a size limit is full, where the rest
 //!   would fail too).
 //! - A write's waker at the ring is its ticket's (fs/write_order.rs),
-//!   which wakes the task that polls it, if any: so its completion always
-//!   releases the ticket, whoever polls it and whenever.
+//!   which wakes the task that polls it, if any: so its first completion
+//!   always releases the ticket, whoever polls it and whenever (the rest
+//!   of a short write is then not waited for by later calls).
 //! - Completions the kernel interrupted (`EINTR`, `EAGAIN`, or an
 //!   `ECANCELED` nobody asked for; the module doc of `uring` says why) are
 //!   retried, never reported.

@@ -15,14 +15,25 @@ use crate::loom::lock;
 use crate::runtime::context;
 use std::sync::Arc;
 
+/// This thread runs a multi_thread runtime's worker (Tokio's test in its
+/// `block_in_place`: the scheduler context, not the entered flag).
+fn on_multi_thread_worker() -> bool {
+    context::with_scheduler(|cx| matches!(cx, Some(crate::scheduler::Context::MultiThread(_))))
+}
+
 /// See [`crate::task::block_in_place`].
 #[track_caller]
 pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
     match context::entered() {
         context::Entered::No => return f(),
+        // On a multi_thread worker (its scheduler context is this thread's,
+        // core or not) it is allowed whatever the flag says, as in Tokio:
+        // a `LocalSet` polled by a worker's task, or inside a
+        // `Handle::block_on` in a `block_in_place` closure, clears the flag
+        // but its tasks stay on this thread, which goes on polling them.
         context::Entered::Yes {
             allow_block_in_place: false,
-        } => panic!(
+        } if !on_multi_thread_worker() => panic!(
             "block_in_place can only be called from a multi_thread runtime's worker: this \
              thread is driving a current_thread runtime (or a block_on), which has no other \
              worker to hand its tasks to, or a LocalSet, whose tasks cannot move to another \
