@@ -94,3 +94,43 @@ rt_test! {
         });
     }
 }
+
+/// A FIFO opened for writing waits for a reader, as open(2) and Tokio do:
+/// on io_uring the ring's first, non-blocking attempt fails with ENXIO,
+/// which went to the caller before.
+#[test]
+fn a_fifo_opened_for_writing_waits_for_its_reader() {
+    use std::time::Duration;
+    use weft::io::AsyncWriteExt;
+    let dir = std::env::temp_dir().join(format!("weft-fs-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fifo");
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            std::fs::read(path).unwrap()
+        })
+    };
+    let rt = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let opened = weft::time::timeout(
+            Duration::from_secs(10),
+            weft::fs::OpenOptions::new().write(true).open(&path),
+        )
+        .await
+        .expect("the open waited for ever");
+        let mut fifo = opened.expect("a FIFO opened for writing waits for its reader");
+        fifo.write_all(b"through the fifo").await.unwrap();
+        fifo.flush().await.unwrap();
+    });
+    assert_eq!(reader.join().unwrap(), b"through the fifo");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

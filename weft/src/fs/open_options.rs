@@ -170,8 +170,16 @@ impl OpenOptions {
         if let (Some((flags, mode)), Some(driver)) = (ring, FileOp::current_driver()) {
             // After the writes begun before it, as `asyncify` below.
             super::write_order::after_earlier_writes().await;
-            let std = PathOp::open(driver, path.as_ref(), flags, mode)?.await?;
-            return Ok(File::from_std(std));
+            match PathOp::open(driver, path.as_ref(), flags, mode)?.await {
+                // The ring first tries an open that does not block, and a
+                // FIFO opened for writing with no reader then fails with
+                // ENXIO where open(2) waits for one: that open goes to the
+                // blocking pool, which waits, as Tokio's does. (A FIFO
+                // opened for reading does not wait for a writer on the
+                // ring: README, differences.)
+                Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+                opened => return Ok(File::from_std(opened?)),
+            }
         }
         let path = path.as_ref().to_owned();
         let options = self.0.clone();
