@@ -152,30 +152,35 @@ rt_test! {
     /// file up for ever.
     #[test]
     fn a_busy_writer_elsewhere_does_not_starve_a_reader() {
+        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+        use std::sync::Arc;
         rt().block_on(async {
             let dir = scratch("busy");
-            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let stop = Arc::new(AtomicBool::new(false));
+            let writes = Arc::new(AtomicU32::new(0));
             let writer = {
-                let (path, stop) = (dir.join("busy"), stop.clone());
+                let (path, stop, writes) = (dir.join("busy"), stop.clone(), writes.clone());
                 weft::spawn(async move {
                     let mut file = File::create(&path).await.unwrap();
-                    let mut writes = 0_u32;
-                    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    while !stop.load(Ordering::SeqCst) {
                         file.write_all(&[1; 512]).await.unwrap();
-                        writes += 1;
+                        writes.fetch_add(1, Ordering::SeqCst);
                         weft::task::yield_now().await;
                     }
                     file.flush().await.unwrap();
-                    writes
                 })
             };
             let other = dir.join("other");
             fs::write(&other, b"x").await.unwrap();
+            // The writer is writing before the reads start.
+            while writes.load(Ordering::SeqCst) == 0 {
+                weft::task::yield_now().await;
+            }
             for _ in 0..50 {
                 assert_eq!(fs::read(&other).await.unwrap(), b"x");
             }
-            stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            assert!(writer.await.unwrap() > 0);
+            stop.store(true, Ordering::SeqCst);
+            writer.await.unwrap();
             std::fs::remove_dir_all(&dir).unwrap();
         });
     }
