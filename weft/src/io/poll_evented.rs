@@ -328,7 +328,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// flight) comes first, then the socket's own.
     pub(crate) fn take_socket_error(&self) -> io::Result<Option<io::Error>>
     where
-        E: AsRawFd,
+        E: std::os::fd::AsFd,
     {
         if let (Some(datagrams), Some(rings)) = (&self.datagrams, self.registration.rings()) {
             datagrams.settle(rings);
@@ -336,7 +336,7 @@ impl<E: mio::event::Source> PollEvented<E> {
                 return Ok(Some(e));
             }
         }
-        socket2::SockRef::from(&BorrowedRaw(self.io().as_raw_fd())).take_error()
+        socket2::SockRef::from(self.io()).take_error()
     }
 
     /// Bytes a ring receive brought that no reader took yet: handed to `f`,
@@ -671,16 +671,5 @@ impl<E: mio::event::Source> Drop for PollEvented<E> {
 impl<E: mio::event::Source + std::fmt::Debug> std::fmt::Debug for PollEvented<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PollEvented").field("io", &self.io).finish()
-    }
-}
-
-/// A raw descriptor lent for one call (`socket2::SockRef` needs `AsFd`).
-struct BorrowedRaw(std::os::fd::RawFd);
-
-impl std::os::fd::AsFd for BorrowedRaw {
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        // SAFETY: built from the descriptor of a live `PollEvented`, which
-        // stays open while this value (a temporary in its method) lives.
-        unsafe { std::os::fd::BorrowedFd::borrow_raw(self.0) }
     }
 }
