@@ -15,33 +15,6 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub use crate::seeded_rng::Rng;
 
 impl Rng {
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below((hi - lo + 1) as u64) as usize
-    }
-
-    pub fn coin(&mut self) -> bool {
-        self.below(2) == 1
-    }
-
-    /// True with probability `pct` percent.
-    pub fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-
-    /// An index drawn with the given weights.
-    pub fn pick(&mut self, weights: &[u32]) -> usize {
-        let total: u32 = weights.iter().sum();
-        let mut x = self.below(u64::from(total)) as u32;
-        for (i, &w) in weights.iter().enumerate() {
-            if x < w {
-                return i;
-            }
-            x -= w;
-        }
-        unreachable!()
-    }
-
     /// One of `items`.
     pub fn one<T: Clone>(&mut self, items: &[T]) -> T {
         items[self.below(items.len() as u64) as usize].clone()

@@ -1,7 +1,8 @@
-//! The differential tests' seeded generator (sync, io, time and tasks):
-//! xorshift64*, seeded through splitmix64 (so every seed, 0 too, is
-//! fine). A seed always makes the same script. Each test adds the draws
-//! its scripts need in an `impl Rng` of its own.
+//! The differential tests' seeded generator (sync, io, time and tasks,
+//! net, fs and process): xorshift64*, seeded through splitmix64 (so every
+//! seed, 0 too, is fine), and the draws most of them use. A seed always
+//! makes the same script. Each test adds the draws only its scripts need
+//! in an `impl Rng` of its own.
 
 pub struct Rng(u64);
 
@@ -25,5 +26,36 @@ impl Rng {
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {
         (self.next() >> 16) % n
+    }
+
+    /// Uniform in `lo..=hi`.
+    #[allow(dead_code)]
+    pub fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below((hi - lo + 1) as u64) as usize
+    }
+
+    #[allow(dead_code)]
+    pub fn coin(&mut self) -> bool {
+        self.below(2) == 1
+    }
+
+    /// True with probability `pct` percent.
+    #[allow(dead_code)]
+    pub fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) < pct
+    }
+
+    /// An index drawn with the given weights (not all zero).
+    #[allow(dead_code)]
+    pub fn pick(&mut self, weights: &[u32]) -> usize {
+        let total: u32 = weights.iter().sum();
+        let mut x = self.below(u64::from(total)) as u32;
+        for (i, &w) in weights.iter().enumerate() {
+            if x < w {
+                return i;
+            }
+            x -= w;
+        }
+        unreachable!("weights sum to {total}")
     }
 }

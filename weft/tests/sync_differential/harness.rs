@@ -33,22 +33,6 @@ impl Rng {
         self.below(4) as usize
     }
 
-    pub fn coin(&mut self) -> bool {
-        self.below(2) == 1
-    }
-
-    pub fn pick(&mut self, weights: &[u32]) -> usize {
-        let total: u32 = weights.iter().sum();
-        let mut x = self.below(u64::from(total)) as u32;
-        for (i, &w) in weights.iter().enumerate() {
-            if x < w {
-                return i;
-            }
-            x -= w;
-        }
-        unreachable!()
-    }
-
     pub fn len(&mut self) -> usize {
         4 + self.below(45) as usize
     }

@@ -309,7 +309,7 @@ impl Gen<'_> {
     fn task(&mut self, depth: usize) -> usize {
         let id = self.tasks.len();
         self.tasks.push(Vec::new());
-        let len = self.rng.range(1, if depth == 0 { 10 } else { 6 });
+        let len = self.rng.range_u64(1, if depth == 0 { 10 } else { 6 });
         let weights: Vec<u32> = KINDS
             .iter()
             .zip(WEIGHTS)
@@ -405,7 +405,7 @@ impl Gen<'_> {
     }
 
     fn interval(&mut self) -> Step {
-        let period = self.rng.range(1, 10) * 1000 + self.sub_ms();
+        let period = self.rng.range_u64(1, 10) * 1000 + self.sub_ms();
         let start = match self.rng.below(3) {
             0 => Start::Plain,
             1 => Start::In(self.dur()),
@@ -417,7 +417,7 @@ impl Gen<'_> {
             2 => Some(Behavior::Delay),
             _ => Some(Behavior::Skip),
         };
-        let ticks = self.rng.range(1, 6);
+        let ticks = self.rng.range_u64(1, 6);
         let mut work = Vec::new();
         for _ in 0..ticks {
             let w = match self.rng.pick(&[4, 6, 3, 1, 1, 1, 1, 1]) {
@@ -469,7 +469,7 @@ impl Gen<'_> {
 
     fn sub_ms(&mut self) -> Us {
         if self.cfg.sub_ms_timers && self.rng.one_in(4) {
-            self.rng.range(1, 999)
+            self.rng.range_u64(1, 999)
         } else {
             0
         }
@@ -479,8 +479,8 @@ impl Gen<'_> {
     fn dur(&mut self) -> Us {
         let ms = match self.rng.below(10) {
             0 => 0,
-            1..=4 => self.rng.range(1, 5),
-            _ => self.rng.range(1, 40),
+            1..=4 => self.rng.range_u64(1, 5),
+            _ => self.rng.range_u64(1, 40),
         };
         ms * 1000 + self.sub_ms()
     }
