@@ -204,57 +204,40 @@ macro_rules! scenarios {
         scenarios! { common {} $(fn $name($rec) $body)* }
     };
     (common { $($common:item)* } $(fn $name:ident($rec:ident) $body:block)*) => {
-        #[allow(unused_imports, dead_code, clippy::redundant_clone, clippy::type_complexity)]
-        mod on_tokio {
-            use tokio as k;
-            use super::*;
-
-            /// A current-thread runtime with every driver.
-            fn current() -> k::runtime::Runtime {
-                k::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-            /// A multi-thread runtime of `workers` workers with every driver.
-            fn multi(workers: usize) -> k::runtime::Runtime {
-                k::runtime::Builder::new_multi_thread()
-                    .worker_threads(workers)
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-            $($common)*
-            $(pub fn $name($rec: &$crate::harness::Rec) $body)*
-        }
-        #[allow(unused_imports, dead_code, clippy::redundant_clone, clippy::type_complexity)]
-        mod on_weft {
-            use weft as k;
-            use super::*;
-
-            /// A current-thread runtime with every driver.
-            fn current() -> k::runtime::Runtime {
-                k::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-            /// A multi-thread runtime of `workers` workers with every driver.
-            fn multi(workers: usize) -> k::runtime::Runtime {
-                k::runtime::Builder::new_multi_thread()
-                    .worker_threads(workers)
-                    .enable_all()
-                    .build()
-                    .unwrap()
-            }
-            $($common)*
-            $(pub fn $name($rec: &$crate::harness::Rec) $body)*
-        }
+        scenarios! { @module on_tokio tokio { $($common)* } $(fn $name($rec) $body)* }
+        scenarios! { @module on_weft weft { $($common)* } $(fn $name($rec) $body)* }
         $(
             #[test]
             fn $name() {
                 $crate::harness::compare(stringify!($name), on_tokio::$name, on_weft::$name);
             }
         )*
+    };
+    // One crate's module: `k` is `$krate`.
+    (@module $module:ident $krate:ident { $($common:item)* }
+        $(fn $name:ident($rec:ident) $body:block)*) => {
+        #[allow(unused_imports, dead_code, clippy::redundant_clone, clippy::type_complexity)]
+        mod $module {
+            use $krate as k;
+            use super::*;
+
+            /// A current-thread runtime with every driver.
+            fn current() -> k::runtime::Runtime {
+                k::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap()
+            }
+            /// A multi-thread runtime of `workers` workers with every driver.
+            fn multi(workers: usize) -> k::runtime::Runtime {
+                k::runtime::Builder::new_multi_thread()
+                    .worker_threads(workers)
+                    .enable_all()
+                    .build()
+                    .unwrap()
+            }
+            $($common)*
+            $(pub fn $name($rec: &$crate::harness::Rec) $body)*
+        }
     };
 }
