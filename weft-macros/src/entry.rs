@@ -67,7 +67,7 @@ impl Flavor {
 
 /// The argument names the attributes accept, in the order error messages
 /// list them.
-const ARGUMENTS: &[&str] = &["flavor", "worker_threads", "start_paused", "crate"];
+const ARGUMENTS: &[&str] = &["flavor", "worker_threads", "start_paused", "crate", "name"];
 
 /// What the attribute arguments asked for, after validation.
 struct Config {
@@ -75,6 +75,8 @@ struct Config {
     worker_threads: Option<syn::LitInt>,
     start_paused: Option<syn::LitBool>,
     crate_path: Path,
+    /// The runtime's name (`Builder::name`).
+    name: Option<syn::LitStr>,
 }
 
 impl Config {
@@ -84,6 +86,7 @@ impl Config {
             worker_threads: None,
             start_paused: None,
             crate_path: default_crate_path(),
+            name: None,
         }
     }
 }
@@ -204,6 +207,7 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenS
             let fallback = Config {
                 worker_threads: None,
                 start_paused: None,
+                name: None,
                 ..config
             };
             let mut out = emit(kind, function, &fallback);
@@ -273,6 +277,7 @@ fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> (Config, syn::
     let mut worker_threads: Option<syn::LitInt> = None;
     let mut start_paused: Option<syn::LitBool> = None;
     let mut crate_path: Option<Path> = None;
+    let mut runtime_name: Option<syn::LitStr> = None;
     let mut seen: Vec<String> = Vec::new();
 
     for meta in args {
@@ -318,6 +323,7 @@ fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> (Config, syn::
             "worker_threads" => worker_threads = errors.push_result(parse_worker_threads(value)),
             "start_paused" => start_paused = errors.push_result(parse_start_paused(value)),
             "crate" => crate_path = errors.push_result(parse_crate_path(value)),
+            "name" => runtime_name = errors.push_result(parse_name(value)),
             _ => unreachable!("every name in ARGUMENTS is handled"),
         }
     }
@@ -360,6 +366,7 @@ fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> (Config, syn::
         worker_threads,
         start_paused,
         crate_path: crate_path.unwrap_or_else(default_crate_path),
+        name: runtime_name,
     };
     (config, errors.finish())
 }
@@ -458,6 +465,18 @@ fn parse_crate_path(value: &Expr) -> syn::Result<Path> {
     }
 }
 
+/// The runtime's name. A blank one is left to `Builder::name`, which
+/// panics on it when the function runs, as Tokio's attribute does.
+fn parse_name(value: &Expr) -> syn::Result<syn::LitStr> {
+    match literal(value, "name", "\"my-runtime\"")? {
+        Lit::Str(s) => Ok(s.clone()),
+        other => Err(syn::Error::new(
+            other.span(),
+            "the `name` argument expects a string, e.g. `name = \"my-runtime\"`",
+        )),
+    }
+}
+
 /// Whether `ty` can be written as a type inside the function body: not
 /// `!` (unstable outside return position) and not `impl Trait` (only
 /// allowed in the signature).
@@ -551,6 +570,10 @@ fn emit(kind: Kind, function: EntryFn, config: &Config) -> TokenStream {
         .start_paused
         .as_ref()
         .map(|b| quote_spanned!(b.span()=> .start_paused(#b)));
+    let name = config
+        .name
+        .as_ref()
+        .map(|n| quote_spanned!(n.span()=> .name(#n)));
 
     // The lint `allow`s need a statement to sit on (attributes on a tail
     // expression are unstable), hence a block statement ending in an
@@ -573,6 +596,7 @@ fn emit(kind: Kind, function: EntryFn, config: &Config) -> TokenStream {
                 return #crate_path::runtime::Builder::#constructor()
                     #worker_threads
                     #start_paused
+                    #name
                     .enable_all()
                     .build()
                     .expect("Failed building the Runtime")
@@ -634,6 +658,12 @@ mod tests {
         );
         assert!(out.contains("Output=Result<(),E>"), "{out}");
 
+        let out = compact(&run(Kind::Main, r#"name = "rt-7""#, "async fn main() {}"));
+        assert!(
+            out.contains(r#"new_multi_thread().name("rt-7").enable_all()"#),
+            "{out}"
+        );
+
         let out = compact(&run(Kind::Test, "start_paused = true", "async fn t() {}"));
         assert!(
             out.contains("new_current_thread().start_paused(true).enable_all()"),
@@ -667,6 +697,12 @@ mod tests {
                 "foo = 1",
                 "async fn main() {}",
                 "unknown argument `foo`",
+            ),
+            (
+                Kind::Main,
+                "name = 7",
+                "async fn main() {}",
+                "`name` argument expects a string",
             ),
             (
                 Kind::Main,

@@ -17,6 +17,7 @@
 //! | `flavor` | `"current_thread"` or `"multi_thread"` | `multi_thread` for `main`, `current_thread` for `test` | picks `Builder::new_current_thread` or `Builder::new_multi_thread` |
 //! | `worker_threads` | integer literal, greater than 0 | the runtime's own default | only with the `multi_thread` flavor |
 //! | `start_paused` | `true` or `false` | not set | only with the `current_thread` flavor |
+//! | `name` | string literal | no name | the runtime's name (`Builder::name`, `Handle::name`) |
 //! | `crate` | string literal holding a path | weft under the name the calling package's Cargo.toml gives it (`::weft`, or `::tokio` with `tokio = { package = "weft", .. }`) | where to find the weft crate, for re-exports |
 //!
 //! # Expansion
@@ -87,7 +88,7 @@ mod entry;
 /// The default flavor is `multi_thread`. Arguments (see the crate docs):
 /// `flavor = "current_thread" | "multi_thread"`, `worker_threads = N`
 /// (multi-thread only, `N > 0`), `start_paused = bool` (current-thread
-/// only) and `crate = "path::to::weft"`.
+/// only), `name = "runtime name"` and `crate = "path::to::weft"`.
 ///
 /// A function named `main` may not take arguments. Other functions may
 /// (the arguments are moved into the async body), which is handy for
@@ -151,7 +152,7 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// The default flavor is `current_thread`. Arguments are the same as for
 /// [`macro@main`]: `flavor`, `worker_threads` (multi-thread only),
-/// `start_paused` (current-thread only) and `crate`. A test function cannot
+/// `start_paused` (current-thread only), `name` and `crate`. A test function cannot
 /// take arguments, and must not also carry a plain `#[test]` attribute.
 ///
 /// (These examples are `ignore`d: this proc-macro crate cannot doctest

@@ -103,10 +103,10 @@ rt_test! {
                 })
             };
             // Never waits on anything: each round spends a unit of budget
-            // and completes, so only the budget (join!'s check, or the
-            // resource's) lets the spawned task run on a current_thread
-            // runtime. As in Tokio, join! itself spends nothing: branches
-            // that spend no budget would spin here.
+            // and completes, so only the resource's budget check lets the
+            // spawned task run on a current_thread runtime. As in Tokio,
+            // join! itself neither spends nor checks the budget: branches
+            // that spend none would spin here.
             use weft::io::AsyncReadExt;
             let mut empty = weft::io::empty();
             let mut buf = [0u8; 1];

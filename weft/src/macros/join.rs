@@ -7,12 +7,13 @@
 //! outputs taken in order.
 //!
 //! Invariants: every future is polled only while not done, and its output
-//! is taken once, after all are done (`join!`) or when one fails
-//! (`try_join!`, which then drops the others). By default the first future
-//! polled rotates from one poll to the next, so none is always last (as in
-//! Tokio); `biased;` polls in order. A poll with the task's budget spent
-//! yields first, so a `join!` in a loop over always-ready futures still
-//! lets other tasks run.
+//! is taken once, after all are done (`join!`) or as soon as one fails
+//! (`try_join!`, which returns that error without polling the futures
+//! after it in that poll, and then drops the others). By default the first
+//! future polled rotates from one poll to the next, so none is always last
+//! (as in Tokio); `biased;` polls in order. As in Tokio, neither macro
+//! looks at the task's budget itself: its futures do (a `join!` loop over
+//! futures that spend no budget never yields, on either).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -134,15 +135,15 @@ impl<F: Future, R: Join> Join for (MaybeDone<F>, R) {
 pub trait TryJoin<E>: Join {
     /// The success values, nested like the tuple.
     type Oks;
-    /// The first done element that failed, taken out.
-    fn take_err(self: Pin<&mut Self>) -> Option<E>;
+    /// Element `n`'s error, taken out, if it is done and failed.
+    fn take_err_nth(self: Pin<&mut Self>, n: usize) -> Option<E>;
     /// Every success value (all must be done and `Ok`).
     fn take_oks(self: Pin<&mut Self>) -> Self::Oks;
 }
 
 impl<E> TryJoin<E> for () {
     type Oks = ();
-    fn take_err(self: Pin<&mut Self>) -> Option<E> {
+    fn take_err_nth(self: Pin<&mut Self>, _: usize) -> Option<E> {
         None
     }
     fn take_oks(self: Pin<&mut Self>) {}
@@ -166,19 +167,22 @@ impl<T, E, F: Future<Output = Result<T, E>>, R: TryJoin<E>> TryJoin<E> for (Mayb
         (value, rest.take_oks())
     }
 
-    fn take_err(self: Pin<&mut Self>) -> Option<E> {
+    fn take_err_nth(self: Pin<&mut Self>, n: usize) -> Option<E> {
         // SAFETY: as in `Join::poll_nth`.
         let (head, rest) = unsafe {
             let this = self.get_unchecked_mut();
             (&mut this.0, Pin::new_unchecked(&mut this.1))
         };
+        if n > 0 {
+            return rest.take_err_nth(n - 1);
+        }
         if let MaybeDone::Done(Err(_)) = head {
             // A done element holds no future: replacing it moves nothing pinned.
             if let MaybeDone::Done(Err(e)) = std::mem::replace(head, MaybeDone::Gone) {
                 return Some(e);
             }
         }
-        rest.take_err()
+        None
     }
 }
 
@@ -192,16 +196,25 @@ pub fn poll_all<J: Join>(mut all: Pin<&mut J>, start: usize, cx: &mut Context<'_
     done
 }
 
-/// `Pending` (and a deferred wake) when the task's budget is spent, so a
-/// join in a loop yields like any resource.
+/// As [`poll_all`] for `try_join!`, but an element that fails ends the
+/// poll: the elements after it in this poll's order are not polled, and
+/// its error is returned, taken out. `Ok(true)` when all are done.
 #[doc(hidden)]
-pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
-    if crate::coop::has_remaining() {
-        Poll::Ready(())
-    } else {
-        crate::runtime::context::defer(cx.waker());
-        Poll::Pending
+pub fn try_poll_all<E, J: TryJoin<E>>(
+    mut all: Pin<&mut J>,
+    start: usize,
+    cx: &mut Context<'_>,
+) -> Result<bool, E> {
+    let mut done = true;
+    for i in 0..J::LEN {
+        let n = (start + i) % J::LEN;
+        if !all.as_mut().poll_nth(n, cx) {
+            done = false;
+        } else if let Some(e) = all.as_mut().take_err_nth(n) {
+            return Err(e);
+        }
     }
+    Ok(done)
 }
 
 /// Waits for every future and returns their outputs as a tuple, in order.
@@ -217,6 +230,9 @@ pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
 /// ```
 #[macro_export]
 macro_rules! join {
+    (biased;) => {
+        async {}.await
+    };
     (biased; $($f:expr),+ $(,)?) => {
         $crate::__join_impl!(true; $($f),+)
     };
@@ -229,8 +245,8 @@ macro_rules! join {
 }
 
 /// Waits for every future, each returning `Result<_, E>`: `Ok` with the
-/// tuple of values when all succeed, or the first `Err` at once (the other
-/// futures are dropped). `try_join!(biased; ..)` polls in order.
+/// tuple of values when all succeed, or the first `Err` at once (the
+/// futures after it are not polled again, and all are dropped). `try_join!(biased; ..)` polls in order.
 ///
 /// ```
 /// # weft::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -243,6 +259,9 @@ macro_rules! join {
 /// ```
 #[macro_export]
 macro_rules! try_join {
+    (biased;) => {
+        async { ::core::result::Result::Ok(()) }.await
+    };
     (biased; $($f:expr),+ $(,)?) => {
         $crate::__try_join_impl!(true; $($f),+)
     };
@@ -289,7 +308,6 @@ macro_rules! __join_impl {
         let mut __weft_all = ::core::pin::pin!($crate::__join_nest!($($f),+));
         let mut __weft_start = 0usize;
         let __weft_outputs = ::core::future::poll_fn(|cx| {
-            ::core::task::ready!($crate::macros_support::poll_budget(cx));
             let __weft_len = $crate::macros_support::join_len(&*__weft_all);
             let __weft_first = if $biased { 0 } else { __weft_start % __weft_len };
             __weft_start = __weft_start.wrapping_add(1);
@@ -311,16 +329,16 @@ macro_rules! __try_join_impl {
         let mut __weft_all = ::core::pin::pin!($crate::__join_nest!($($f),+));
         let mut __weft_start = 0usize;
         let __weft_result = ::core::future::poll_fn(|cx| {
-            ::core::task::ready!($crate::macros_support::poll_budget(cx));
             let __weft_len = $crate::macros_support::join_len(&*__weft_all);
             let __weft_first = if $biased { 0 } else { __weft_start % __weft_len };
             __weft_start = __weft_start.wrapping_add(1);
-            let __weft_done = $crate::macros_support::poll_all(__weft_all.as_mut(), __weft_first, cx);
-            if let ::core::option::Option::Some(e) =
-                $crate::macros_support::take_err(__weft_all.as_mut())
-            {
-                return ::core::task::Poll::Ready(::core::result::Result::Err(e));
-            }
+            let __weft_done =
+                match $crate::macros_support::try_poll_all(__weft_all.as_mut(), __weft_first, cx) {
+                    ::core::result::Result::Ok(done) => done,
+                    ::core::result::Result::Err(e) => {
+                        return ::core::task::Poll::Ready(::core::result::Result::Err(e));
+                    }
+                };
             if __weft_done {
                 ::core::task::Poll::Ready(::core::result::Result::Ok(
                     $crate::macros_support::take_oks(__weft_all.as_mut()),
@@ -348,11 +366,6 @@ pub fn join_len<J: Join>(_: &J) -> usize {
 #[doc(hidden)]
 pub fn take_all<J: Join>(all: Pin<&mut J>) -> J::Output {
     all.take_all()
-}
-
-#[doc(hidden)]
-pub fn take_err<E, J: TryJoin<E>>(all: Pin<&mut J>) -> Option<E> {
-    all.take_err()
 }
 
 #[doc(hidden)]

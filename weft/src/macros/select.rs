@@ -11,15 +11,16 @@
 //!
 //! Semantics, as Tokio documents them:
 //! - every precondition is evaluated first; then every future expression,
-//!   disabled branches included (their futures are never polled);
-//! - branches are polled in a random order each time, or in declaration
-//!   order with `biased;`;
+//!   disabled branches included (their futures are never polled); then
+//!   each one's `IntoFuture::into_future`;
+//! - each poll visits the branches in declaration order from a start drawn
+//!   at random for that poll, or from the first with `biased;`;
 //! - a completed branch whose value does not match its pattern is disabled
 //!   and the others keep going;
 //! - all futures are dropped before the chosen handler runs, so the
 //!   handler may use what they borrowed;
 //! - with every branch disabled, the `else` branch runs, or, without one,
-//!   `select!` panics;
+//!   `select!` panics; a `select!` of an `else` alone is its expression;
 //! - at most 64 branches (a `u64` mask);
 //! - with the task's budget spent, it yields before polling (as Tokio's
 //!   does), so a `select!` loop over always-ready branches lets others run.
@@ -62,7 +63,12 @@ pub fn random_start(n: usize) -> usize {
 /// select loop over always-ready branches yields like any resource.
 #[doc(hidden)]
 pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
-    crate::macros::join::poll_budget(cx)
+    if crate::coop::has_remaining() {
+        Poll::Ready(())
+    } else {
+        crate::runtime::context::defer(cx.waker());
+        Poll::Pending
+    }
 }
 
 /// Waits on several branches and runs the handler of the first whose
@@ -85,6 +91,10 @@ pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
 /// ```
 #[macro_export]
 macro_rules! select {
+    // Only an `else`: there is nothing to wait for, the `else` runs.
+    ($(biased;)? else => $e:expr $(,)?) => {{
+        $e
+    }};
     (biased; $($t:tt)*) => {
         $crate::__select_with_slots!(true; $($t)*)
     };
@@ -172,16 +182,20 @@ macro_rules! __select_gen {
         // handler runs.
         #[allow(unused_variables, unreachable_patterns, clippy::modulo_one)]
         let __weft_winner: ::core::option::Option<usize> = {
-            let mut __weft_futs = ::core::pin::pin!(($($crate::macros_support::into_future($f),)+));
-            let __weft_start = if $b {
-                0
-            } else {
-                $crate::macros_support::random_start(__WEFT_BRANCHES)
-            };
+            // Every expression, then each one's `into_future`.
+            let __weft_init = ($($f,)+);
+            let mut __weft_futs = ::core::pin::pin!((
+                $($crate::macros_support::into_future(__weft_init.$i),)+
+            ));
             ::core::future::poll_fn(|cx| {
                 if $crate::macros_support::select_poll_budget(cx).is_pending() {
                     return ::core::task::Poll::Pending;
                 }
+                let __weft_start = if $b {
+                    0
+                } else {
+                    $crate::macros_support::random_start(__WEFT_BRANCHES)
+                };
                 let mut __weft_pending = false;
                 for __weft_k in 0..__WEFT_BRANCHES {
                     let __weft_i = (__weft_start + __weft_k) % __WEFT_BRANCHES;

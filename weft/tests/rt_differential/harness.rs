@@ -14,6 +14,12 @@
 //! point at the scenario's line, not at weft's insides (`#[track_caller]`),
 //! or, for an `async fn` (whose body cannot know its caller), name that
 //! line in its message: [`Rec::misuse`] checks that on weft's side.
+//! [`Rec::catch_where`] also logs the line, for a panic both crates must
+//! raise at the caller's line (one a macro expands there).
+//!
+//! Other differential tests written the same way (`macros_differential`)
+//! include this file too: "the scenario's file" is any `*_differential`
+//! test file.
 
 use std::cell::RefCell;
 use std::fmt::Debug;
@@ -94,16 +100,30 @@ impl Rec {
 
     /// Runs `f`, logging `label: <value>` or `label: panicked`.
     pub fn catch<T: Debug>(&self, label: &str, f: impl FnOnce() -> T) -> Option<T> {
-        self.catch_inner(label, f, false)
+        self.catch_inner(label, f, false, false)
+    }
+
+    /// As [`Rec::catch`], and a panic is logged with where it was raised:
+    /// its line if that is in the scenario's file (the same on both
+    /// crates, which expand the same tokens), else its file.
+    #[allow(dead_code)] // not every test including this file uses it
+    pub fn catch_where<T: Debug>(&self, label: &str, f: impl FnOnce() -> T) -> Option<T> {
+        self.catch_inner(label, f, false, true)
     }
 
     /// As [`Rec::catch`], for a call that is a caller's mistake on at least
     /// one runtime: if weft panics, the panic must name the scenario's line.
     pub fn misuse<T: Debug>(&self, label: &str, f: impl FnOnce() -> T) -> Option<T> {
-        self.catch_inner(label, f, true)
+        self.catch_inner(label, f, true, false)
     }
 
-    fn catch_inner<T: Debug>(&self, label: &str, f: impl FnOnce() -> T, misuse: bool) -> Option<T> {
+    fn catch_inner<T: Debug>(
+        &self,
+        label: &str,
+        f: impl FnOnce() -> T,
+        misuse: bool,
+        site: bool,
+    ) -> Option<T> {
         quiet_panics();
         LAST_PANIC.with(|p| p.borrow_mut().take());
         match panic::catch_unwind(AssertUnwindSafe(f)) {
@@ -123,14 +143,20 @@ impl Rec {
                 // An `async fn`'s panic is raised inside weft, so there
                 // it is the message that must name the caller's line.
                 let at_caller =
-                    seen.file.contains("rt_differential") || text.contains("rt_differential");
+                    seen.file.contains("_differential") || text.contains("_differential");
                 if misuse && self.side == Side::Weft && !at_caller {
                     self.misplaced.lock().unwrap().push(format!(
                         "{label}: panicked at {}:{} (not the caller's line): {text}",
                         seen.file, seen.line
                     ));
                 }
-                self.log(format!("{label}: panicked"));
+                if !site {
+                    self.log(format!("{label}: panicked"));
+                } else if seen.file.contains("_differential") {
+                    self.log(format!("{label}: panicked at line {}", seen.line));
+                } else {
+                    self.log(format!("{label}: panicked in {}", seen.file));
+                }
                 None
             }
         }
