@@ -16,7 +16,8 @@
 //! - each poll visits the branches in declaration order from a start drawn
 //!   at random for that poll, or from the first with `biased;`;
 //! - a completed branch whose value does not match its pattern is disabled
-//!   and the others keep going;
+//!   and the others keep going; the check borrows the value, so a pattern
+//!   may bind by value with `mut` (Tokio strips `mut` and `ref` for it);
 //! - all futures are dropped before the chosen handler runs, so the
 //!   handler may use what they borrowed;
 //! - with every branch disabled, the `else` branch runs, or, without one,
@@ -180,7 +181,7 @@ macro_rules! __select_gen {
         )+
         // The futures live in this block only: they are dropped before a
         // handler runs.
-        #[allow(unused_variables, unreachable_patterns, clippy::modulo_one)]
+        #[allow(unused_variables, unused_mut, unreachable_patterns, clippy::modulo_one)]
         let __weft_winner: ::core::option::Option<usize> = {
             // Every expression, then each one's `into_future`.
             let __weft_init = ($($f,)+);
@@ -214,7 +215,21 @@ macro_rules! __select_gen {
                                 ::core::task::Poll::Ready(__weft_v) => {
                                     // A completed future is never polled again.
                                     __weft_mask |= 1u64 << $i;
-                                    if ::core::matches!(&__weft_v, $p) {
+                                    // Whether it matches, without moving it:
+                                    // the guard sees the bindings borrowed
+                                    // and refuses the arm (whose move the
+                                    // borrow checker sees only on a path
+                                    // that diverges), so `mut` and `ref`
+                                    // bindings work as written.
+                                    let mut __weft_matches = false;
+                                    match __weft_v {
+                                        $p if {
+                                            __weft_matches = true;
+                                            false
+                                        } => ::core::unreachable!(),
+                                        _ => {}
+                                    }
+                                    if __weft_matches {
                                         $o = ::core::option::Option::Some(__weft_v);
                                         return ::core::task::Poll::Ready(
                                             ::core::option::Option::Some($i),

@@ -110,6 +110,17 @@ scenarios! {
         }
 
         #[k::main]
+        async fn main_question_mark(text: &str) -> Result<u32, Box<dyn std::error::Error>> {
+            let n: u32 = text.parse()?;
+            Ok(n * 2)
+        }
+
+        #[k::main(flavor = "current_thread")]
+        async fn main_impl_trait() -> impl std::fmt::Debug {
+            ("opaque", 1)
+        }
+
+        #[k::main]
         async fn main_takes_arguments(a: u32, b: &str) -> String {
             format!("{b}{a}")
         }
@@ -193,6 +204,12 @@ scenarios! {
             main_named();
             rec.misuse("a blank runtime name", main_blank_name);
             rec.log(format!("main_err: {:?}", main_err()));
+            rec.log(format!("main_question_mark(21): {:?}", main_question_mark("21").ok()));
+            rec.log(format!(
+                "main_question_mark(x): {:?}",
+                main_question_mark("x").map_err(|e| e.to_string())
+            ));
+            rec.log(format!("main_impl_trait: {:?}", main_impl_trait()));
             rec.log(format!("main_takes_arguments: {:?}", main_takes_arguments(4, "x")));
             rec.catch_where("main_panics", main_panics);
             rec.misuse("block_in_place on current_thread", main_block_in_place_current);

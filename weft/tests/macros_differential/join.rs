@@ -90,6 +90,15 @@ scenarios! {
         rec.log(format!("first, middle, last {got:?}"));
     }
 
+    fn one_future(rec) {
+        let got = current().block_on(async {
+            let one = k::join!(Script::after(rec, "a", 1, 'a'));
+            let biased = k::join!(biased; Script::ready(rec, "b", 'b'),);
+            (one, biased)
+        });
+        rec.log(format!("value {got:?}"));
+    }
+
     fn the_empty_forms(rec) {
         let rt = current();
         // (Their value is `()`, whose type the `let`s below check.)

@@ -94,6 +94,60 @@ scenarios! {
         rec.log(format!("value {got}"));
     }
 
+    fn patterns_with_mut_and_ref_bindings(rec) {
+        let got = current().block_on(async {
+            let a = k::select! {
+                (mut s, n) = Script::ready(rec, "a", (String::from("a"), 1u8)) => {
+                    s.push('!');
+                    format!("{s}{n}")
+                }
+            };
+            let b = k::select! {
+                biased;
+                Some(mut s) = Script::ready(rec, "b", None::<String>) => {
+                    s.push('?');
+                    s
+                }
+                Some(ref s) = Script::after(rec, "c", 1, Some(String::from("c"))) => s.clone(),
+            };
+            (a, b)
+        });
+        rec.log(format!("value {got:?}"));
+    }
+
+    fn handlers_use_what_the_futures_borrowed(rec) {
+        let got = current().block_on(async {
+            let mut n = 1u32;
+            let mut s = String::from("s");
+            k::select! {
+                _ = async { n += 1 } => {
+                    n *= 10;
+                    s.push('!');
+                }
+                _ = async { s.push('?') }, if false => {}
+            }
+            (n, s)
+        });
+        rec.log(format!("value {got:?}"));
+    }
+
+    fn a_panicking_branch_drops_the_others(rec) {
+        rec.catch_where("select with a panicking branch", || {
+            current().block_on(async {
+                k::select! {
+                    biased;
+                    _ = Script::<()>::after(rec, "a", 1, ()) => rec.log("handler a"),
+                    _ = async {
+                        let _guard = Noisy("b's guard", rec.clone());
+                        Script::<()>::after(rec, "b", 1, ()).await;
+                        panic!("branch b panics");
+                    } => rec.log("handler b"),
+                    _ = Script::<()>::never(rec, "c") => rec.log("handler c"),
+                }
+            })
+        });
+    }
+
     fn else_runs_when_every_branch_is_disabled(rec) {
         let rt = current();
         let got = rt.block_on(async {
