@@ -39,6 +39,8 @@ impl Kind {
 enum Flavor {
     CurrentThread,
     MultiThread,
+    /// A current-thread `LocalRuntime` (`Builder::build_local`).
+    Local,
 }
 
 impl Flavor {
@@ -46,6 +48,7 @@ impl Flavor {
         match self {
             Flavor::CurrentThread => "current_thread",
             Flavor::MultiThread => "multi_thread",
+            Flavor::Local => "local",
         }
     }
 
@@ -53,14 +56,25 @@ impl Flavor {
         match name {
             "current_thread" => Some(Flavor::CurrentThread),
             "multi_thread" => Some(Flavor::MultiThread),
+            "local" => Some(Flavor::Local),
             _ => None,
         }
     }
 
     fn constructor(self) -> &'static str {
         match self {
-            Flavor::CurrentThread => "new_current_thread",
+            Flavor::CurrentThread | Flavor::Local => "new_current_thread",
             Flavor::MultiThread => "new_multi_thread",
+        }
+    }
+
+    /// The builder call that makes the runtime, after the knobs.
+    fn build(self, crate_path: &Path) -> TokenStream {
+        match self {
+            Flavor::Local => {
+                quote!(build_local(#crate_path::runtime::LocalOptions::default()))
+            }
+            Flavor::CurrentThread | Flavor::MultiThread => quote!(build()),
         }
     }
 }
@@ -342,7 +356,7 @@ fn parse_config(kind: Kind, args: Punctuated<Meta, Token![,]>) -> (Config, syn::
             )
         }
     };
-    if let (Some(lit), Flavor::CurrentThread) = (&worker_threads, flavor) {
+    if let (Some(lit), Flavor::CurrentThread | Flavor::Local) = (&worker_threads, flavor) {
         errors.push(syn::Error::new(
             lit.span(),
             format!(
@@ -405,7 +419,8 @@ fn parse_flavor(value: &Expr) -> syn::Result<Flavor> {
             None => Err(syn::Error::new(
                 s.span(),
                 format!(
-                    "unknown runtime flavor `{}`; expected `current_thread` or `multi_thread`",
+                    "unknown runtime flavor `{}`; expected `current_thread`, `multi_thread` \
+                     or `local`",
                     s.value()
                 ),
             )),
@@ -562,6 +577,7 @@ fn emit(kind: Kind, function: EntryFn, config: &Config) -> TokenStream {
 
     let crate_path = &config.crate_path;
     let constructor = syn::Ident::new(config.flavor.constructor(), Span::call_site());
+    let build = config.flavor.build(crate_path);
     let worker_threads = config
         .worker_threads
         .as_ref()
@@ -598,7 +614,7 @@ fn emit(kind: Kind, function: EntryFn, config: &Config) -> TokenStream {
                     #start_paused
                     #name
                     .enable_all()
-                    .build()
+                    .#build
                     .expect("Failed building the Runtime")
                     .block_on(#body_var);
             }
@@ -658,6 +674,19 @@ mod tests {
         );
         assert!(out.contains("Output=Result<(),E>"), "{out}");
 
+        let out = compact(&run(
+            Kind::Test,
+            r#"flavor = "local", start_paused = true"#,
+            "async fn t() {}",
+        ));
+        assert!(
+            out.contains(
+                "new_current_thread().start_paused(true).enable_all()\
+                 .build_local(::weft::runtime::LocalOptions::default())"
+            ),
+            "{out}"
+        );
+
         let out = compact(&run(Kind::Main, r#"name = "rt-7""#, "async fn main() {}"));
         assert!(
             out.contains(r#"new_multi_thread().name("rt-7").enable_all()"#),
@@ -697,6 +726,12 @@ mod tests {
                 "foo = 1",
                 "async fn main() {}",
                 "unknown argument `foo`",
+            ),
+            (
+                Kind::Main,
+                r#"flavor = "local", worker_threads = 2"#,
+                "async fn main() {}",
+                "requires the `multi_thread` flavor",
             ),
             (
                 Kind::Main,

@@ -14,9 +14,9 @@
 //!
 //! | argument | value | default | notes |
 //! | --- | --- | --- | --- |
-//! | `flavor` | `"current_thread"` or `"multi_thread"` | `multi_thread` for `main`, `current_thread` for `test` | picks `Builder::new_current_thread` or `Builder::new_multi_thread` |
+//! | `flavor` | `"current_thread"`, `"multi_thread"` or `"local"` | `multi_thread` for `main`, `current_thread` for `test` | picks `Builder::new_current_thread` or `Builder::new_multi_thread`; `local` builds a current-thread `LocalRuntime` (`Builder::build_local`), where `task::spawn_local` works |
 //! | `worker_threads` | integer literal, greater than 0 | the runtime's own default | only with the `multi_thread` flavor |
-//! | `start_paused` | `true` or `false` | not set | only with the `current_thread` flavor |
+//! | `start_paused` | `true` or `false` | not set | only with the `current_thread` and `local` flavors |
 //! | `name` | string literal | no name | the runtime's name (`Builder::name`, `Handle::name`) |
 //! | `crate` | string literal holding a path | weft under the name the calling package's Cargo.toml gives it (`::weft`, or `::tokio` with `tokio = { package = "weft", .. }`) | where to find the weft crate, for re-exports |
 //!
@@ -86,9 +86,10 @@ mod entry;
 /// `Result<(), E>`.
 ///
 /// The default flavor is `multi_thread`. Arguments (see the crate docs):
-/// `flavor = "current_thread" | "multi_thread"`, `worker_threads = N`
-/// (multi-thread only, `N > 0`), `start_paused = bool` (current-thread
-/// only), `name = "runtime name"` and `crate = "path::to::weft"`.
+/// `flavor = "current_thread" | "multi_thread" | "local"`,
+/// `worker_threads = N` (multi-thread only, `N > 0`), `start_paused = bool`
+/// (not multi-thread), `name = "runtime name"` and
+/// `crate = "path::to::weft"`.
 ///
 /// A function named `main` may not take arguments. Other functions may
 /// (the arguments are moved into the async body), which is handy for
@@ -131,6 +132,17 @@ mod entry;
 /// async fn main() {}
 /// ```
 ///
+/// A `LocalRuntime`, where `!Send` tasks can be spawned:
+///
+/// ```ignore
+/// #[weft::main(flavor = "local")]
+/// async fn main() {
+///     let shared = std::rc::Rc::new(3);
+///     let n = weft::task::spawn_local(async move { *shared }).await.unwrap();
+///     assert_eq!(n, 3);
+/// }
+/// ```
+///
 /// Using weft through a re-export:
 ///
 /// ```ignore
@@ -151,8 +163,8 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 /// working, and the test may return `Result<(), E>`.
 ///
 /// The default flavor is `current_thread`. Arguments are the same as for
-/// [`macro@main`]: `flavor`, `worker_threads` (multi-thread only),
-/// `start_paused` (current-thread only), `name` and `crate`. A test function cannot
+/// [`macro@main`]: `flavor` (`local` too), `worker_threads` (multi-thread
+/// only), `start_paused` (not multi-thread), `name` and `crate`. A test function cannot
 /// take arguments, and must not also carry a plain `#[test]` attribute.
 ///
 /// (These examples are `ignore`d: this proc-macro crate cannot doctest

@@ -1,8 +1,8 @@
 //! `#[main]` and `#[test]`: pairs of small functions, one with each crate's
 //! attribute, called directly and compared by what their body sees: the
-//! runtime's flavor, worker count and name, whether time starts paused,
-//! the thread it runs on, a spawned task, `block_in_place`, the
-//! value it returns (an `Err` too) and a panic. The `#[test]` ones are
+//! runtime's flavor (`local` too), worker count and name, whether time
+//! starts paused, the thread it runs on, a spawned task, `block_in_place`,
+//! the value it returns (an `Err` too) and a panic. The `#[test]` ones are
 //! `#[ignore]`d: the scenarios call them (a test returning `Err` would
 //! otherwise fail the run).
 
@@ -83,6 +83,19 @@ scenarios! {
             describe("main 1 worker").await;
         }
 
+        #[k::main(flavor = "local")]
+        async fn main_local() {
+            describe("main local").await;
+            let shared = std::rc::Rc::new(5);
+            let local = k::task::spawn_local(async move { *shared + 1 }).await;
+            rec().log(format!("main local: spawn_local of a !Send future gives {local:?}"));
+        }
+
+        #[k::main(flavor = "local", start_paused = true)]
+        async fn main_local_paused() {
+            sleep_an_hour("main local paused").await;
+        }
+
         #[k::main(flavor = "current_thread", start_paused = true)]
         async fn main_paused() {
             sleep_an_hour("main paused").await;
@@ -153,6 +166,14 @@ scenarios! {
             describe("test multi_thread 2").await;
         }
 
+        #[k::test(flavor = "local")]
+        #[ignore = "called by entry::test_attribute"]
+        async fn test_local() {
+            describe("test local").await;
+            let local = k::task::spawn_local(async { std::rc::Rc::new(6) }).await;
+            rec().log(format!("test local: spawn_local gives {local:?}"));
+        }
+
         #[k::test(name = "test-runtime")]
         #[ignore = "called by entry::test_attribute"]
         async fn test_named() {
@@ -200,6 +221,8 @@ scenarios! {
             main_three_workers();
             main_one_worker();
             main_paused();
+            main_local();
+            main_local_paused();
             main_crate_path();
             main_named();
             rec.misuse("a blank runtime name", main_blank_name);
@@ -222,6 +245,7 @@ scenarios! {
             test_default();
             test_two_workers();
             test_named();
+            test_local();
             test_multi_thread();
             test_paused();
             rec.log(format!("test_err: {:?}", test_err()));
