@@ -596,29 +596,37 @@ fn emit(kind: Kind, function: EntryFn, config: &Config) -> TokenStream {
     // explicit `return` rather than a tail expression. The allowed lints
     // are the ones a user's `clippy::restriction` or `-> !` signature could
     // otherwise raise on code they did not write.
+    let fn_body = quote! {
+        #(#inner_attrs)*
+        let #body_var = #async_body;
+        #pin_body
+        #[allow(
+            clippy::expect_used,
+            clippy::diverging_sub_expression,
+            clippy::needless_return
+        )]
+        {
+            return #crate_path::runtime::Builder::#constructor()
+                #worker_threads
+                #start_paused
+                #name
+                .enable_all()
+                .#build
+                .expect("Failed building the Runtime")
+                .block_on(#body_var);
+        }
+    };
+    // The function's braces are the user's: with the macro's own, the
+    // function would count as macro-made, and the compiler would not
+    // warn when it is never used (as it does under Tokio's attribute).
+    let mut fn_body_block = TokenStream::new();
+    brace.surround(&mut fn_body_block, |tokens| tokens.extend(fn_body));
+    let fn_body = fn_body_block;
+
     quote! {
         #test_attr
         #(#attrs)*
-        #vis #sig {
-            #(#inner_attrs)*
-            let #body_var = #async_body;
-            #pin_body
-            #[allow(
-                clippy::expect_used,
-                clippy::diverging_sub_expression,
-                clippy::needless_return
-            )]
-            {
-                return #crate_path::runtime::Builder::#constructor()
-                    #worker_threads
-                    #start_paused
-                    #name
-                    .enable_all()
-                    .#build
-                    .expect("Failed building the Runtime")
-                    .block_on(#body_var);
-            }
-        }
+        #vis #sig #fn_body
     }
 }
 

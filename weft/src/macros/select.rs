@@ -92,6 +92,11 @@ pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
 /// ```
 #[macro_export]
 macro_rules! select {
+    ($(biased;)?) => {
+        ::core::compile_error!(
+            "select! needs at least one branch: `pattern = future => handler`, or `else => expr`"
+        )
+    };
     // Only an `else`: there is nothing to wait for, the `else` runs.
     ($(biased;)? else => $e:expr $(,)?) => {{
         $e
