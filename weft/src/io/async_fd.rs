@@ -510,18 +510,20 @@ fn clear_matching(registration: &Registration, event: &mut Option<ReadyEvent>, r
     }
 }
 
-impl<T: AsRawFd> fmt::Debug for AsyncFdReadyGuard<'_, T> {
+/// Tokio's shape: `ReadyGuard { async_fd: AsyncFd { inner: .. } }`.
+impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncFdReadyGuard")
-            .field("ready", &self.ready())
+        f.debug_struct("ReadyGuard")
+            .field("async_fd", &self.fd)
             .finish()
     }
 }
 
-impl<T: AsRawFd> fmt::Debug for AsyncFdReadyMutGuard<'_, T> {
+/// Tokio's shape: `MutReadyGuard { async_fd: AsyncFd { inner: .. } }`.
+impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyMutGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncFdReadyMutGuard")
-            .field("ready", &self.ready())
+        f.debug_struct("MutReadyGuard")
+            .field("async_fd", &self.fd)
             .finish()
     }
 }
@@ -549,17 +551,17 @@ impl<T> AsyncFdRegisterError<T> {
     }
 }
 
+/// Shows the cause alone, as Tokio's does.
 impl<T> fmt::Display for AsyncFdRegisterError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "could not register the file descriptor: {}", self.cause)
+        fmt::Display::fmt(&self.cause, f)
     }
 }
 
+/// Shows the cause alone, as Tokio's does (`T` need not be `Debug`).
 impl<T> fmt::Debug for AsyncFdRegisterError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AsyncFdRegisterError")
-            .field("cause", &self.cause)
-            .finish_non_exhaustive()
+        fmt::Debug::fmt(&self.cause, f)
     }
 }
 

@@ -247,16 +247,16 @@ impl Registration {
     }
 
     /// Run `op` once if the resource looks ready for `interest`; `WouldBlock`
-    /// otherwise (and clears the readiness `op` found stale).
+    /// otherwise (and clears the readiness `op` found stale). A runtime
+    /// that shut down leaves the readiness as it was, and this looks only
+    /// at the readiness, as Tokio's `try_io` does: the next wait reports
+    /// the shutdown.
     pub(crate) fn try_io<R>(
         &self,
         interest: Interest,
         op: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
         let ev = self.io.ready_now(interest);
-        if ev.is_shutdown {
-            return Err(shutdown_error());
-        }
         if ev.ready.is_empty() {
             return Err(io::ErrorKind::WouldBlock.into());
         }

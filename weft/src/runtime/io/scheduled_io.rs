@@ -42,10 +42,15 @@ pub(crate) enum Direction {
 }
 
 impl Direction {
+    /// The readiness a `poll_*_ready` in this direction reports and is
+    /// woken by. Not `ERROR`, as in Tokio: an error alone (a refused
+    /// datagram's, on a socket with nothing to read) leaves a
+    /// `poll_read_ready` pending, and only a wait for `Interest::ERROR`
+    /// sees it.
     fn mask(self) -> Ready {
         match self {
-            Direction::Read => Ready::READABLE | Ready::READ_CLOSED | Ready::ERROR,
-            Direction::Write => Ready::WRITABLE | Ready::WRITE_CLOSED | Ready::ERROR,
+            Direction::Read => Ready::READABLE | Ready::READ_CLOSED,
+            Direction::Write => Ready::WRITABLE | Ready::WRITE_CLOSED,
         }
     }
 }
@@ -102,6 +107,12 @@ impl ScheduledIo {
         for waker in wakers {
             waker.wake();
         }
+    }
+
+    /// Move every waiter's waker into `out`, whatever it waits for (a
+    /// woken waiter polls again and finds its own answer).
+    pub(crate) fn take_all_wakers(&self, out: &mut Vec<Waker>) {
+        self.take_wakers(Ready::ALL, out);
     }
 
     /// Move the wakers of the waiters interested in `ready` into `out`.

@@ -295,9 +295,12 @@ impl<R: PollRings> UringPoll<R> {
             }
             if failed.is_some() {
                 // Other waiters may have seen `Arming` and left it to this
-                // call: wake them all, so each wait reports the failure
-                // of its own operation rather than hang.
+                // call: wake them all (whatever they wait for: `ERROR` is
+                // in no read or write wait's mask), so each wait arms
+                // again and reports the failure of its own operation
+                // rather than hang.
                 self.io.set_readiness(Ready::ERROR, &mut wakers);
+                self.io.take_all_wakers(&mut wakers);
             }
             // A completion that came before its slot was `Armed` woke this
             // object for nothing: take it now (module doc). Only then: the
