@@ -59,6 +59,7 @@ const STREAMS: Family<streams::StreamScript> = Family {
     tokio: stream_setup::on_tokio::run,
     weft: stream_setup::on_weft::run,
     seeds: 600,
+    env: "NET_DIFF",
 };
 
 #[test]
@@ -72,6 +73,7 @@ const DATAGRAMS: Family<datagrams::DgramScript> = Family {
     tokio: datagram_interp::on_tokio::run,
     weft: datagram_interp::on_weft::run,
     seeds: 1000,
+    env: "NET_DIFF",
 };
 
 #[test]
@@ -85,6 +87,7 @@ const CASES: Family<cases::CaseScript> = Family {
     tokio: cases::on_tokio::run,
     weft: cases::on_weft::run,
     seeds: 2,
+    env: "NET_DIFF",
 };
 
 #[test]

@@ -179,8 +179,20 @@ pub struct Family<S> {
     pub gen: fn(&mut Rng) -> S,
     pub tokio: fn(&S) -> Vec<Step>,
     pub weft: fn(&S) -> Vec<Step>,
-    /// Seeds run by default (`NET_DIFF_SEEDS` overrides).
+    /// Seeds run by default (`<env>_SEEDS` overrides).
     pub seeds: u64,
+    /// The prefix of the knobs that steer this family's runs: `NET_DIFF`
+    /// reads `NET_DIFF_SEEDS`, `NET_DIFF_SEED`, `NET_DIFF_OPS`,
+    /// `NET_DIFF_TRACE` and `NET_DIFF_SELF` (another test that shares
+    /// this harness has knobs of its own).
+    pub env: &'static str,
+}
+
+impl<S> Family<S> {
+    /// The knob `<env>_<name>`, if set.
+    fn knob(&self, name: &str) -> Option<String> {
+        std::env::var(format!("{}_{name}", self.env)).ok()
+    }
 }
 
 thread_local! {
@@ -235,11 +247,11 @@ fn first_difference(t: &[Step], w: &[Step]) -> Option<(usize, String)> {
     None
 }
 
-/// With `NET_DIFF_SELF=1` the "weft" side runs Tokio again: every
+/// With `<env>_SELF=1` the "weft" side runs Tokio again: every
 /// difference found then is nondeterminism in the interpreter (a check of
 /// the test itself).
 fn other<S>(fam: &Family<S>) -> fn(&S) -> Vec<Step> {
-    if std::env::var("NET_DIFF_SELF").is_ok_and(|v| v == "1") {
+    if fam.knob("SELF").is_some_and(|v| v == "1") {
         fam.tokio
     } else {
         fam.weft
@@ -249,7 +261,7 @@ fn other<S>(fam: &Family<S>) -> fn(&S) -> Vec<Step> {
 fn compare<S>(fam: &Family<S>, s: &S) -> Option<(usize, String, String)> {
     let t = run(fam.tokio, s);
     let w = run(other(fam), s);
-    if std::env::var("NET_DIFF_TRACE").is_ok_and(|v| v == "log") {
+    if fam.knob("TRACE").is_some_and(|v| v == "log") {
         for (a, b) in t.iter().zip(&w) {
             eprintln!("  {}\n    tokio: {}\n    weft:  {}", a.op, a.hard, b.hard);
         }
@@ -296,7 +308,7 @@ fn report<S: Debug>(fam: &Family<S>, seed: Option<u64>, s: &S) -> String {
     let w = run(other(fam), s);
     let mut m = format!("\n=== {} ===\n", fam.name);
     match seed {
-        Some(seed) => m += &format!("seed {seed} (NET_DIFF_SEED={seed}), shrunk script:\n"),
+        Some(seed) => m += &format!("seed {seed} ({}_SEED={seed}), shrunk script:\n", fam.env),
         None => m += "script:\n",
     }
     m += &format!("{s:#?}\nlogs up to the first difference:\n");
@@ -316,12 +328,12 @@ fn report<S: Debug>(fam: &Family<S>, seed: Option<u64>, s: &S) -> String {
     m + &format!("difference at step {at}: {detail}\n")
 }
 
-fn seeds(default: u64) -> std::ops::Range<u64> {
-    let var = |n: &str| std::env::var(n).ok().and_then(|s| s.parse::<u64>().ok());
-    if let Some(s) = var("NET_DIFF_SEED") {
+fn seeds<S>(fam: &Family<S>) -> std::ops::Range<u64> {
+    let var = |n: &str| fam.knob(n).and_then(|s| s.parse::<u64>().ok());
+    if let Some(s) = var("SEED") {
         return s..s + 1;
     }
-    0..var("NET_DIFF_SEEDS").unwrap_or(default)
+    0..var("SEEDS").unwrap_or(fam.seeds)
 }
 
 /// Runs the family's seeds; fails with one shrunk report per kind of
@@ -329,26 +341,24 @@ fn seeds(default: u64) -> std::ops::Range<u64> {
 pub fn fuzz<S: Shrink>(fam: &Family<S>) {
     let mut found: Vec<(String, u64, S, usize, String)> = Vec::new();
     let mut runs = 0u64;
-    for seed in seeds(fam.seeds) {
+    let trace = fam.knob("TRACE").is_some();
+    for seed in seeds(fam) {
         runs += 1;
-        if std::env::var_os("NET_DIFF_TRACE").is_some() {
+        if trace {
             eprintln!("{}: seed {seed}", fam.name);
         }
         let mut s = (fam.gen)(&mut Rng::new(seed));
-        if let Some(n) = std::env::var("NET_DIFF_OPS")
-            .ok()
-            .and_then(|n| n.parse().ok())
-        {
+        if let Some(n) = fam.knob("OPS").and_then(|n| n.parse().ok()) {
             if n < s.ops() {
                 s = s.without(n, s.ops() - n);
             }
         }
-        if std::env::var_os("NET_DIFF_TRACE").is_some() {
+        if trace {
             eprintln!("{s:?}");
         }
         let t0 = std::time::Instant::now();
         let found_here = compare(fam, &s);
-        if std::env::var_os("NET_DIFF_TRACE").is_some() && t0.elapsed().as_millis() > 500 {
+        if trace && t0.elapsed().as_millis() > 500 {
             eprintln!("slow seed {seed}: {:?}", t0.elapsed());
         }
         let Some((at, detail, sig)) = found_here else {

@@ -1,0 +1,54 @@
+//! The differences from Tokio this test found, each as a minimal case,
+//! all fixed in weft. Each test pins Tokio's behaviour down for that case;
+//! its doc says what Tokio does and what weft did before the fix. All
+//! showed on both weft drivers.
+
+use crate::cases::CaseScript;
+use crate::harness::assert_same;
+use crate::CASES;
+
+fn case(n: usize) {
+    for multi in [false, true] {
+        assert_same(
+            &CASES,
+            CaseScript {
+                cases: vec![n],
+                multi,
+            },
+        );
+    }
+}
+
+/// `AsyncFdRegisterError`'s `Display` and `Debug` show the cause alone,
+/// as Tokio's do; weft's said "could not register the file descriptor:
+/// <cause>" and `AsyncFdRegisterError { cause: .., .. }`.
+#[test]
+fn register_error_shows_the_cause_alone() {
+    case(1);
+}
+
+/// A refused datagram leaves an error on a UDP socket with nothing to
+/// read: Tokio's `poll_read_ready` stays pending (its read direction is
+/// `READABLE | READ_CLOSED`) and `poll_write_ready`'s guard has no
+/// `ERROR`; weft's direction masks had `ERROR` too, so `poll_read_ready`
+/// was ready with `ERROR` alone.
+#[test]
+fn an_error_alone_is_no_read_readiness() {
+    case(5);
+}
+
+/// The guards' `Debug` is Tokio's (`ReadyGuard { async_fd: .. }`,
+/// `MutReadyGuard { async_fd: .. }`); weft's showed the readiness under
+/// weft's own names.
+#[test]
+fn guards_debug_as_tokio_does() {
+    case(12);
+}
+
+/// `AsyncFd::try_io` after the runtime shut down looks at the readiness
+/// only, as Tokio's does (`WouldBlock` with none, the closure not run);
+/// weft's failed with the shutdown error.
+#[test]
+fn try_io_after_shutdown_looks_at_the_readiness() {
+    case(16);
+}
