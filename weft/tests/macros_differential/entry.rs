@@ -101,6 +101,24 @@ scenarios! {
             sleep_an_hour("main paused").await;
         }
 
+        /// The crate under another path, as a framework re-exporting it.
+        mod renamed {
+            pub(super) use super::k as rt;
+        }
+
+        #[k::main(crate = "renamed::rt")]
+        async fn main_renamed_crate() {
+            describe("main crate = renamed::rt").await;
+        }
+
+        #[k::main]
+        async fn main_not_send() -> u32 {
+            // The body need not be `Send`: it is only blocked on.
+            let held = std::rc::Rc::new(40);
+            k::task::yield_now().await;
+            *held + 2
+        }
+
         #[k::main(crate = "k")]
         async fn main_crate_path() {
             describe("main crate = k").await;
@@ -224,6 +242,8 @@ scenarios! {
             main_local();
             main_local_paused();
             main_crate_path();
+            main_renamed_crate();
+            rec.log(format!("main_not_send: {}", main_not_send()));
             main_named();
             rec.misuse("a blank runtime name", main_blank_name);
             rec.log(format!("main_err: {:?}", main_err()));

@@ -5,7 +5,7 @@
 //! two forms and its drop order.
 
 use crate::harness::Rec;
-use crate::support::Script;
+use crate::support::{block_on_plain, Noisy, Script};
 
 scenarios! {
     common {
@@ -143,6 +143,33 @@ scenarios! {
         rec.log(format!("value {got:?}"));
     }
 
+    fn try_join_drops_done_outputs_with_the_rest(rec) {
+        let got = current().block_on(async {
+            k::try_join!(
+                Script::ready(rec, "a", Ok::<Noisy, u8>(Noisy("a's value", rec.clone()))),
+                Script::after(rec, "b", 1, Err::<Noisy, u8>(7)),
+                Script::<Result<(), u8>>::never(rec, "c"),
+            )
+        });
+        rec.log(format!("value {:?}", got.map(|_| ())));
+    }
+
+    fn a_panicking_future_drops_the_others(rec) {
+        rec.catch_where("join with a panicking future", || {
+            current().block_on(async {
+                k::join!(
+                    Script::after(rec, "a", 1, ()),
+                    async {
+                        let _guard = Noisy("b's guard", rec.clone());
+                        Script::<()>::after(rec, "b", 1, ()).await;
+                        panic!("future b panics");
+                    },
+                    Script::ready(rec, "c", Noisy("c's value", rec.clone())),
+                )
+            });
+        });
+    }
+
     fn try_join_all_ok(rec) {
         let got = current().block_on(async {
             k::try_join!(
@@ -184,6 +211,19 @@ scenarios! {
             }
             rec.log(format!("join rounds before the other task ran: {rounds}"));
         });
+    }
+
+    fn outside_any_runtime(rec) {
+        // Polled by a plain executor: no budget, no runtime context.
+        let got = block_on_plain(async {
+            let joined = k::join!(Script::after(rec, "a", 2, 1u8), Script::ready(rec, "b", 2u8));
+            let tried = k::try_join!(Script::after(rec, "c", 1, Ok::<u8, ()>(3)));
+            let selected = k::select! {
+                v = Script::after(rec, "d", 1, 4u8) => v,
+            };
+            (joined, tried, selected)
+        });
+        rec.log(format!("value {got:?}"));
     }
 
     fn pin_binds_several_and_lets(rec) {

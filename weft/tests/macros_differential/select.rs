@@ -47,6 +47,55 @@ scenarios! {
         rec.log(format!("value {got}"));
     }
 
+    fn forty_branches(rec) {
+        let got = current().block_on(async {
+            k::select! {
+                biased;
+                v = Script::never(rec, "0") => v,
+                v = Script::never(rec, "1") => v,
+                v = Script::never(rec, "2") => v,
+                v = Script::never(rec, "3") => v,
+                v = Script::never(rec, "4") => v,
+                v = Script::never(rec, "5") => v,
+                v = Script::never(rec, "6") => v,
+                v = Script::never(rec, "7") => v,
+                v = Script::never(rec, "8") => v,
+                v = Script::never(rec, "9") => v,
+                v = Script::never(rec, "10") => v,
+                v = Script::never(rec, "11") => v,
+                v = Script::never(rec, "12") => v,
+                v = Script::never(rec, "13") => v,
+                v = Script::never(rec, "14") => v,
+                v = Script::never(rec, "15") => v,
+                v = Script::never(rec, "16") => v,
+                v = Script::never(rec, "17") => v,
+                v = Script::never(rec, "18") => v,
+                v = Script::never(rec, "19") => v,
+                v = Script::never(rec, "20") => v,
+                v = Script::never(rec, "21") => v,
+                v = Script::never(rec, "22") => v,
+                v = Script::never(rec, "23") => v,
+                v = Script::never(rec, "24") => v,
+                v = Script::never(rec, "25") => v,
+                v = Script::never(rec, "26") => v,
+                v = Script::never(rec, "27") => v,
+                v = Script::never(rec, "28") => v,
+                v = Script::never(rec, "29") => v,
+                v = Script::never(rec, "30") => v,
+                v = Script::never(rec, "31") => v,
+                v = Script::never(rec, "32") => v,
+                v = Script::never(rec, "33") => v,
+                v = Script::never(rec, "34") => v,
+                v = Script::never(rec, "35") => v,
+                v = Script::never(rec, "36") => v,
+                v = Script::never(rec, "37") => v,
+                v = Script::never(rec, "38") => v,
+                v = Script::after(rec, "39", 1, 39u8) => v,
+            }
+        });
+        rec.log(format!("value {got}"));
+    }
+
     fn preconditions_then_futures_are_evaluated(rec) {
         let got = current().block_on(async {
             k::select! {

@@ -7,7 +7,8 @@ use crate::harness::Rec;
 use std::collections::VecDeque;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
 
 /// A future whose `n`-th poll returns the `n`-th step: `None` is `Pending`
 /// (and wakes the task at once, so it is polled again), `Some(v)` is
@@ -100,4 +101,25 @@ impl IntoFuture for Later {
 pub fn eval<T>(rec: &Rec, what: &str, value: T) -> T {
     rec.log(format!("eval {what}"));
     value
+}
+
+/// Runs `fut` to completion on this thread without any runtime: a waker
+/// that unparks the thread, and `park` while pending. The macros must work
+/// under any executor.
+pub fn block_on_plain<F: Future>(fut: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
 }
