@@ -534,8 +534,8 @@ macro_rules! interp_group {
                         // clean (not a reset).
                         let dgram = m.kind == Kind::Udp;
                         let mut drained = 0;
-                        if m.kind != Kind::Pipe && !dgram {
-                            let want = Fd::queued(&m.outq);
+                        let want = Fd::queued(&m.outq);
+                        if m.kind != Kind::Pipe && !dgram && want > 0 {
                             let peer = self.slots[p].peer.as_ref().expect("open");
                             match peer_read(peer, want, false, false) {
                                 Ok(b) => drained = b.len(),

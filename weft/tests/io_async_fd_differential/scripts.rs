@@ -278,7 +278,7 @@ fn gen_op(rng: &mut Rng, fds: usize) -> Op {
         Wr::TryIo,
         Wr::TryIoMut,
     ];
-    match rng.pick(&[24, 10, 3, 3, 1, 24, 14, 2, 5, 4, 4, 4, 3, 2, 2, 1]) {
+    match rng.pick(&[30, 10, 3, 3, 1, 24, 14, 2, 5, 4, 4, 4, 3, 2, 2, 1]) {
         0 => Op::PeerWrite(p, len(rng)),
         1 => Op::PeerRead(p, len(rng)),
         2 => Op::PeerShutdown(p),
