@@ -402,15 +402,17 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
     }
 
     /// Forget only the readiness in `ready` (e.g. `Ready::READABLE` after a
-    /// read would block, keeping `WRITABLE`).
+    /// read would block, keeping `WRITABLE`): all of `ready`, even bits
+    /// this guard did not see, as in Tokio (unless an event came since
+    /// the guard's).
     pub fn clear_ready_matching(&mut self, ready: Ready) {
         clear_matching(&self.fd.registration, &mut self.event, ready);
     }
 
-    /// Keep the readiness (the default when the guard is dropped).
-    pub fn retain_ready(&mut self) {
-        self.event = None;
-    }
+    /// Keep the readiness (the default when the guard is dropped). A
+    /// no-op, as in Tokio: the guard still shows the readiness, and a
+    /// later `clear_ready` still clears it.
+    pub fn retain_ready(&mut self) {}
 
     /// Run `f`; on `WouldBlock`, clear readiness and return `Err(TryIoError)`.
     pub fn try_io<R>(
@@ -456,10 +458,8 @@ impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
         clear_matching(&self.fd.registration, &mut self.event, ready);
     }
 
-    /// Keep the readiness.
-    pub fn retain_ready(&mut self) {
-        self.event = None;
-    }
+    /// Keep the readiness (see [`AsyncFdReadyGuard::retain_ready`]).
+    pub fn retain_ready(&mut self) {}
 
     /// Run `f`; on `WouldBlock`, clear readiness and return `Err(TryIoError)`.
     pub fn try_io<R>(
@@ -496,16 +496,15 @@ impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
     }
 }
 
-/// Clear the part of a guard's `event` that is in `ready` from the
-/// registration, keeping the rest in the guard (shared by both guards).
+/// Clear `ready` from the registration, as of the guard's `event` (all
+/// of `ready`, as Tokio does, even the part the guard did not see), and
+/// keep the rest of `event` in the guard (shared by both guards).
 fn clear_matching(registration: &Registration, event: &mut Option<ReadyEvent>, ready: Ready) {
-    if let Some(mut cleared) = event.take() {
-        let keep = cleared.ready - ready;
-        cleared.ready = cleared.ready & ready;
-        registration.clear_readiness(cleared);
-        if !keep.is_empty() {
-            cleared.ready = keep;
-            *event = Some(cleared);
+    if let Some(mut seen) = event.take() {
+        registration.clear_readiness(ReadyEvent { ready, ..seen });
+        seen.ready = seen.ready - ready;
+        if !seen.ready.is_empty() {
+            *event = Some(seen);
         }
     }
 }

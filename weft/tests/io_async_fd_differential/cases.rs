@@ -25,10 +25,10 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 17;
+pub const CASES: usize = 18;
 
 /// The cases that run outside any runtime of their own making.
-const NO_RUNTIME: [usize; 3] = [14, 15, 16];
+const NO_RUNTIME: [usize; 4] = [14, 15, 16, 17];
 
 #[derive(Clone, Debug)]
 pub struct CaseScript {
@@ -553,6 +553,43 @@ macro_rules! cases_group {
                     let back = fd.into_inner().as_raw_fd() >= 0;
                     format!("readable {wait}, poll_write_ready {poll}, try_io ran {ran} {}, into_inner {back}", res(r))
                 }
+                17 => {
+                    // What a guard's `retain_ready` and
+                    // `clear_ready_matching` leave, in the guard and in
+                    // the registration (a current_thread runtime of its
+                    // own: no driver may take an event between the guard
+                    // and the clear, or the clear would not apply).
+                    let (ours, peer) = pair(Kind::Unix);
+                    let mut fd = AsyncFd::new(ours).expect("register");
+                    peer_write(&peer, b"x").expect("write");
+                    let both = |r: Ready| r.is_readable() && r.is_writable();
+                    if !settle(&fd, Interest::READABLE | Interest::WRITABLE, both).await {
+                        return "never both".into();
+                    }
+                    let count = Arc::new(Count::default());
+                    let mut out = Vec::new();
+                    // A readable guard clears WRITABLE, which it never saw.
+                    let mut g = fd.readable().await.expect("readable");
+                    g.clear_ready_matching(Ready::WRITABLE);
+                    out.push(format!("guard {}", bits(g.ready())));
+                    drop(g);
+                    let w = poll_counting(std::pin::pin!(fd.writable()), &count).is_pending();
+                    out.push(format!("writable pending {w}"));
+                    // A kept readiness stays in the guard, and a clear
+                    // after it still clears.
+                    let mut g = fd.readable_mut().await.expect("readable");
+                    g.retain_ready();
+                    out.push(format!("kept {}", bits(g.ready())));
+                    g.clear_ready();
+                    out.push(format!("then cleared {}", bits(g.ready())));
+                    drop(g);
+                    let r = poll_counting(std::pin::pin!(fd.readable()), &count).is_pending();
+                    out.push(format!("readable pending {r}"));
+                    let either = fd.ready(Interest::ERROR | Interest::READABLE);
+                    let e = poll_counting(std::pin::pin!(either), &count).is_pending();
+                    out.push(format!("error or readable pending {e}"));
+                    out.join(", ")
+                }
                 _ => unreachable!("case {n}"),
             }
         }
@@ -566,7 +603,8 @@ macro_rules! cases_group {
                     let _enter = rt.enter();
                     format!("without the I/O driver: {}", constructors())
                 }
-                _ => block_on_plain(n),
+                16 => block_on_plain(n),
+                _ => block_on!(false, case(n)),
             }
         }
 

@@ -52,3 +52,14 @@ fn guards_debug_as_tokio_does() {
 fn try_io_after_shutdown_looks_at_the_readiness() {
     case(16);
 }
+
+/// A guard's `retain_ready` is a no-op, as in Tokio (the guard still
+/// shows the readiness; a later `clear_ready` still clears it), and
+/// `clear_ready_matching` clears all it is given, even what the guard did
+/// not see (a readable guard clearing `WRITABLE`); weft's `retain_ready`
+/// emptied the guard (so the later clear did nothing), and its
+/// `clear_ready_matching` cleared only what the guard had seen.
+#[test]
+fn retain_keeps_the_guard_and_clear_matching_clears_all_it_is_given() {
+    case(17);
+}
