@@ -553,16 +553,21 @@ fn emit(kind: Kind, function: EntryFn, config: &Config) -> TokenStream {
     // part of. Clippy, for its part, calls a block ending in `panic!()`
     // a diverging sub-expression once it is a `let` initializer; that lint
     // has to be allowed on the `let` itself.
+    //
+    // The block is not `move`, as in Tokio: the arguments stay the
+    // function's (the body captures what it uses as a closure would), so
+    // those it does not consume are dropped when the function returns,
+    // after the runtime, not inside it.
     let async_body = match &output {
         Some(output) => quote! {
-            async move {
+            async {
                 #[allow(clippy::diverging_sub_expression)]
                 let #output_var: #output = #user_block;
                 #[allow(unreachable_code, clippy::needless_return, clippy::let_and_return)]
                 return #output_var;
             }
         },
-        None => quote!(async move #user_block),
+        None => quote!(async #user_block),
     };
 
     // Tests pin their body as a `dyn Future`, so that each test does not

@@ -33,7 +33,7 @@
 //!
 //! ```ignore
 //! fn main() -> Result<(), Error> {
-//!     let body = async move {
+//!     let body = async {
 //!         // Checks the body against the declared return type where the
 //!         // body is written, so a wrong tail expression is reported there.
 //!         let output: Result<(), Error> = {
@@ -92,8 +92,10 @@ mod entry;
 /// `crate = "path::to::weft"`.
 ///
 /// A function named `main` may not take arguments. Other functions may
-/// (the arguments are moved into the async body), which is handy for
-/// library entry points that should block on a fresh runtime.
+/// (the body captures them as a non-`move` `async` block would: those it
+/// does not consume are dropped when the function returns, after its
+/// runtime), which is handy for library entry points that should block on
+/// a fresh runtime.
 ///
 /// (These examples are `ignore`d: this proc-macro crate cannot doctest
 /// `weft::main`, which lives in the `weft` crate.)

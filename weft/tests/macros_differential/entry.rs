@@ -151,6 +151,35 @@ scenarios! {
             ("opaque", 1)
         }
 
+        /// Logs, when dropped, whether it is dropped inside the runtime.
+        struct Arg(&'static str);
+
+        impl Drop for Arg {
+            fn drop(&mut self) {
+                rec().log(format!(
+                    "{} drop, inside a runtime: {}",
+                    self.0,
+                    k::runtime::Handle::try_current().is_ok()
+                ));
+            }
+        }
+
+        #[k::main(flavor = "current_thread")]
+        async fn main_arguments_dropped(used: Arg, read: Arg, _unused: Arg) -> usize {
+            // A task that never ends: the runtime's shutdown drops it.
+            let held = Arg("the task's value");
+            k::spawn(async move {
+                let _held = held;
+                std::future::pending::<()>().await;
+            });
+            k::task::yield_now().await;
+            let whole: &Arg = &read;
+            let n = whole.0.len();
+            drop(used);
+            rec().log("body ends");
+            n
+        }
+
         #[k::main]
         async fn main_takes_arguments(a: u32, b: &str) -> String {
             format!("{b}{a}")
@@ -253,6 +282,8 @@ scenarios! {
                 main_question_mark("x").map_err(|e| e.to_string())
             ));
             rec.log(format!("main_impl_trait: {:?}", main_impl_trait()));
+            let n = main_arguments_dropped(Arg("used"), Arg("read"), Arg("unused"));
+            rec.log(format!("main_arguments_dropped: {n}"));
             rec.log(format!("main_takes_arguments: {:?}", main_takes_arguments(4, "x")));
             rec.catch_where("main_panics", main_panics);
             rec.misuse("block_in_place on current_thread", main_block_in_place_current);
