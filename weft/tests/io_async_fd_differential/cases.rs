@@ -25,10 +25,10 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 18;
+pub const CASES: usize = 19;
 
 /// The cases that run outside any runtime of their own making.
-const NO_RUNTIME: [usize; 4] = [14, 15, 16, 17];
+const NO_RUNTIME: [usize; 5] = [14, 15, 16, 17, 18];
 
 #[derive(Clone, Debug)]
 pub struct CaseScript {
@@ -589,6 +589,43 @@ macro_rules! cases_group {
                     let e = poll_counting(std::pin::pin!(either), &count).is_pending();
                     out.push(format!("error or readable pending {e}"));
                     out.join(", ")
+                }
+                18 => {
+                    // Two waits woken by one event; the first clears the
+                    // readiness (its read would block) before the second
+                    // is polled again (current_thread, so nothing else
+                    // runs in between).
+                    let (ours, peer) = pair(Kind::Unix);
+                    let fd = AsyncFd::with_interest(ours, Interest::READABLE).expect("register");
+                    let (one, two) = (Arc::new(Count::default()), Arc::new(Count::default()));
+                    let mut a = std::pin::pin!(fd.readable());
+                    let mut b = std::pin::pin!(fd.ready(Interest::READABLE));
+                    let pending = (
+                        poll_counting(a.as_mut(), &one).is_pending(),
+                        poll_counting(b.as_mut(), &two).is_pending(),
+                    );
+                    peer_write(&peer, b"xy").expect("write");
+                    let deadline = std::time::Instant::now() + LIMIT;
+                    while (one.get() == 0 || two.get() == 0) && std::time::Instant::now() < deadline {
+                        k::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    let woken = (one.get() > 0, two.get() > 0);
+                    let first = match poll_counting(a.as_mut(), &one) {
+                        Poll::Ready(Ok(mut g)) => {
+                            let mut buf = [0u8; 8];
+                            let got = g.try_io(|f| crate::interp::rd(f.get_ref(), &mut buf));
+                            let again = g.try_io(|f| crate::interp::rd(f.get_ref(), &mut buf));
+                            format!("read {:?}, then would block {}", got.map(|r| r.map_err(|e| kind(&e))), again.is_err())
+                        }
+                        Poll::Ready(Err(e)) => format!("Err({})", kind(&e)),
+                        Poll::Pending => "Pending".into(),
+                    };
+                    let second = match poll_counting(b.as_mut(), &two) {
+                        Poll::Ready(Ok(g)) => format!("Ready({})", bits(g.ready())),
+                        Poll::Ready(Err(e)) => format!("Err({})", kind(&e)),
+                        Poll::Pending => "Pending".into(),
+                    };
+                    format!("pending {pending:?}, woken {woken:?}, first {first}, second {second}")
                 }
                 _ => unreachable!("case {n}"),
             }

@@ -63,3 +63,12 @@ fn try_io_after_shutdown_looks_at_the_readiness() {
 fn retain_keeps_the_guard_and_clear_matching_clears_all_it_is_given() {
     case(17);
 }
+
+/// Two waits woken by one event; the first clears the readiness before
+/// the second is polled again: Tokio's second wait ends, with an empty
+/// readiness (a woken `Readiness` future is done); weft's went back to
+/// sleep.
+#[test]
+fn a_woken_wait_ends_even_if_the_readiness_was_cleared_since() {
+    case(18);
+}

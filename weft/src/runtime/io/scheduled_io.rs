@@ -61,7 +61,17 @@ struct Waiters {
     writer: Option<Waker>,
     /// `readiness(interest)` futures: any number of tasks may wait at once.
     /// A slot is `None` when its future is gone (freed for reuse).
-    others: Vec<Option<(Interest, Waker)>>,
+    others: Vec<Option<Other>>,
+}
+
+/// One `readiness(interest)` future's slot.
+struct Other {
+    interest: Interest,
+    waker: Waker,
+    /// An event it waits for woke it: its next poll ends the wait with
+    /// whatever readiness is left then, perhaps none (another task may
+    /// have cleared it meanwhile), as Tokio's does.
+    woken: bool,
 }
 
 pub(crate) struct ScheduledIo {
@@ -124,11 +134,12 @@ impl ScheduledIo {
         if ready.intersects(Direction::Write.mask()) {
             out.extend(waiters.writer.take());
         }
-        for (interest, waker) in waiters.others.iter_mut().flatten() {
-            if ready.intersects(interest.mask()) {
+        for other in waiters.others.iter_mut().flatten() {
+            if !other.woken && ready.intersects(other.interest.mask()) {
                 // Keep the slot (its future still owns it) but replace the
-                // waker with a no-op until re-polled.
-                out.push(std::mem::replace(waker, Waker::noop().clone()));
+                // waker with a no-op: the next poll ends the wait.
+                other.woken = true;
+                out.push(std::mem::replace(&mut other.waker, Waker::noop().clone()));
             }
         }
     }
@@ -181,7 +192,10 @@ impl ScheduledIo {
 
     /// Like [`poll_ready`](Self::poll_ready) for any interest, for a waiter
     /// that owns slot `key` (allocated on first use, freed by
-    /// [`drop_waiter`](Self::drop_waiter)).
+    /// [`drop_waiter`](Self::drop_waiter)). Once an event woke the waiter,
+    /// this is ready with the readiness left, even none (as Tokio's
+    /// `Readiness` future: a task that cleared it in between does not put
+    /// the waiter back to sleep).
     pub(crate) fn poll_interest(
         &self,
         cx: &mut Context<'_>,
@@ -194,7 +208,18 @@ impl ScheduledIo {
             return Poll::Ready(ev);
         }
         let mut waiters = lock(&self.waiters);
-        let entry = Some((interest, cx.waker().clone()));
+        if let Some(k) = *key {
+            if waiters.others[k].as_ref().is_some_and(|o| o.woken) {
+                drop(waiters);
+                self.drop_waiter(key);
+                return Poll::Ready(self.event(interest.mask()));
+            }
+        }
+        let entry = Some(Other {
+            interest,
+            waker: cx.waker().clone(),
+            woken: false,
+        });
         match *key {
             Some(k) => waiters.others[k] = entry,
             None => {
