@@ -5,7 +5,7 @@
 //! two forms and its drop order.
 
 use crate::harness::Rec;
-use crate::support::{block_on_plain, Noisy, Script};
+use crate::support::{block_on_plain, eval, poll_once, Later, Noisy, Script};
 
 scenarios! {
     common {
@@ -38,6 +38,21 @@ scenarios! {
                 Script::after(rec, "c", 4, 'c'),
                 Script::after(rec, "d", 2, 'd'),
             )
+        });
+        rec.log(format!("value {got:?}"));
+    }
+
+    fn expressions_and_into_future_in_order(rec) {
+        let got = current().block_on(async {
+            let joined = k::join!(
+                eval(rec, "a", Later { name: "a", rec: rec.clone(), value: 1 }),
+                eval(rec, "b", Later { name: "b", rec: rec.clone(), value: 2 }),
+            );
+            let tried = k::try_join!(
+                eval(rec, "c", async { Ok::<u8, ()>(3) }),
+                eval(rec, "d", async { Ok::<u8, ()>(4) }),
+            );
+            (joined, tried)
         });
         rec.log(format!("value {got:?}"));
     }
@@ -211,6 +226,28 @@ scenarios! {
             }
             rec.log(format!("join rounds before the other task ran: {rounds}"));
         });
+    }
+
+    fn dropped_while_pending(rec) {
+        let mut joined = Box::pin(async {
+            k::join!(
+                Script::<()>::never(rec, "a"),
+                Script::ready(rec, "b", Noisy("b's output", rec.clone())),
+                Script::<()>::never(rec, "c"),
+            )
+        });
+        rec.log(format!("join ready at the first poll: {}", poll_once(joined.as_mut())));
+        drop(joined);
+        rec.log("join dropped");
+        let mut tried = Box::pin(async {
+            k::try_join!(
+                Script::<Result<(), ()>>::never(rec, "d"),
+                Script::ready(rec, "e", Ok::<_, ()>(Noisy("e's output", rec.clone()))),
+            )
+        });
+        rec.log(format!("try_join ready at the first poll: {}", poll_once(tried.as_mut())));
+        drop(tried);
+        rec.log("try_join dropped");
     }
 
     fn outside_any_runtime(rec) {

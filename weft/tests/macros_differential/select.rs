@@ -7,7 +7,7 @@
 //! runs).
 
 use crate::harness::Rec;
-use crate::support::{eval, Later, Noisy, Script};
+use crate::support::{eval, poll_once, Later, Noisy, Script};
 
 scenarios! {
     common {
@@ -311,6 +311,21 @@ scenarios! {
             }
             rec.log("after the second select");
         });
+    }
+
+    fn dropped_while_pending(rec) {
+        let mut selected = Box::pin(async {
+            k::select! {
+                biased;
+                _ = Script::<()>::never(rec, "a") => 1,
+                Some(n) = Script::ready(rec, "b", None::<u8>) => n,
+                _ = Script::<()>::never(rec, "c"), if false => 3,
+                _ = Script::<()>::never(rec, "d") => 4,
+            }
+        });
+        rec.log(format!("ready at the first poll: {}", poll_once(selected.as_mut())));
+        drop(selected);
+        rec.log("select dropped");
     }
 
     fn a_pinned_future_reused_across_a_loop(rec) {

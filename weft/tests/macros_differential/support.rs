@@ -123,3 +123,10 @@ pub fn block_on_plain<F: Future>(fut: F) -> F::Output {
         std::thread::park();
     }
 }
+
+/// Polls `fut` once with a waker that does nothing, and says whether it
+/// was ready.
+pub fn poll_once<F: Future>(fut: Pin<&mut F>) -> bool {
+    let mut cx = Context::from_waker(Waker::noop());
+    fut.poll(&mut cx).is_ready()
+}
