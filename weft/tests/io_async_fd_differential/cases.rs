@@ -25,10 +25,10 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 19;
+pub const CASES: usize = 20;
 
 /// The cases that run outside any runtime of their own making.
-const NO_RUNTIME: [usize; 5] = [14, 15, 16, 17, 18];
+const NO_RUNTIME: [usize; 6] = [14, 15, 16, 17, 18, 19];
 
 #[derive(Clone, Debug)]
 pub struct CaseScript {
@@ -626,6 +626,51 @@ macro_rules! cases_group {
                         Poll::Pending => "Pending".into(),
                     };
                     format!("pending {pending:?}, woken {woken:?}, first {first}, second {second}")
+                }
+                19 => {
+                    // `try_io` keeps the readiness on an error other than
+                    // `WouldBlock` and clears it on `WouldBlock`: the
+                    // guard's, the mut guard's and the AsyncFd's own.
+                    let (ours, peer) = pair(Kind::Unix);
+                    let mut fd = AsyncFd::with_interest(ours, Interest::READABLE).expect("register");
+                    peer_write(&peer, b"x").expect("write");
+                    let count = Arc::new(Count::default());
+                    let fail = |k: io::ErrorKind| -> io::Result<()> { Err(k.into()) };
+                    let mut out = Vec::new();
+                    for round in 0..3 {
+                        let Some(g) = within(fd.readable()).await else {
+                            return "TIMEOUT".into();
+                        };
+                        drop(g);
+                        let other = match round {
+                            0 => {
+                                let mut g = fd.readable().await.expect("readable");
+                                format!("{:?}", g.try_io(|_| fail(io::ErrorKind::Other)).map(|r| r.map_err(|e| e.kind())))
+                            }
+                            1 => {
+                                let mut g = fd.readable_mut().await.expect("readable");
+                                format!("{:?}", g.try_io(|_| fail(io::ErrorKind::Other)).map(|r| r.map_err(|e| e.kind())))
+                            }
+                            _ => format!("{:?}", fd.try_io(Interest::READABLE, |_| fail(io::ErrorKind::Other)).map_err(|e| e.kind())),
+                        };
+                        let kept = poll_counting(std::pin::pin!(fd.readable()), &count).is_ready();
+                        let blocked = match round {
+                            0 => {
+                                let mut g = fd.readable().await.expect("readable");
+                                g.try_io(|_| fail(io::ErrorKind::WouldBlock)).is_err()
+                            }
+                            1 => {
+                                let mut g = fd.readable_mut().await.expect("readable");
+                                g.try_io(|_| fail(io::ErrorKind::WouldBlock)).is_err()
+                            }
+                            _ => fd.try_io(Interest::READABLE, |_| fail(io::ErrorKind::WouldBlock)).is_err(),
+                        };
+                        let pending = poll_counting(std::pin::pin!(fd.readable()), &count).is_pending();
+                        out.push(format!("{other}, kept {kept}, would block {blocked}, then pending {pending}"));
+                        // A new edge for the next round.
+                        peer_write(&peer, b"y").expect("write");
+                    }
+                    out.join("; ")
                 }
                 _ => unreachable!("case {n}"),
             }
