@@ -3,8 +3,10 @@
 //! runtime's flavor (`local` too), worker count and name, whether time
 //! starts paused, the thread it runs on, a spawned task, `block_in_place`,
 //! the value it returns (an `Err` too) and a panic. The `#[test]` ones are
-//! `#[ignore]`d: the scenarios call them (a test returning `Err` would
-//! otherwise fail the run).
+//! items inside their scenario, which calls them: the harness cannot see
+//! them (`unnameable_test_items` is allowed for that).
+
+#![allow(unnameable_test_items)]
 
 use crate::harness::Rec;
 use std::cell::RefCell;
@@ -18,7 +20,7 @@ thread_local! {
 }
 
 /// The current scenario's record.
-fn rec() -> Rec {
+fn current_rec() -> Rec {
     REC.with(|r| {
         r.borrow()
             .clone()
@@ -38,7 +40,7 @@ scenarios! {
     common {
         /// Logs what a body sees of the runtime it runs on.
         async fn describe(label: &str) {
-            let rec = rec();
+            let rec = current_rec();
             let handle = k::runtime::Handle::current();
             rec.log(format!(
                 "{label}: {:?}, {} worker(s), named {:?}, on the caller's thread {:?}",
@@ -56,7 +58,7 @@ scenarios! {
         async fn sleep_an_hour(label: &str) {
             let (virt, wall) = (k::time::Instant::now(), std::time::Instant::now());
             k::time::sleep(Duration::from_secs(3600)).await;
-            rec().log(format!(
+            current_rec().log(format!(
                 "{label}: slept {} s of virtual time in under a minute: {}",
                 virt.elapsed().as_secs(),
                 wall.elapsed() < Duration::from_secs(60),
@@ -88,7 +90,7 @@ scenarios! {
             describe("main local").await;
             let shared = std::rc::Rc::new(5);
             let local = k::task::spawn_local(async move { *shared + 1 }).await;
-            rec().log(format!("main local: spawn_local of a !Send future gives {local:?}"));
+            current_rec().log(format!("main local: spawn_local of a !Send future gives {local:?}"));
         }
 
         #[k::main(flavor = "local", start_paused = true)]
@@ -131,12 +133,12 @@ scenarios! {
 
         #[k::main(flavor = "current_thread", name = " ")]
         async fn main_blank_name() {
-            rec().log("main_blank_name runs");
+            current_rec().log("main_blank_name runs");
         }
 
         #[k::main]
         async fn main_err() -> Result<(), String> {
-            rec().log("main_err runs");
+            current_rec().log("main_err runs");
             Err("main failed".to_string())
         }
 
@@ -156,7 +158,7 @@ scenarios! {
 
         impl Drop for Arg {
             fn drop(&mut self) {
-                rec().log(format!(
+                current_rec().log(format!(
                     "{} drop, inside a runtime: {}",
                     self.0,
                     k::runtime::Handle::try_current().is_ok()
@@ -176,7 +178,7 @@ scenarios! {
             let whole: &Arg = &read;
             let n = whole.0.len();
             drop(used);
-            rec().log("body ends");
+            current_rec().log("body ends");
             n
         }
 
@@ -187,7 +189,7 @@ scenarios! {
 
         #[k::main(flavor = "current_thread")]
         async fn main_panics() {
-            rec().log("main_panics runs");
+            current_rec().log("main_panics runs");
             panic!("the body panics");
         }
 
@@ -199,65 +201,6 @@ scenarios! {
         #[k::main]
         async fn main_block_in_place_multi() -> u8 {
             k::task::block_in_place(|| 2)
-        }
-
-        #[k::test]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_default() {
-            describe("test").await;
-        }
-
-        #[k::test(flavor = "multi_thread", worker_threads = 2)]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_two_workers() {
-            describe("test multi_thread 2").await;
-        }
-
-        #[k::test(flavor = "local")]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_local() {
-            describe("test local").await;
-            let local = k::task::spawn_local(async { std::rc::Rc::new(6) }).await;
-            rec().log(format!("test local: spawn_local gives {local:?}"));
-        }
-
-        #[k::test(name = "test-runtime")]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_named() {
-            describe("test named").await;
-        }
-
-        #[k::test(flavor = "multi_thread")]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_multi_thread() {
-            let n = k::runtime::Handle::current().metrics().num_workers();
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            rec().log(format!("test multi_thread: one worker per CPU: {}", n == cpus));
-        }
-
-        #[k::test(start_paused = true)]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_paused() {
-            sleep_an_hour("test paused").await;
-        }
-
-        #[k::test]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_err() -> Result<(), String> {
-            Err("test failed".to_string())
-        }
-
-        #[k::test]
-        #[ignore = "called by entry::test_attribute"]
-        async fn test_ok() -> Result<(), String> {
-            Ok(())
-        }
-
-        #[k::test]
-        #[ignore = "called by entry::test_attribute"]
-        #[should_panic]
-        async fn test_panics() {
-            panic!("the test panics");
         }
     }
 
@@ -292,6 +235,58 @@ scenarios! {
     }
 
     fn test_attribute(rec) {
+        // Inner items, so the test harness does not also run them (one
+        // returns `Err`, most need the record).
+            #[k::test]
+            async fn test_default() {
+                describe("test").await;
+            }
+
+            #[k::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn test_two_workers() {
+                describe("test multi_thread 2").await;
+            }
+
+            #[k::test(flavor = "local")]
+            async fn test_local() {
+                describe("test local").await;
+                let local = k::task::spawn_local(async { std::rc::Rc::new(6) }).await;
+                current_rec().log(format!("test local: spawn_local gives {local:?}"));
+            }
+
+            #[k::test(name = "test-runtime")]
+            async fn test_named() {
+                describe("test named").await;
+            }
+
+            #[k::test(flavor = "multi_thread")]
+            async fn test_multi_thread() {
+                let n = k::runtime::Handle::current().metrics().num_workers();
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+                current_rec().log(format!("test multi_thread: one worker per CPU: {}", n == cpus));
+            }
+
+            #[k::test(start_paused = true)]
+            async fn test_paused() {
+                sleep_an_hour("test paused").await;
+            }
+
+            #[k::test]
+            async fn test_err() -> Result<(), String> {
+                Err("test failed".to_string())
+            }
+
+            #[k::test]
+            async fn test_ok() -> Result<(), String> {
+                Ok(())
+            }
+
+            #[k::test]
+            #[should_panic]
+            async fn test_panics() {
+                panic!("the test panics");
+            }
+
         with_rec(rec, || {
             test_default();
             test_two_workers();
