@@ -392,9 +392,18 @@ fn unknown_argument(path: &Path) -> syn::Error {
         .map(|a| format!("`{a}`"))
         .collect::<Vec<_>>()
         .join(", ");
+    // Two names Tokio's attributes know without taking them on stable.
+    let note = match name.as_str() {
+        "core_threads" => "; `core_threads` is now called `worker_threads`",
+        "unhandled_panic" => {
+            "; `unhandled_panic` needs Tokio's unstable API (`tokio_unstable`), which weft \
+             does not have"
+        }
+        _ => "",
+    };
     syn::Error::new_spanned(
         path,
-        format!("unknown argument `{name}`; expected one of {expected}"),
+        format!("unknown argument `{name}`; expected one of {expected}{note}"),
     )
 }
 
@@ -751,6 +760,12 @@ mod tests {
                 "name = 7",
                 "async fn main() {}",
                 "`name` argument expects a string",
+            ),
+            (
+                Kind::Test,
+                r#"unhandled_panic = "shutdown_runtime""#,
+                "async fn t() {}",
+                "needs Tokio's unstable API",
             ),
             (
                 Kind::Main,
