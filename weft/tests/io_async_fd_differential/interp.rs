@@ -204,6 +204,7 @@ macro_rules! interp_group {
                 Reg::Write => Interest::WRITABLE,
                 Reg::Both => Interest::READABLE | Interest::WRITABLE,
                 Reg::BothError => Interest::READABLE | Interest::WRITABLE | Interest::ERROR,
+                Reg::BothPriority => Interest::READABLE | Interest::WRITABLE | Interest::PRIORITY,
             }
         }
 
@@ -458,7 +459,59 @@ macro_rules! interp_group {
                 let p = op.fd();
                 let m = &mut self.m[p];
                 let skip = Ok("skip".to_string());
+                if m.err && m.kind == Kind::Udp && !matches!(op, Op::WaitError(_) | Op::Refs(_)) {
+                    return skip;
+                }
                 match op {
+                    Op::WaitError(_) => {
+                        if !m.err {
+                            return skip;
+                        }
+                        let udp = m.kind == Kind::Udp;
+                        let fd = self.fd(p);
+                        let e = match k::time::timeout(LIMIT, fd.ready(Interest::ERROR)).await {
+                            Err(_) => return Err(Stop),
+                            Ok(r) => format!("{:?}", r.map(|g| g.ready().is_error()).map_err(|e| kind(&e))),
+                        };
+                        if !udp {
+                            return Ok(e);
+                        }
+                        // The refusal, read off the socket.
+                        let r = rd(fd.get_ref(), &mut [0u8; 8]);
+                        self.m[p].err = false;
+                        Ok(format!("{e}, read {:?}", r.map_err(|e| kind(&e))))
+                    }
+                    Op::Urgent(_) => {
+                        if m.kind != Kind::Tcp || m.peer != Peer::Open || m.reg != Reg::BothPriority {
+                            return skip;
+                        }
+                        // Pending before the first urgent byte (where
+                        // certain), ready once a guard showed PRIORITY.
+                        let sure = (!self.multi && !m.hangup() && !m.rc && !m.urgent) || m.pri;
+                        m.urgent = true;
+                        m.read_edge();
+                        let count = Arc::new(Count::default());
+                        let fd = self.slots[p].fd.as_ref().expect("present");
+                        let before = {
+                            let f = std::pin::pin!(fd.ready(Interest::PRIORITY));
+                            poll_counting(f, &count).is_pending()
+                        };
+                        let peer = self.slots[p].peer.as_ref().expect("open");
+                        crate::cases::send_oob(peer);
+                        let after = match k::time::timeout(LIMIT, fd.ready(Interest::PRIORITY)).await {
+                            Err(_) => return Err(Stop),
+                            Ok(r) => r.map(|g| g.ready().is_priority()).map_err(|e| kind(&e)),
+                        };
+                        if after == Ok(true) {
+                            self.m[p].pri = true;
+                        }
+                        let before = if sure {
+                            format!("pending before {before}, ")
+                        } else {
+                            String::new()
+                        };
+                        Ok(format!("{before}priority {after:?}"))
+                    }
                     Op::PeerWrite(_, n) => {
                         let alive = matches!(m.peer, Peer::Open);
                         if !alive || Fd::queued(&m.inq) + n > CAP {
@@ -554,6 +607,7 @@ macro_rules! interp_group {
                             return skip;
                         }
                         m.peer = Peer::Reset;
+                        m.err = true;
                         m.outq.clear();
                         m.read_edge();
                         let peer = self.slots[p].peer.take().expect("open");
@@ -590,7 +644,7 @@ macro_rules! interp_group {
                     }
                     Op::WaitWake(_, n, thread) => self.wait_wake(p, n, thread).await,
                     Op::ReadyBoth(_, g) => {
-                        if m.reg != Reg::Both && m.reg != Reg::BothError {
+                        if !m.reg.reads() || !m.reg.writes() {
                             return skip;
                         }
                         if m.peer == Peer::Reset || m.shut {
@@ -761,6 +815,7 @@ macro_rules! interp_group {
                         m.r = Tri::Unknown;
                         m.w = false;
                         m.rc = false;
+                        m.pri = false;
                         Ok(out)
                     }
                     Op::Refs(_) => {
@@ -829,6 +884,7 @@ macro_rules! interp_group {
                 let m = &mut self.m[p];
                 if end.starts_with("Err") && reset {
                     m.reset_read = true;
+                    m.err = false;
                 }
                 if dgram {
                     if !got.is_empty() {
@@ -860,7 +916,11 @@ macro_rules! interp_group {
                     return Ok("skip".into());
                 }
                 let gone = matches!(m.peer, Peer::Closed | Peer::Reset);
-                if (gone && m.kind != Kind::Unix) || m.peer == Peer::Reset || Fd::queued(&m.outq) + n > CAP {
+                // A datagram to a closed peer is sent, and refused after
+                // (`err`): only with nothing queued, whose reads would
+                // otherwise race the refusal.
+                let refused = m.kind == Kind::Udp && m.peer == Peer::Closed && m.inq.is_empty();
+                if (gone && m.kind != Kind::Unix && !refused) || m.peer == Peer::Reset || Fd::queued(&m.outq) + n > CAP {
                     return Ok("skip".into());
                 }
                 let sure_w = m.peer == Peer::Open;
@@ -885,7 +945,11 @@ macro_rules! interp_group {
                 }
                 let m = &mut self.m[p];
                 if let Some(k) = wrote {
-                    m.outq.push_back(data[..k].to_vec());
+                    if refused {
+                        m.err = true;
+                    } else {
+                        m.outq.push_back(data[..k].to_vec());
+                    }
                 }
                 let ready = seen.map_or("".into(), |s: Ready| match (sure_w, s.is_writable()) {
                     (false, _) => "".to_string(),

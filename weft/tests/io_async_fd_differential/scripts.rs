@@ -67,6 +67,8 @@ pub enum Reg {
     Write,
     Both,
     BothError,
+    /// `READABLE | WRITABLE | PRIORITY` (TCP only).
+    BothPriority,
 }
 
 impl Make {
@@ -172,6 +174,12 @@ pub enum Op {
     Rewrap(usize),
     /// `as_raw_fd`, `get_ref`, `get_mut`, `AsFd` agree.
     Refs(usize),
+    /// With an error pending (a reset, or a refused datagram), wait for
+    /// `Interest::ERROR` (and on UDP, read the error).
+    WaitError(usize),
+    /// TCP: the peer sends one byte of urgent data; a wait for
+    /// `PRIORITY` (polled once before, pending where certain) must see it.
+    Urgent(usize),
 }
 
 impl Op {
@@ -192,7 +200,9 @@ impl Op {
             | Op::SettleClosed(p)
             | Op::Waiters(p, _)
             | Op::Rewrap(p)
-            | Op::Refs(p) => p,
+            | Op::Refs(p)
+            | Op::WaitError(p)
+            | Op::Urgent(p) => p,
         }
     }
 }
@@ -224,6 +234,8 @@ pub fn gen(rng: &mut Rng) -> FdScript {
             let kind = [Kind::Unix, Kind::Tcp, Kind::Udp, Kind::Pipe][rng.pick(&[5, 4, 2, 2])];
             let make = if kind == Kind::Pipe {
                 Make::WithInterest(rng.below(3) as u8, Reg::Read)
+            } else if kind == Kind::Tcp && rng.chance(25) {
+                Make::WithInterest(rng.below(3) as u8, Reg::BothPriority)
             } else {
                 match rng.pick(&[3, 2, 2, 4]) {
                     0 => Make::New,
@@ -278,7 +290,7 @@ fn gen_op(rng: &mut Rng, fds: usize) -> Op {
         Wr::TryIo,
         Wr::TryIoMut,
     ];
-    match rng.pick(&[30, 10, 3, 3, 1, 24, 14, 2, 5, 4, 4, 4, 3, 2, 2, 1]) {
+    match rng.pick(&[30, 10, 3, 3, 1, 24, 14, 2, 5, 4, 4, 4, 3, 2, 2, 1, 3, 3]) {
         0 => Op::PeerWrite(p, len(rng)),
         1 => Op::PeerRead(p, len(rng)),
         2 => Op::PeerShutdown(p),
@@ -297,7 +309,9 @@ fn gen_op(rng: &mut Rng, fds: usize) -> Op {
         12 => Op::SettleClosed(p),
         13 => Op::Waiters(p, rng.range(1, 5)),
         14 => Op::Rewrap(p),
-        _ => Op::Refs(p),
+        15 => Op::Refs(p),
+        16 => Op::WaitError(p),
+        _ => Op::Urgent(p),
     }
 }
 
@@ -341,6 +355,15 @@ pub struct Fd {
     pub w: bool,
     /// A guard showed `READ_CLOSED` (it is never cleared).
     pub rc: bool,
+    /// An error is pending on the socket: a reset not read yet, or the
+    /// refusal of a datagram sent after the peer closed (UDP: every op
+    /// but `WaitError` is skipped until it reads the error).
+    pub err: bool,
+    /// The peer sent urgent data (the kernel may report `PRIORITY`).
+    pub urgent: bool,
+    /// `PRIORITY` is surely in the readiness (a guard showed it; nothing
+    /// clears it).
+    pub pri: bool,
 }
 
 impl Fd {
@@ -357,6 +380,9 @@ impl Fd {
             r: Tri::Unknown,
             w: false,
             rc: false,
+            err: false,
+            urgent: false,
+            pri: false,
         }
     }
 
