@@ -57,7 +57,7 @@ const SCRIPTS: Family<scripts::FdScript> = Family {
     gen: scripts::gen,
     tokio: interp::on_tokio::run,
     weft: interp::on_weft::run,
-    seeds: 300,
+    seeds: 500,
     env: "AFD_DIFF",
 };
 
