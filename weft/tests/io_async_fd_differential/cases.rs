@@ -25,7 +25,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 20;
+pub const CASES: usize = 21;
 
 /// The cases that run outside any runtime of their own making.
 const NO_RUNTIME: [usize; 6] = [14, 15, 16, 17, 18, 19];
@@ -669,6 +669,47 @@ macro_rules! cases_group {
                         out.push(format!("{other}, kept {kept}, would block {blocked}, then pending {pending}"));
                         // A new edge for the next round.
                         peer_write(&peer, b"y").expect("write");
+                    }
+                    out.join("; ")
+                }
+                20 => {
+                    // `Ready` and `Interest` as values: their `Debug`,
+                    // order and operators (what a guard's `ready()` gives
+                    // a program).
+                    let all = [
+                        Ready::EMPTY,
+                        Ready::READABLE,
+                        Ready::WRITABLE,
+                        Ready::READ_CLOSED,
+                        Ready::WRITE_CLOSED,
+                        Ready::PRIORITY,
+                        Ready::ERROR,
+                        Ready::ALL,
+                    ];
+                    let mut acc = Ready::EMPTY;
+                    let mut out = Vec::new();
+                    for (i, r) in all.iter().enumerate() {
+                        acc |= *r;
+                        out.push(format!("{r:?} {} {:?}", bits(*r), all.iter().map(|o| r.cmp(o)).collect::<Vec<_>>()));
+                        out.push(format!("{i}: {:?} {:?}", acc - Ready::READABLE, acc & Ready::WRITABLE));
+                    }
+                    let mut i = Interest::READABLE;
+                    i |= Interest::ERROR;
+                    for i in [
+                        i,
+                        Interest::PRIORITY.add(Interest::WRITABLE),
+                        Interest::ERROR,
+                        Interest::READABLE | Interest::WRITABLE | Interest::PRIORITY | Interest::ERROR,
+                    ] {
+                        out.push(format!(
+                            "{i:?} {} {} {} {} {:?} {:?}",
+                            i.is_readable(),
+                            i.is_writable(),
+                            i.is_priority(),
+                            i.is_error(),
+                            i.remove(Interest::READABLE),
+                            i.remove(Interest::ERROR)
+                        ));
                     }
                     out.join("; ")
                 }

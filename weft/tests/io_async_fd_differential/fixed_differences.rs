@@ -72,3 +72,11 @@ fn retain_keeps_the_guard_and_clear_matching_clears_all_it_is_given() {
 fn a_woken_wait_ends_even_if_the_readiness_was_cleared_since() {
     case(18);
 }
+
+/// `Ready` as Tokio's: its `Debug` ends with `is_priority` (on Linux),
+/// and it has `|=` and an order (weft's `Debug` had no `is_priority`, and
+/// `|=` and `cmp` did not compile).
+#[test]
+fn ready_prints_orders_and_accumulates_as_tokio_does() {
+    case(20);
+}

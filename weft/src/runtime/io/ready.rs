@@ -140,7 +140,10 @@ impl fmt::Debug for Interest {
 /// let r = Ready::READABLE | Ready::READ_CLOSED;
 /// assert!(r.is_readable() && r.is_read_closed() && !r.is_writable());
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+///
+/// Ordered by its bits, as Tokio's is (`READABLE` < `WRITABLE` < ... <
+/// `ERROR`, each bit worth more than all those below it).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Ready(u16);
 
 impl Ready {
@@ -234,6 +237,12 @@ impl ops::BitOr for Ready {
     }
 }
 
+impl ops::BitOrAssign for Ready {
+    fn bitor_assign(&mut self, other: Ready) {
+        self.0 |= other.0;
+    }
+}
+
 impl ops::BitAnd for Ready {
     type Output = Ready;
     fn bitand(self, other: Ready) -> Ready {
@@ -248,14 +257,18 @@ impl ops::Sub for Ready {
     }
 }
 
+/// Tokio's shape: the six `is_*` answers (`is_priority` last, on Linux
+/// and Android only, where `PRIORITY` is reported).
 impl fmt::Debug for Ready {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Ready")
-            .field("is_readable", &self.is_readable())
+        let mut out = f.debug_struct("Ready");
+        out.field("is_readable", &self.is_readable())
             .field("is_writable", &self.is_writable())
             .field("is_read_closed", &self.is_read_closed())
             .field("is_write_closed", &self.is_write_closed())
-            .field("is_error", &self.is_error())
-            .finish()
+            .field("is_error", &self.is_error());
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        out.field("is_priority", &self.is_priority());
+        out.finish()
     }
 }
