@@ -25,10 +25,10 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 21;
+pub const CASES: usize = 22;
 
 /// The cases that run outside any runtime of their own making.
-const NO_RUNTIME: [usize; 6] = [14, 15, 16, 17, 18, 19];
+const NO_RUNTIME: [usize; 7] = [14, 15, 16, 17, 18, 19, 21];
 
 #[derive(Clone, Debug)]
 pub struct CaseScript {
@@ -727,6 +727,73 @@ macro_rules! cases_group {
                     format!("without the I/O driver: {}", constructors())
                 }
                 16 => block_on_plain(n),
+                21 => {
+                    // An AsyncFd registered on a multi_thread runtime,
+                    // waited for on another runtime that has no I/O
+                    // driver (and from a plain thread): the first
+                    // runtime's driver serves it.
+                    let (ours, peer) = pair(Kind::Unix);
+                    let io = k::runtime::Builder::new_multi_thread()
+                        .worker_threads(1)
+                        .enable_all()
+                        .build()
+                        .expect("runtime");
+                    let fd = Arc::new({
+                        let _enter = io.enter();
+                        AsyncFd::with_interest(ours, Interest::READABLE).expect("register")
+                    });
+                    let other = k::runtime::Builder::new_current_thread()
+                        .enable_time()
+                        .build()
+                        .expect("runtime");
+                    let mut out = Vec::new();
+                    for round in 0..2 {
+                        let writer = {
+                            let peer = peer.try_clone().expect("dup");
+                            std::thread::spawn(move || {
+                                std::thread::sleep(Duration::from_millis(2));
+                                peer_write(&peer, b"x")
+                            })
+                        };
+                        let got = if round == 0 {
+                            other.block_on(async {
+                                loop {
+                                    let Some(g) = within(fd.readable()).await else {
+                                        return "TIMEOUT".to_string();
+                                    };
+                                    let mut g = g.expect("readable");
+                                    let r = g.try_io(|f| crate::interp::rd(f.get_ref(), &mut [0u8; 4]));
+                                    if let Ok(r) = r {
+                                        return format!("{:?}", r.map_err(|e| kind(&e)));
+                                    }
+                                }
+                            })
+                        } else {
+                            // No runtime at all: a plain executor, on a
+                            // thread of its own (a hang there is left
+                            // behind and logged as one).
+                            let (tx, rx) = std::sync::mpsc::channel();
+                            let fd = fd.clone();
+                            std::thread::spawn(move || {
+                                let got = futures::executor::block_on(async {
+                                    loop {
+                                        let mut g = fd.readable().await.expect("readable");
+                                        let r = g.try_io(|f| crate::interp::rd(f.get_ref(), &mut [0u8; 4]));
+                                        if let Ok(r) = r {
+                                            return format!("{:?}", r.map_err(|e| kind(&e)));
+                                        }
+                                    }
+                                });
+                                let _ = tx.send(got);
+                            });
+                            rx.recv_timeout(LIMIT).unwrap_or_else(|_| "TIMEOUT".into())
+                        };
+                        writer.join().expect("writer").expect("write");
+                        out.push(got);
+                    }
+                    drop(fd);
+                    out.join(", ")
+                }
                 _ => block_on!(false, case(n)),
             }
         }
