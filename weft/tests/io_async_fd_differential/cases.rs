@@ -718,6 +718,7 @@ macro_rules! cases_group {
         }
 
         /// Cases that make their own runtime, or none.
+        #[allow(deprecated)]
         fn case_outside(n: usize) -> String {
             match n {
                 14 => format!("outside a runtime: {}", constructors()),

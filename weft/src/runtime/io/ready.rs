@@ -65,16 +65,16 @@ impl Interest {
     pub(crate) fn mask(self) -> Ready {
         let mut ready = Ready::EMPTY;
         if self.is_readable() {
-            ready = ready | Ready::READABLE | Ready::READ_CLOSED;
+            ready |= Ready::READABLE | Ready::READ_CLOSED;
         }
         if self.is_writable() {
-            ready = ready | Ready::WRITABLE | Ready::WRITE_CLOSED;
+            ready |= Ready::WRITABLE | Ready::WRITE_CLOSED;
         }
         if self.is_priority() {
-            ready = ready | Ready::PRIORITY | Ready::READ_CLOSED;
+            ready |= Ready::PRIORITY | Ready::READ_CLOSED;
         }
         if self.is_error() {
-            ready = ready | Ready::ERROR;
+            ready |= Ready::ERROR;
         }
         ready
     }
@@ -208,23 +208,23 @@ impl Ready {
     pub(crate) fn from_mio(event: &mio::event::Event) -> Ready {
         let mut ready = Ready::EMPTY;
         if event.is_readable() {
-            ready = ready | Ready::READABLE;
+            ready |= Ready::READABLE;
         }
         if event.is_writable() {
-            ready = ready | Ready::WRITABLE;
+            ready |= Ready::WRITABLE;
         }
         if event.is_read_closed() {
-            ready = ready | Ready::READ_CLOSED;
+            ready |= Ready::READ_CLOSED;
         }
         if event.is_write_closed() {
-            ready = ready | Ready::WRITE_CLOSED;
+            ready |= Ready::WRITE_CLOSED;
         }
         if event.is_error() {
-            ready = ready | Ready::ERROR;
+            ready |= Ready::ERROR;
         }
         #[cfg(any(target_os = "linux", target_os = "android"))]
         if event.is_priority() {
-            ready = ready | Ready::PRIORITY;
+            ready |= Ready::PRIORITY;
         }
         ready
     }

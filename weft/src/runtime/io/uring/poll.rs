@@ -124,25 +124,25 @@ pub(crate) fn ready_from_poll(revents: u32) -> Ready {
     let has = |bits: libc::c_short| revents & bits as u32 != 0;
     let mut ready = Ready::EMPTY;
     if has(libc::POLLIN) || has(libc::POLLPRI) {
-        ready = ready | Ready::READABLE;
+        ready |= Ready::READABLE;
     }
     if has(libc::POLLOUT) {
-        ready = ready | Ready::WRITABLE;
+        ready |= Ready::WRITABLE;
     }
     if has(libc::POLLHUP) || (has(libc::POLLIN) && has(libc::POLLRDHUP)) {
-        ready = ready | Ready::READ_CLOSED;
+        ready |= Ready::READ_CLOSED;
     }
     if has(libc::POLLHUP)
         || (has(libc::POLLOUT) && has(libc::POLLERR))
         || revents == libc::POLLERR as u32
     {
-        ready = ready | Ready::WRITE_CLOSED;
+        ready |= Ready::WRITE_CLOSED;
     }
     if has(libc::POLLERR) {
-        ready = ready | Ready::ERROR;
+        ready |= Ready::ERROR;
     }
     if has(libc::POLLPRI) {
-        ready = ready | Ready::PRIORITY;
+        ready |= Ready::PRIORITY;
     }
     ready
 }
