@@ -17,6 +17,7 @@ use crate::harness::{block_on, cut, for_both, Log, Rng, Shrink, Step};
 use crate::interp::{kind, pair, peer_read, peer_write, poll_counting, Count, LIMIT};
 use crate::scripts::Kind;
 use std::fs::File;
+use std::future::Future;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -25,7 +26,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 22;
+pub const CASES: usize = 23;
 
 /// The cases that run outside any runtime of their own making.
 const NO_RUNTIME: [usize; 7] = [14, 15, 16, 17, 18, 19, 21];
@@ -712,6 +713,44 @@ macro_rules! cases_group {
                         ));
                     }
                     out.join("; ")
+                }
+                22 => {
+                    // The coop budget: how many waits on an always-ready
+                    // descriptor complete within one poll of the task
+                    // before one says `Pending` (the poll_* and async_io
+                    // spend it; readable() and try_io do not).
+                    let (ours, peer) = pair(Kind::Unix);
+                    let fd = AsyncFd::new(ours).expect("register");
+                    peer_write(&peer, b"x").expect("write");
+                    let both = |r: Ready| r.is_readable() && r.is_writable();
+                    if !settle(&fd, Interest::READABLE | Interest::WRITABLE, both).await {
+                        return "never both".into();
+                    }
+                    k::task::yield_now().await;
+                    let mut out = Vec::new();
+                    for how in 0..5 {
+                        k::task::yield_now().await;
+                        let n = std::future::poll_fn(|cx| {
+                            let mut n = 0;
+                            while n < 300 {
+                                let ready = match how {
+                                    0 => fd.poll_read_ready(cx).is_ready(),
+                                    1 => fd.poll_write_ready(cx).is_ready(),
+                                    2 => std::pin::pin!(fd.readable()).poll(cx).is_ready(),
+                                    3 => std::pin::pin!(fd.async_io(Interest::WRITABLE, |_| Ok(()))).poll(cx).is_ready(),
+                                    _ => fd.try_io(Interest::READABLE, |_| Ok(())).is_ok(),
+                                };
+                                if !ready {
+                                    break;
+                                }
+                                n += 1;
+                            }
+                            Poll::Ready(n)
+                        })
+                        .await;
+                        out.push(n.to_string());
+                    }
+                    out.join(" ")
                 }
                 _ => unreachable!("case {n}"),
             }
