@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Server CPU per request of the Tokio ecosystem on weft (through the
 # weft-tokio patch) against the same programs on crates.io Tokio: axum's
-# hello world under wrk, and a tonic unary service under a gRPC load
+# and actix-web's hello world under wrk, and a tonic unary service under a gRPC load
 # generator (built on crates.io Tokio, the same binary for both servers).
 #
 #   ecosystem/bench.sh                    # 3 rounds of 5 s
@@ -51,17 +51,18 @@ run_one() {
   local variant=$1 dir=$2 workload=$3 port=$4 out t0 t1 reqs
   case $workload in
     axum) PORT=$port taskset -c "$SERVER_CPU" "$dir/axum_hello" >/dev/null 2>&1 & ;;
+    actix) PORT=$port taskset -c "$SERVER_CPU" "$dir/actix_hello" >/dev/null 2>&1 & ;;
     tonic) PORT=$port taskset -c "$SERVER_CPU" "$dir/tonic_unary" >/dev/null 2>&1 & ;;
   esac
   pid=$!
   wait_port "$port" || { echo "$variant $workload did not listen" >&2; exit 1; }
   case $workload in
-    axum)
+    axum | actix)
       taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d1 "http://127.0.0.1:$port/" >/dev/null
       t0=$(ticks "$pid")
       out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"$DURATION" "http://127.0.0.1:$port/")
       t1=$(ticks "$pid")
-      if grep -qE 'Socket errors|Non-2xx' <<<"$out"; then echo "  REJECTED $variant axum: errors" >&2; kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; return; fi
+      if grep -qE 'Socket errors|Non-2xx' <<<"$out"; then echo "  REJECTED $variant $workload: errors" >&2; kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; return; fi
       reqs=$(awk '/requests in/ { print $1 }' <<<"$out") ;;
     tonic)
       PORT=$port SECS=1 CONNS=$CONNS taskset -c "$CLIENT_CPU" "$tokio_bin/grpc_load" >/dev/null
@@ -79,7 +80,7 @@ run_one() {
 
 step "measuring: $ROUNDS rounds, ${DURATION}s each, $CONNS connections, servers on CPU $SERVER_CPU, load on CPU $CLIENT_CPU"
 for round in $(seq 1 "$ROUNDS"); do
-  for workload in axum tonic; do
+  for workload in axum actix tonic; do
     run_one weft "$weft_bin" "$workload" 3211
     run_one tokio "$tokio_bin" "$workload" 3212
   done
@@ -89,7 +90,7 @@ col() { awk -v w="$1" -v v="$2" -v c="$3" '$1 == w && $2 == v { print $c }' "$re
 echo
 echo "| workload | weft CPU/req | Tokio CPU/req | Tokio ÷ weft | weft req/s | Tokio req/s |"
 echo "|---|---:|---:|---:|---:|---:|"
-for workload in axum tonic; do
+for workload in axum actix tonic; do
   w=$(col "$workload" weft 4); t=$(col "$workload" tokio 4)
   wr=$(col "$workload" weft 3); tr=$(col "$workload" tokio 3)
   awk -v n="$workload" -v w="$w" -v t="$t" -v wr="$wr" -v tr="$tr" -v d="$DURATION" 'BEGIN {

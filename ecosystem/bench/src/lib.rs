@@ -6,10 +6,14 @@ pub mod counter {
     tonic::include_proto!("counter");
 }
 
-/// A multi-thread runtime with one worker.
+/// A multi-thread runtime with one worker (or `$WORKERS`).
 pub fn one_worker_runtime() -> tokio::runtime::Runtime {
+    let workers = std::env::var("WORKERS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(1);
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
+        .worker_threads(workers)
         .enable_all()
         .build()
         .expect("runtime builds")

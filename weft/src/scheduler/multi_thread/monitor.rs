@@ -51,7 +51,12 @@
 //!   cut a busy one-worker hyper server's monitor wake-ups from about
 //!   1,650 to about 400 a second this way; the slow period makes it ~130.)
 //!   A task stranded in a slot while every other worker is busy is still
-//!   stolen once seen twice, a sampling period or two later.
+//!   stolen once seen twice, a sampling period or two later. A one-worker
+//!   runtime never announces `slow`, so its spawns never kick: a kick
+//!   woke the monitor only for it to find nobody to help and pay the
+//!   heavy fence to turn slow again, a cycle every few spawns on a busy
+//!   server (a tonic server spent 0.3 `membarrier`, 0.34 monitor wake-ups
+//!   and 0.66 `timerfd_settime` per call on it: BENCHMARKS.md).
 //! - **What the monitor moves.** For a worker in the same poll across a
 //!   period, it steals the task in its LIFO slot onto the inject queue
 //!   (lifo.rs: the owner pays no atomic read-modify-write for this) and
@@ -662,9 +667,12 @@ impl Monitor {
         // Sleeping longer than a stranded child may wait: let spawns kick
         // (module doc, "Slow unless a task was spawned"). The heavy fence
         // is paid when the monitor turns slow, not at every slow sample.
+        // A one-worker runtime has nobody to hand a child to, so a kick
+        // would buy nothing (module doc, "Nobody to help").
         if s.pace.period <= self.max_period {
             self.leave_slow();
-        } else if !self.is_slow()
+        } else if handle.remotes.len() > 1
+            && !self.is_slow()
             && !self.announce_slow(handle.remotes.iter().map(|r| &r.stamp), &s.last_spawns)
         {
             s.pace.period = self.max_period;

@@ -131,3 +131,43 @@ fn a_sample_right_after_another_keeps_or_plans_the_lifo_recheck() {
     assert!(pace.lifo_recheck);
     assert_eq!(pace.period, LIFO_RECHECK.min(m.min_period));
 }
+
+/// A one-worker runtime never announces `slow` (module doc, "Nobody to
+/// help"): its spawns would kick the monitor only for it to find nobody to
+/// hand a child to and pay the heavy fence to turn slow again. The task
+/// below blocks its worker between batches of LIFO spawns, long enough for
+/// the monitor to back off to the slow period each time.
+#[test]
+fn a_one_worker_runtime_never_lets_its_spawns_kick_the_monitor() {
+    let rt = crate::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let crate::scheduler::Handle::MultiThread(handle) = &rt.handle().inner else {
+        unreachable!("a multi-thread runtime");
+    };
+    let monitor = handle
+        .monitor
+        .clone()
+        .expect("the monitor is on by default");
+    // Spawned, so that it runs on the worker (whose spawns go to its LIFO
+    // slot), not in `block_on`.
+    let on_worker = async move {
+        let mut slow_seen = 0;
+        for _ in 0..40 {
+            for _ in 0..20 {
+                drop(crate::spawn(async {}));
+            }
+            crate::task::yield_now().await;
+            std::thread::sleep(monitor.slow_period);
+            slow_seen += usize::from(monitor.is_slow());
+        }
+        slow_seen
+    };
+    let slow_seen = rt.block_on(async { crate::spawn(on_worker).await });
+    assert_eq!(
+        slow_seen.unwrap(),
+        0,
+        "the monitor announced slow on a one-worker runtime"
+    );
+}
