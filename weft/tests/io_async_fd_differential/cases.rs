@@ -26,7 +26,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 23;
+pub const CASES: usize = 24;
 
 /// The cases that run outside any runtime of their own making.
 const NO_RUNTIME: [usize; 7] = [14, 15, 16, 17, 18, 19, 21];
@@ -751,6 +751,28 @@ macro_rules! cases_group {
                         out.push(n.to_string());
                     }
                     out.join(" ")
+                }
+                23 => {
+                    // Registered for ERROR (with WRITABLE or PRIORITY or
+                    // alone): Tokio's registration asks the poller for
+                    // reads too (it needs some interest for an error-only
+                    // one), so a wait for READABLE sees the peer's bytes.
+                    let mut out = Vec::new();
+                    for i in [
+                        Interest::ERROR,
+                        Interest::WRITABLE | Interest::ERROR,
+                        Interest::PRIORITY | Interest::ERROR,
+                    ] {
+                        let (ours, peer) = pair(Kind::Tcp);
+                        let fd = AsyncFd::with_interest(ours, i).expect("register");
+                        peer_write(&peer, b"x").expect("write");
+                        let r = match within(fd.readable()).await {
+                            None => "TIMEOUT".to_string(),
+                            Some(r) => format!("{:?}", r.map(|g| g.ready().is_readable()).map_err(|e| kind(&e))),
+                        };
+                        out.push(format!("{i:?}: readable {r}"));
+                    }
+                    out.join(", ")
                 }
                 _ => unreachable!("case {n}"),
             }

@@ -80,3 +80,13 @@ fn a_woken_wait_ends_even_if_the_readiness_was_cleared_since() {
 fn ready_prints_orders_and_accumulates_as_tokio_does() {
     case(20);
 }
+
+/// Registered for `ERROR` (alone, or with `WRITABLE` or `PRIORITY`), a
+/// wait for `READABLE` sees the peer's bytes, as on Tokio, whose
+/// registration asks the poller for reads whenever `ERROR` is in the
+/// interest; weft's asked for reads only for an error-only interest on
+/// epoll, and on io_uring never armed a read poll for one: the wait hung.
+#[test]
+fn an_error_interest_registers_reads_too() {
+    case(23);
+}

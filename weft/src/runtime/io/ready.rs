@@ -92,8 +92,13 @@ impl Interest {
         if self.is_priority() {
             add(mio::Interest::PRIORITY);
         }
-        // mio always reports errors; an error-only interest still needs a
-        // registration, so ask for readable (errors wake readers too).
+        // mio always reports errors but has no error interest: as Tokio
+        // does, an interest with ERROR asks for reads too (an error-only
+        // one needs some interest to be registered at all), so a wait for
+        // READABLE on such a registration sees the reads.
+        if self.is_error() {
+            add(mio::Interest::READABLE);
+        }
         out.unwrap_or(mio::Interest::READABLE)
     }
 }

@@ -100,11 +100,13 @@ impl Kind {
 
     /// The kinds a wait for `interest` needs, of those `registered` allows
     /// (a wait outside the registered interest waits forever, as with
-    /// epoll). Priority, errors and hang-ups are epoll's (module doc).
+    /// epoll; an interest with `ERROR` allows reads, as the epoll
+    /// registration asks for them: `Interest::to_mio`). Priority, errors
+    /// and hang-ups are epoll's (module doc).
     fn needed(interest: Interest, registered: Interest) -> impl Iterator<Item = Kind> {
         [
             (
-                interest.is_readable() && registered.is_readable(),
+                interest.is_readable() && (registered.is_readable() || registered.is_error()),
                 Kind::Read,
             ),
             (
@@ -573,6 +575,9 @@ mod tests {
         assert_eq!(kinds(Interest::READABLE, rw), [Kind::Read]);
         assert_eq!(kinds(rw, rw), [Kind::Read, Kind::Write]);
         assert_eq!(kinds(Interest::WRITABLE, Interest::READABLE), []);
+        // Registered for ERROR: reads are asked for too, as on epoll.
+        assert_eq!(kinds(Interest::READABLE, Interest::ERROR), [Kind::Read]);
+        assert_eq!(kinds(Interest::WRITABLE, Interest::ERROR), []);
         // Errors, hang-ups and priority are epoll's.
         assert_eq!(kinds(Interest::ERROR, Interest::READABLE), []);
         assert_eq!(
