@@ -362,8 +362,29 @@ fn worker_threads_env_var() {
     unsafe { std::env::set_var(weft::runtime::WORKER_THREADS_ENV, "lots") };
     let err = Builder::new_multi_thread().build().unwrap_err();
     assert!(err.to_string().contains("WEFT_WORKER_THREADS"), "{err}");
+    // Tokio's variable counts when weft's is unset, and names itself when
+    // it is wrong; weft's wins where both are set.
+    // SAFETY (std): as above.
+    unsafe { std::env::set_var(weft::runtime::WORKER_THREADS_ENV, "3") };
+    // SAFETY (std): as above.
+    unsafe { std::env::set_var("TOKIO_WORKER_THREADS", "2") };
+    let rt = Builder::new_multi_thread().build().unwrap();
+    assert_eq!(rt.metrics().num_workers(), 3);
+    drop(rt);
     // SAFETY (std): as above.
     unsafe { std::env::remove_var(weft::runtime::WORKER_THREADS_ENV) };
+    let rt = Builder::new_multi_thread().build().unwrap();
+    assert_eq!(rt.metrics().num_workers(), 2);
+    drop(rt);
+    // SAFETY (std): as above.
+    unsafe { std::env::set_var("TOKIO_WORKER_THREADS", "0") };
+    let err = Builder::new_multi_thread().build().unwrap_err();
+    assert!(
+        err.to_string().contains("TOKIO_WORKER_THREADS=\"0\""),
+        "{err}"
+    );
+    // SAFETY (std): as above.
+    unsafe { std::env::remove_var("TOKIO_WORKER_THREADS") };
 }
 
 #[test]

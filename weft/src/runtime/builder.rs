@@ -62,8 +62,12 @@ enum Kind {
 /// The default of [`Builder::long_poll_threshold`].
 const DEFAULT_LONG_POLL_THRESHOLD: Duration = Duration::from_millis(10);
 
-/// Environment variable that overrides the default worker count.
+/// Environment variable that overrides the default worker count (before
+/// Tokio's `TOKIO_WORKER_THREADS`, which weft also reads).
 pub const WORKER_THREADS_ENV: &str = "WEFT_WORKER_THREADS";
+
+/// Tokio's name for [`WORKER_THREADS_ENV`], read when weft's is unset.
+const TOKIO_WORKER_THREADS_ENV: &str = "TOKIO_WORKER_THREADS";
 
 impl Builder {
     /// A runtime that runs every task on the thread calling `block_on`.
@@ -104,7 +108,8 @@ impl Builder {
     }
 
     /// Number of worker threads (multi_thread only). Default: the
-    /// `WEFT_WORKER_THREADS` environment variable, else the number of CPUs.
+    /// `WEFT_WORKER_THREADS` environment variable, else Tokio's
+    /// `TOKIO_WORKER_THREADS`, else the number of CPUs.
     ///
     /// # Panics
     /// If `val` is 0.
@@ -335,17 +340,22 @@ impl Builder {
         if let Some(n) = self.worker_threads {
             return Ok(n);
         }
-        if let Ok(v) = std::env::var(WORKER_THREADS_ENV) {
-            return match v.trim().parse::<usize>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "{WORKER_THREADS_ENV}={v:?} is not a worker count: set it to a whole \
-                         number of at least 1, or unset it to use one worker per CPU"
-                    ),
-                )),
-            };
+        // Tokio's variable too, so a program ported from Tokio (or run
+        // through the `tokio` stand-in) keeps its deployment's setting;
+        // weft's own wins where both are set.
+        for var in [WORKER_THREADS_ENV, TOKIO_WORKER_THREADS_ENV] {
+            if let Ok(v) = std::env::var(var) {
+                return match v.trim().parse::<usize>() {
+                    Ok(n) if n > 0 => Ok(n),
+                    _ => Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "{var}={v:?} is not a worker count: set it to a whole number of at \
+                             least 1, or unset it to use one worker per CPU"
+                        ),
+                    )),
+                };
+            }
         }
         Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
