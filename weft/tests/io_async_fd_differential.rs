@@ -17,8 +17,12 @@
 //! - single cases (`cases.rs`): construction (every constructor, every
 //!   `Interest`, a descriptor epoll refuses, one registered twice, outside
 //!   a runtime, without the I/O driver), errors and hang-ups (`ERROR`,
-//!   `WRITE_CLOSED`, `PRIORITY`), an eventfd, dropping an `AsyncFd` a task
-//!   waits on, a runtime dropped under a wait.
+//!   `WRITE_CLOSED`, `PRIORITY`), eventfd, timerfd and listener, dropping
+//!   an `AsyncFd` a task waits on, a runtime dropped under a wait, waits
+//!   from another runtime, what clears and keeps readiness, the budget,
+//!   the `Debug`/`Display` shapes;
+//! - `fixed_differences.rs`: the differences found (fixed in weft), each
+//!   as the one case that shows it.
 //!
 //! Real descriptors are timing-dependent; `scripts.rs` says how the
 //! scripts keep every logged value deterministic. `AFD_DIFF_SELF=1` runs

@@ -3,15 +3,22 @@
 //! constructor's error and the object it hands back, a descriptor epoll
 //! refuses, one registered twice, a bad one, outside a runtime and without
 //! the I/O driver: whether it panics and the gist of the message), error,
-//! hang-up and priority readiness, an eventfd written from another thread,
-//! an `AsyncFd` dropped after a task waited on it, a runtime dropped under
-//! one, the one-waker slots of `poll_read_ready`, `try_io` with two
-//! interests, and the `Debug`/`Display` shapes. A "script" is a list of
-//! case numbers, so the harness can shrink a mismatch to one case.
+//! hang-up and priority readiness, an `ERROR` interest's reads, an eventfd
+//! written from another thread, a timerfd, a listening socket, an
+//! `AsyncFd` dropped after a task waited on it, a runtime dropped under
+//! one, one waited for from another runtime and from a plain executor,
+//! the one-waker slots of `poll_read_ready`, two waits woken by one event,
+//! `try_io` and the guards' `clear_ready_matching`/`retain_ready` and what
+//! they leave, the coop budget, and the `Debug`/`Display` shapes of the
+//! errors, guards, `Ready` and `Interest`. A "script" is a list of case
+//! numbers, so the harness can shrink a mismatch to one case.
 //!
 //! Only what is certain is logged: a readiness bit that depends on which
 //! event the driver has taken so far is not (a hang-up's `READABLE` on
-//! io_uring comes with the next read poll, not with epoll's hang-up).
+//! io_uring comes with the next read poll, not with epoll's hang-up), and
+//! a case that clears readiness and then looks at it runs on a
+//! current_thread runtime of its own (`NO_RUNTIME`), where no driver takes
+//! an event in between.
 
 use crate::harness::{block_on, cut, for_both, Log, Rng, Shrink, Step};
 use crate::interp::{kind, pair, peer_read, peer_write, poll_counting, Count, LIMIT};
@@ -26,7 +33,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 /// How many cases there are.
-pub const CASES: usize = 24;
+pub const CASES: usize = 25;
 
 /// The cases that run outside any runtime of their own making.
 const NO_RUNTIME: [usize; 7] = [14, 15, 16, 17, 18, 19, 21];
@@ -773,6 +780,57 @@ macro_rules! cases_group {
                         out.push(format!("{i:?}: readable {r}"));
                     }
                     out.join(", ")
+                }
+                24 => {
+                    // Other descriptors: a listening socket (readable when
+                    // a connection waits), a timerfd (readable once it
+                    // fires), /dev/null (refused by epoll).
+                    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+                    l.set_nonblocking(true).expect("nonblocking");
+                    let addr = l.local_addr().expect("addr");
+                    let fd = AsyncFd::with_interest(l, Interest::READABLE).expect("register");
+                    let count = Arc::new(Count::default());
+                    let before = poll_counting(std::pin::pin!(fd.readable()), &count).is_pending();
+                    let client = std::net::TcpStream::connect(addr).expect("connect");
+                    let mut accepted = "TIMEOUT".to_string();
+                    for _ in 0..50 {
+                        let Some(Ok(mut g)) = within(fd.readable()).await else {
+                            break;
+                        };
+                        if let Ok(r) = g.try_io(|l| l.get_ref().accept()) {
+                            let again = g.try_io(|l| l.get_ref().accept()).is_err();
+                            accepted = format!("{:?}, then would block {again}", r.map(|(s, _)| s.peer_addr().ok() == client.local_addr().ok()).map_err(|e| kind(&e)));
+                            break;
+                        }
+                    }
+                    // SAFETY: timerfd_create takes no pointers.
+                    let raw = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+                    assert!(raw >= 0, "timerfd");
+                    // SAFETY: a fresh descriptor nobody else owns.
+                    let timer = File::from(unsafe { OwnedFd::from_raw_fd(raw) });
+                    let tfd = AsyncFd::with_interest(timer, Interest::READABLE).expect("register");
+                    let idle = poll_counting(std::pin::pin!(tfd.readable()), &count).is_pending();
+                    let spec = libc::itimerspec {
+                        it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+                        it_value: libc::timespec { tv_sec: 0, tv_nsec: 2_000_000 },
+                    };
+                    // SAFETY: a valid itimerspec; no old value asked for.
+                    let set = unsafe { libc::timerfd_settime(raw, 0, &spec, std::ptr::null_mut()) };
+                    assert_eq!(set, 0, "timerfd_settime");
+                    let fired = match within(tfd.readable()).await {
+                        None => "TIMEOUT".to_string(),
+                        Some(Ok(mut g)) => {
+                            let r = g.try_io(|f| {
+                                let mut v = [0u8; 8];
+                                io::Read::read(&mut &*f.get_ref(), &mut v).map(|_| u64::from_ne_bytes(v))
+                            });
+                            format!("{:?}", r.map(|r| r.map_err(|e| kind(&e))))
+                        }
+                        Some(Err(e)) => format!("Err({})", kind(&e)),
+                    };
+                    let null = File::open("/dev/null").expect("open");
+                    let null = res(AsyncFd::new(null));
+                    format!("listener pending {before}, accepted {accepted}; timer pending {idle}, fired {fired}; /dev/null {null}")
                 }
                 _ => unreachable!("case {n}"),
             }
