@@ -66,6 +66,7 @@ pub fn pair(kind: Kind) -> (File, File) {
     match kind {
         Kind::Unix => {
             let (a, b) = std::os::unix::net::UnixStream::pair().expect("pair");
+            set_buf(&a, libc::SO_SNDBUF, 64 * 1024);
             a.set_nonblocking(true).expect("nonblocking");
             b.set_nonblocking(true).expect("nonblocking");
             (owned(a), owned(b))
@@ -74,6 +75,10 @@ pub fn pair(kind: Kind) -> (File, File) {
             let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             let a = std::net::TcpStream::connect(l.local_addr().expect("addr")).expect("connect");
             let (b, _) = l.accept().expect("accept");
+            // Small buffers, so that filling them (`Op::Fill`) is quick;
+            // still far more than `CAP`.
+            set_buf(&a, libc::SO_SNDBUF, 64 * 1024);
+            set_buf(&b, libc::SO_RCVBUF, 64 * 1024);
             a.set_nonblocking(true).expect("nonblocking");
             b.set_nonblocking(true).expect("nonblocking");
             (owned(a), owned(b))
@@ -97,6 +102,21 @@ pub fn pair(kind: Kind) -> (File, File) {
             unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
         }
     }
+}
+
+/// Sets a socket's buffer size option (`SO_SNDBUF` / `SO_RCVBUF`).
+fn set_buf(fd: &impl AsRawFd, opt: libc::c_int, size: libc::c_int) {
+    // SAFETY: a valid int, for the size passed.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            (&size as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0, "setsockopt");
 }
 
 /// `shutdown(2)` of `fd`'s writing side.
@@ -463,6 +483,70 @@ macro_rules! interp_group {
                     return skip;
                 }
                 match op {
+                    Op::Fill(_, poll) => {
+                        if !m.stream() || !m.reg.writes() || m.shut || !matches!(m.peer, Peer::Open | Peer::Shut) {
+                            return skip;
+                        }
+                        let sure = m.kind == Kind::Unix && !self.multi;
+                        // How much fits is the kernel's business (TCP's
+                        // varies from run to run): the pattern goes on
+                        // from where it was once the peer drained it all.
+                        let mark = m.written[1];
+                        let mut expect: Vec<u8> = m.outq.iter().flatten().copied().collect();
+                        let fd = self.slots[p].fd.as_ref().expect("present");
+                        let mut full = false;
+                        for _ in 0..1000 {
+                            let mut g = match k::time::timeout(LIMIT, fd.writable()).await {
+                                Err(_) => return Err(Stop),
+                                Ok(Err(e)) => return Ok(format!("Err({})", kind(&e))),
+                                Ok(Ok(g)) => g,
+                            };
+                            let m = &mut self.m[p];
+                            let data = m.pattern(1, 16 * 1024);
+                            match g.try_io(|f| wr(f.get_ref(), &data)) {
+                                Ok(Ok(n)) => {
+                                    m.written[1] -= data.len() - n;
+                                    expect.extend_from_slice(&data[..n]);
+                                }
+                                Ok(Err(e)) => return Ok(format!("Err({})", kind(&e))),
+                                Err(_would_block) => {
+                                    m.written[1] -= data.len();
+                                    full = true;
+                                    break;
+                                }
+                            }
+                        }
+                        if !full {
+                            return Ok("never full".into());
+                        }
+                        let count = Arc::new(Count::default());
+                        let pending = {
+                            let f = std::pin::pin!(fd.writable());
+                            poll_counting(f, &count).is_pending()
+                        };
+                        let peer = self.slots[p].peer.as_ref().expect("open").try_clone().expect("dup");
+                        let want = expect.len();
+                        let reader = std::thread::spawn(move || peer_read(&peer, want, false, false));
+                        let again = if poll {
+                            let w = k::time::timeout(LIMIT, poll_fn(|cx| fd.poll_write_ready(cx).map(|r| r.map(|g| g.ready().is_writable())))).await;
+                            match w {
+                                Err(_) => return Err(Stop),
+                                Ok(r) => r.map_err(|e| kind(&e)),
+                            }
+                        } else {
+                            match k::time::timeout(LIMIT, fd.writable()).await {
+                                Err(_) => return Err(Stop),
+                                Ok(r) => r.map(|g| g.ready().is_writable()).map_err(|e| kind(&e)),
+                            }
+                        };
+                        let drained = reader.join().expect("reader").map(|b| b == expect);
+                        let m = &mut self.m[p];
+                        m.outq.clear();
+                        m.w = false;
+                        m.written[1] = mark;
+                        let pending = if sure { format!("pending {pending}, ") } else { String::new() };
+                        Ok(format!("full, {pending}writable again {again:?}, drained as written {:?}", drained.map_err(|e| kind(&e))))
+                    }
                     Op::WaitError(_) => {
                         if !m.err {
                             return skip;

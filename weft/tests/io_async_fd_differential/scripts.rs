@@ -180,6 +180,11 @@ pub enum Op {
     /// TCP: the peer sends one byte of urgent data; a wait for
     /// `PRIORITY` (polled once before, pending where certain) must see it.
     Urgent(usize),
+    /// Stream: write until a write would block (clearing `WRITABLE`), poll
+    /// `writable()` once (pending where certain), the peer reads all
+    /// (checked against the pattern, not logged: how much fits depends
+    /// on the kernel), then the wait (`poll_write_ready` if set) must end.
+    Fill(usize, bool),
 }
 
 impl Op {
@@ -202,7 +207,8 @@ impl Op {
             | Op::Rewrap(p)
             | Op::Refs(p)
             | Op::WaitError(p)
-            | Op::Urgent(p) => p,
+            | Op::Urgent(p)
+            | Op::Fill(p, _) => p,
         }
     }
 }
@@ -290,7 +296,7 @@ fn gen_op(rng: &mut Rng, fds: usize) -> Op {
         Wr::TryIo,
         Wr::TryIoMut,
     ];
-    match rng.pick(&[30, 10, 3, 3, 1, 24, 14, 2, 5, 4, 4, 4, 3, 2, 2, 1, 3, 3]) {
+    match rng.pick(&[30, 10, 3, 3, 1, 24, 14, 2, 5, 4, 4, 4, 3, 2, 2, 1, 3, 3, 3]) {
         0 => Op::PeerWrite(p, len(rng)),
         1 => Op::PeerRead(p, len(rng)),
         2 => Op::PeerShutdown(p),
@@ -311,7 +317,8 @@ fn gen_op(rng: &mut Rng, fds: usize) -> Op {
         14 => Op::Rewrap(p),
         15 => Op::Refs(p),
         16 => Op::WaitError(p),
-        _ => Op::Urgent(p),
+        17 => Op::Urgent(p),
+        _ => Op::Fill(p, rng.coin()),
     }
 }
 
