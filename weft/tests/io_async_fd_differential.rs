@@ -42,6 +42,8 @@
 
 #[path = "io_async_fd_differential/cases.rs"]
 mod cases;
+#[path = "io_async_fd_differential/cases_readiness.rs"]
+mod cases_readiness;
 #[path = "io_async_fd_differential/fixed_differences.rs"]
 mod fixed_differences;
 #[path = "net_differential/harness.rs"]
@@ -49,10 +51,16 @@ mod fixed_differences;
 mod harness;
 #[path = "io_async_fd_differential/interp.rs"]
 mod interp;
+#[path = "io_async_fd_differential/peers.rs"]
+mod peers;
+#[path = "io_async_fd_differential/readiness_ops.rs"]
+mod readiness_ops;
 #[path = "io_async_fd_differential/scripts.rs"]
 mod scripts;
 #[path = "support/seeded_rng.rs"]
 mod seeded_rng;
+#[path = "io_async_fd_differential/waits.rs"]
+mod waits;
 
 use harness::{fuzz, Family};
 
