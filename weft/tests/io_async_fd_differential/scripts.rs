@@ -24,7 +24,13 @@
 //!   `READ_CLOSED` is logged once a settle loop saw it (`SettleClosed`);
 //! - a wait that must stay pending is logged `Pending` only where the
 //!   readiness is surely clear (above); a waker that must be woken is
-//!   waited for, with a time limit (a hang on one crate logs `TIMEOUT`).
+//!   waited for, with a time limit (a hang on one crate logs `TIMEOUT`);
+//! - how much a full socket took (`Fill`) is the kernel's business and not
+//!   logged: the peer reads it all and checks it against the pattern,
+//!   which then goes on from where it was;
+//! - an error (a reset, a refused datagram) is waited for with
+//!   `Interest::ERROR` only while it is surely pending, and `PRIORITY`
+//!   only after the peer's urgent byte.
 //!
 //! The model is computed from the script and from logged (so compared)
 //! results, so it is the same on both crates; an op it rules out is
