@@ -45,18 +45,23 @@
 //!   when it turns slow. Without `membarrier` it never turns slow.
 //! - **Nobody to help.** The quick periods above exist to hand stranded
 //!   work to an idle worker. While no worker is parked or searching (every
-//!   worker runs a task, as always on a one-worker runtime whose worker is
-//!   polling) there is none, so the monitor samples only for the
-//!   threshold, at the slow period, and makes no LIFO re-check. (Round 7
-//!   cut a busy one-worker hyper server's monitor wake-ups from about
-//!   1,650 to about 400 a second this way; the slow period makes it ~130.)
-//!   A task stranded in a slot while every other worker is busy is still
-//!   stolen once seen twice, a sampling period or two later. A one-worker
-//!   runtime never announces `slow`, so its spawns never kick: a kick
-//!   woke the monitor only for it to find nobody to help and pay the
-//!   heavy fence to turn slow again, a cycle every few spawns on a busy
-//!   server (a tonic server spent 0.3 `membarrier`, 0.34 monitor wake-ups
-//!   and 0.66 `timerfd_settime` per call on it: BENCHMARKS.md).
+//!   worker runs a task) there is none, so the monitor makes no LIFO
+//!   re-check, and samples only for the threshold, at the slow period,
+//!   unless spawns go on: then it stays at the 1 ms ceiling, for a worker
+//!   that parks soon could take a stranded child, and it does not sleep
+//!   slow, where every spawn would kick it only for it to find the
+//!   workers still busy and pay the heavy fence to turn slow again (a
+//!   cycle every spawn or two on a busy server). A one-worker runtime has
+//!   nobody to help ever (its idle worker is the one that would be stuck):
+//!   it samples at the slow period and never announces `slow`, so its
+//!   spawns never kick. (Round 7 cut a busy one-worker hyper server's
+//!   monitor wake-ups from about 1,650 to about 400 a second this way; the
+//!   slow period makes it ~130. Round 15: a tonic server spent 0.3
+//!   `membarrier`, 0.34 monitor wake-ups and 0.66 `timerfd_settime` per
+//!   call in that cycle on one worker, 0.03, 0.09 and 0.14 on two;
+//!   BENCHMARKS.md.) A task stranded in a slot while every other worker
+//!   is busy is still stolen once seen twice, a sampling period or two
+//!   later.
 //! - **What the monitor moves.** For a worker in the same poll across a
 //!   period, it steals the task in its LIFO slot onto the inject queue
 //!   (lifo.rs: the owner pays no atomic read-modify-write for this) and
@@ -648,13 +653,17 @@ impl Monitor {
             }
         }
         s.quiet = if busy { 0 } else { s.quiet + 1 };
-        let can_help = handle.idle.any_idle();
+        // A one-worker runtime's idle worker is the one that would be
+        // stuck: it can help nobody.
+        let several_workers = handle.remotes.len() > 1;
+        let can_help = several_workers && handle.idle.any_idle();
         let seen = Sighting {
             can_help,
             lifo_waiting,
             same_poll,
             stole,
             spawned,
+            several_workers,
         };
         if s.last_at.is_some_and(|at| now - at < self.min_gap) {
             // Right after another sample (a spawn's kick just after a
@@ -671,7 +680,7 @@ impl Monitor {
         // would buy nothing (module doc, "Nobody to help").
         if s.pace.period <= self.max_period {
             self.leave_slow();
-        } else if handle.remotes.len() > 1
+        } else if several_workers
             && !self.is_slow()
             && !self.announce_slow(handle.remotes.iter().map(|r| &r.stamp), &s.last_spawns)
         {

@@ -21,6 +21,7 @@ fn sighting(can_help: bool, lifo_waiting: bool, same_poll: bool) -> Sighting {
         same_poll,
         stole: false,
         spawned: true,
+        several_workers: true,
     }
 }
 
@@ -47,12 +48,30 @@ fn with_nobody_parked_the_period_backs_off_to_the_slow_period() {
     let monitor = monitor();
     // Every worker busy, queued work and a filled slot at every sample:
     // nothing can be handed to anyone, so no quick re-checks.
-    let got = periods(&monitor, sighting(false, true, true), 6);
+    let got = periods(&monitor, without_spawns(sighting(false, true, true)), 6);
     let ms = |n| Duration::from_micros(n);
     assert_eq!(
         got,
         [ms(1000), ms(2000), ms(4000), ms(8000), ms(9000), ms(9000)]
     );
+    // So does a one-worker runtime's, spawns or not: nobody will ever be
+    // free to take a child.
+    let alone = Sighting {
+        several_workers: false,
+        ..sighting(false, true, true)
+    };
+    assert_eq!(*periods(&monitor, alone, 6).last().unwrap(), ms(9000));
+}
+
+/// Spawns going on while every worker is busy: the monitor stays at the
+/// 1 ms ceiling (a worker that parks soon can take a stranded child), and
+/// never sleeps slow, where each spawn would kick it.
+#[test]
+fn with_nobody_parked_but_spawns_going_on_the_period_stops_at_the_ceiling() {
+    let monitor = monitor();
+    let got = periods(&monitor, sighting(false, true, false), 6);
+    assert!(got.iter().all(|p| *p <= monitor.max_period), "{got:?}");
+    assert_eq!(*got.last().unwrap(), monitor.max_period);
 }
 
 #[test]

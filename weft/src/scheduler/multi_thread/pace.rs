@@ -24,6 +24,9 @@ pub(super) struct Sighting {
     pub(super) stole: bool,
     /// A worker spawned a task into its LIFO slot since the last sample.
     pub(super) spawned: bool,
+    /// The runtime has more than one worker: a worker busy now may park
+    /// and take stranded work later.
+    pub(super) several_workers: bool,
 }
 
 /// How often the monitor samples (module doc, "Stuck means...", "Slow
@@ -68,8 +71,17 @@ impl Pace {
         self.lifo_recheck =
             seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0;
         let quick = seen.can_help && (self.lifo_recheck || seen.same_poll || seen.spawned);
-        self.period = if !quick {
+        // Spawns going on while every worker is busy: a worker that parks
+        // soon could take a stranded child, and sleeping slow would let
+        // the next spawn kick the monitor, which would find the workers
+        // still busy and pay the heavy fence to turn slow again, a cycle
+        // per spawn or two on a busy server. The ceiling costs fewer
+        // wake-ups than that and no fence (monitor.rs, "Nobody to help").
+        let spawning_while_busy = !seen.can_help && seen.spawned && seen.several_workers;
+        self.period = if !quick && !spawning_while_busy {
             (self.period * 2).clamp(monitor.min_period, monitor.slow_period)
+        } else if !quick {
+            (self.period * 2).clamp(monitor.min_period, monitor.max_period)
         } else if self.lifo_recheck {
             LIFO_RECHECK.min(monitor.min_period)
         } else if seen.same_poll {
