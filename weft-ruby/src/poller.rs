@@ -370,34 +370,35 @@ impl Poller {
         // `just_failed` says (a read skipped after a short read,
         // `read_would_fail`, would have found it, not `EAGAIN`): "the peer
         // closed", which a clear can't take away, and a pending error,
-        // which it can.
+        // which it can. The waits end on an error alone (`_or_error`), as
+        // Ruby's own `IO#wait` (poll(2)) does on `POLLERR`.
         let mut kept = false;
         on_loop(&inner.rt, inner.ring, || {
             let mut cx = Context::from_waker(&reg.waker);
             if events & (READABLE | PRIORITY) != 0 {
-                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready(&mut cx) {
+                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_read_ready_or_error(&mut cx) {
                     kept |= guard.ready().is_error();
                     guard.clear_ready();
                     ask = true;
-                    kept |= reg.fd.poll_read_ready(&mut cx).is_ready();
+                    kept |= reg.fd.poll_read_ready_or_error(&mut cx).is_ready();
                 }
                 reg.armed |= READABLE;
             }
             if events & WRITABLE != 0 {
-                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready(&mut cx) {
+                if let Poll::Ready(Ok(mut guard)) = reg.fd.poll_write_ready_or_error(&mut cx) {
                     kept |= guard.ready().is_error();
                     guard.clear_ready();
                     ask = true;
-                    kept |= reg.fd.poll_write_ready(&mut cx).is_ready();
+                    kept |= reg.fd.poll_write_ready_or_error(&mut cx).is_ready();
                 }
                 reg.armed |= WRITABLE;
             }
             if carried & READABLE != 0 && events & (READABLE | PRIORITY) == 0 {
-                let _ = reg.fd.poll_read_ready(&mut cx);
+                let _ = reg.fd.poll_read_ready_or_error(&mut cx);
                 reg.armed |= READABLE;
             }
             if carried & WRITABLE != 0 && events & WRITABLE == 0 {
-                let _ = reg.fd.poll_write_ready(&mut cx);
+                let _ = reg.fd.poll_write_ready_or_error(&mut cx);
                 reg.armed |= WRITABLE;
             }
         });

@@ -84,6 +84,42 @@ class TestWeftScheduler < Minitest::Test
     w&.close
   end
 
+  # A socket whose only event is an error (a connected UDP socket whose
+  # send was refused: ICMP "port unreachable", nothing to read) wakes a
+  # fiber waiting to read, and the read raises the error, as plain Ruby's
+  # poll(2) does on POLLERR. (The wait once slept on: an error alone no
+  # longer woke weft's read waits, as Tokio's do not.)
+  def test_an_error_alone_wakes_a_reader
+    freed = UDPSocket.new
+    freed.bind("127.0.0.1", 0)
+    port = freed.addr[1]
+    freed.close
+    s = UDPSocket.new
+    s.connect("127.0.0.1", port)
+    outcome = nil
+    took = elapsed do
+      with_scheduler do
+        Fiber.schedule do
+          s.recv(10)
+          outcome = :received
+        rescue Errno::ECONNREFUSED
+          outcome = :refused
+        end
+        Fiber.schedule do
+          sleep 0.02
+          s.send("x", 0)
+          # If the reader never wakes, end it rather than hang the suite.
+          200.times { outcome ? break : sleep(0.01) }
+          s.close unless outcome
+        end
+      end
+    end
+    assert_equal :refused, outcome
+    assert_operator took, :<, 2
+  ensure
+    s&.close unless s&.closed?
+  end
+
   def test_io_wait_times_out
     r, w = IO.pipe
     result = :unset

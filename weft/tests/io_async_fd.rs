@@ -333,4 +333,69 @@ rt_test! {
         let err = other.block_on(async { fd.readable().await.map(|_| ()) }).unwrap_err();
         assert!(weft::runtime::is_rt_shutdown_err(&err), "{err}");
     }
+
+    /// A connected UDP socket whose send was refused (an ICMP "port
+    /// unreachable" leaves an error pending, and nothing to read): a
+    /// reader waiting meanwhile must still learn of a datagram that comes
+    /// later. On io_uring its read poll completes with `POLLERR` alone,
+    /// which wakes no read wait; reads then move to epoll (uring/poll.rs,
+    /// "error alone"), so the later datagram is seen, as on epoll.
+    #[test]
+    fn a_reader_sees_data_arriving_after_an_error_alone() {
+        rt().block_on(async {
+            use std::net::UdpSocket;
+            let freed = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let port = freed.local_addr().unwrap();
+            drop(freed);
+            let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+            socket.set_nonblocking(true).unwrap();
+            socket.connect(port).unwrap();
+            let fd = Arc::new(AsyncFd::new(socket).unwrap());
+            let readable = weft::spawn({
+                let fd = fd.clone();
+                async move {
+                    let mut guard = fd.readable().await.unwrap();
+                    let mut buf = [0u8; 16];
+                    loop {
+                        // Peeks, so that both waiters see the datagram.
+                        match guard.try_io(|s| s.get_ref().peek(&mut buf)) {
+                            Ok(Ok(n)) => return buf[..n].to_vec(),
+                            // The refusal, taken by whichever looks first.
+                            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+                            Ok(Err(e)) => panic!("peek: {e}"),
+                            Err(_would_block) => {}
+                        }
+                        guard = fd.readable().await.unwrap();
+                    }
+                }
+            });
+            let polled = weft::spawn({
+                let fd = fd.clone();
+                async move {
+                    let mut buf = [0u8; 16];
+                    loop {
+                        let mut guard = std::future::poll_fn(|cx| fd.poll_read_ready(cx))
+                            .await
+                            .unwrap();
+                        match guard.try_io(|s| s.get_ref().peek(&mut buf)) {
+                            Ok(Ok(n)) => return buf[..n].to_vec(),
+                            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+                            Ok(Err(e)) => panic!("peek: {e}"),
+                            Err(_would_block) => {}
+                        }
+                    }
+                }
+            });
+            weft::time::sleep(SHORT).await;
+            fd.get_ref().send(b"refused").unwrap();
+            weft::time::sleep(SHORT).await;
+            // The port is served now: a datagram from it arrives.
+            let peer = UdpSocket::bind(port).unwrap();
+            peer.send_to(b"late", fd.get_ref().local_addr().unwrap()).unwrap();
+            let got = timeout(LONG, readable).await.expect("readable() never woke").unwrap();
+            assert_eq!(got, b"late");
+            let got = timeout(LONG, polled).await.expect("poll_read_ready never woke").unwrap();
+            assert_eq!(got, b"late");
+        });
+    }
 }

@@ -333,7 +333,7 @@ impl Registration {
         let mut cx = Context::from_waker(&self.waker);
         let mut ready = 0;
         if wanted & (READABLE | PRIORITY) != 0 {
-            if self.fd.poll_read_ready(&mut cx).is_ready() {
+            if self.fd.poll_read_ready_or_error(&mut cx).is_ready() {
                 ready |= READABLE | PRIORITY;
                 self.armed &= !READABLE;
             } else {
@@ -341,7 +341,7 @@ impl Registration {
             }
         }
         if wanted & WRITABLE != 0 {
-            if self.fd.poll_write_ready(&mut cx).is_ready() {
+            if self.fd.poll_write_ready_or_error(&mut cx).is_ready() {
                 ready |= WRITABLE;
                 self.armed &= !WRITABLE;
             } else {

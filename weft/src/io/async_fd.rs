@@ -275,6 +275,36 @@ impl<T: AsRawFd> AsyncFd<T> {
         }))
     }
 
+    /// [`poll_read_ready`](Self::poll_read_ready) that an error alone
+    /// (`ERROR` readiness, with nothing to read) also ends, as `poll(2)`
+    /// counts `POLLERR` as readable. Not Tokio's: for weft-ruby's selector,
+    /// whose `IO#wait` must return on an error as Ruby's own does.
+    #[doc(hidden)]
+    pub fn poll_read_ready_or_error<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let event = ready!(self.registration.poll_ready_or_error(cx, Direction::Read))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard {
+            fd: self,
+            event: Some(event),
+        }))
+    }
+
+    /// [`poll_write_ready`](Self::poll_write_ready) that an error alone
+    /// also ends (as [`poll_read_ready_or_error`](Self::poll_read_ready_or_error)).
+    #[doc(hidden)]
+    pub fn poll_write_ready_or_error<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let event = ready!(self.registration.poll_ready_or_error(cx, Direction::Write))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard {
+            fd: self,
+            event: Some(event),
+        }))
+    }
+
     /// Wait for any of `interest`. Cancel-safe; any number of tasks may wait.
     pub async fn ready(&self, interest: Interest) -> io::Result<AsyncFdReadyGuard<'_, T>> {
         let event = self.registration.readiness(interest).await?;

@@ -188,8 +188,32 @@ impl Registration {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<ReadyEvent>> {
+        self.poll_direction(cx, direction, false)
+    }
+
+    /// [`poll_ready`](Self::poll_ready) that an error alone also ends
+    /// ([`ScheduledIo::poll_ready_or_error`]).
+    pub(crate) fn poll_ready_or_error(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        self.poll_direction(cx, direction, true)
+    }
+
+    fn poll_direction(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        on_error: bool,
+    ) -> Poll<io::Result<ReadyEvent>> {
         let restore = ready!(coop::poll_proceed(cx));
-        let ev = match self.io.poll_ready(cx, direction) {
+        let polled = if on_error {
+            self.io.poll_ready_or_error(cx, direction)
+        } else {
+            self.io.poll_ready(cx, direction)
+        };
+        let ev = match polled {
             Poll::Ready(ev) => ev,
             Poll::Pending => {
                 let interest = match direction {

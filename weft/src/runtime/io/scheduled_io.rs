@@ -59,6 +59,10 @@ impl Direction {
 struct Waiters {
     reader: Option<Waker>,
     writer: Option<Waker>,
+    /// The reader (writer) waits for an error too
+    /// ([`ScheduledIo::poll_ready_or_error`]).
+    reader_on_error: bool,
+    writer_on_error: bool,
     /// `readiness(interest)` futures: any number of tasks may wait at once.
     /// A slot is `None` when its future is gone (freed for reuse).
     others: Vec<Option<Other>>,
@@ -128,10 +132,13 @@ impl ScheduledIo {
     /// Move the wakers of the waiters interested in `ready` into `out`.
     fn take_wakers(&self, ready: Ready, out: &mut Vec<Waker>) {
         let mut waiters = lock(&self.waiters);
-        if ready.intersects(Direction::Read.mask()) {
+        if ready.intersects(Direction::Read.mask()) || (waiters.reader_on_error && ready.is_error())
+        {
             out.extend(waiters.reader.take());
         }
-        if ready.intersects(Direction::Write.mask()) {
+        if ready.intersects(Direction::Write.mask())
+            || (waiters.writer_on_error && ready.is_error())
+        {
             out.extend(waiters.writer.take());
         }
         for other in waiters.others.iter_mut().flatten() {
@@ -165,21 +172,49 @@ impl ScheduledIo {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<ReadyEvent> {
-        let ev = self.event(direction.mask());
+        self.poll_direction(cx, direction, false)
+    }
+
+    /// [`poll_ready`](Self::poll_ready) that an error alone also ends, as
+    /// `poll(2)` counts `POLLERR` as readable and writable: for waits that
+    /// must learn of an error on a descriptor with nothing else to report
+    /// (weft-ruby's selector: Ruby's own `IO#wait` returns on it).
+    pub(crate) fn poll_ready_or_error(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<ReadyEvent> {
+        self.poll_direction(cx, direction, true)
+    }
+
+    fn poll_direction(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        on_error: bool,
+    ) -> Poll<ReadyEvent> {
+        let mask = if on_error {
+            direction.mask() | Ready::ERROR
+        } else {
+            direction.mask()
+        };
+        let ev = self.event(mask);
         if !ev.ready.is_empty() || ev.is_shutdown {
             return Poll::Ready(ev);
         }
-        let mut waiters = lock(&self.waiters);
-        let slot = match direction {
-            Direction::Read => &mut waiters.reader,
-            Direction::Write => &mut waiters.writer,
+        let mut guard = lock(&self.waiters);
+        let waiters = &mut *guard;
+        let (slot, slot_on_error) = match direction {
+            Direction::Read => (&mut waiters.reader, &mut waiters.reader_on_error),
+            Direction::Write => (&mut waiters.writer, &mut waiters.writer_on_error),
         };
+        *slot_on_error = on_error;
         match slot {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => *slot = Some(cx.waker().clone()),
         }
         // Re-check under the lock (see the module doc).
-        let ev = self.event(direction.mask());
+        let ev = self.event(mask);
         if !ev.ready.is_empty() || ev.is_shutdown {
             match direction {
                 Direction::Read => waiters.reader = None,

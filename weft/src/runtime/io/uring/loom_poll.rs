@@ -60,7 +60,7 @@ impl PollRings for FakeRings {
         }
     }
 
-    fn writes_to_epoll(&self, _fd: RawFd, _priority: bool) {
+    fn to_epoll(&self, _fd: RawFd, _interest: Interest) {
         assert!(
             !self.0.gone.load(Ordering::SeqCst),
             "epoll changed after the abandon"

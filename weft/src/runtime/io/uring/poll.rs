@@ -3,7 +3,7 @@
 //! without a trip through epoll.
 //!
 //! Owns: the poll requests in flight for one descriptor (at most one per
-//! [`Kind`]: which ring, which op), whether writes moved to epoll, and the
+//! [`Kind`]: which ring, which op), which kinds moved to epoll, and the
 //! link to the descriptor's [`ScheduledIo`], whose readiness their
 //! completions set.
 //!
@@ -35,6 +35,14 @@
 //!   waiting for room would never learn of it. So such a completion sets
 //!   `READ_CLOSED` (which it is) and moves the descriptor's write
 //!   readiness to epoll for good (`EPOLLOUT`, edge-triggered).
+//! - **Reads after an error alone.** A read request on a socket holding a
+//!   pending error and nothing to read (an ICMP refusal on a connected UDP
+//!   socket) completes with `POLLERR` alone: that readiness (`ERROR`,
+//!   `WRITE_CLOSED`, as mio reads it) wakes no read wait, and armed again
+//!   the request would complete the same way until someone takes the
+//!   error. So such a completion sets it and moves the descriptor's read
+//!   readiness to epoll for good (`EPOLLIN`, edge-triggered), where data
+//!   arriving later is reported as on the epoll driver.
 //!
 //! Invariants:
 //! - **No completion is left untaken while a task waits.** A slot goes
@@ -167,9 +175,10 @@ pub(crate) trait PollRings: Send + Sync + 'static {
     fn take(&self, ring: usize, key: OpKey) -> Option<i32>;
     /// Give the request up: cancel it in the kernel, now.
     fn abandon(&self, ring: usize, key: OpKey);
-    /// From now on have epoll report `fd`'s write readiness (and
-    /// `PRIORITY`'s too if `priority`), on its registration.
-    fn writes_to_epoll(&self, fd: RawFd, priority: bool);
+    /// From now on have epoll report `interest` for `fd` (the
+    /// directions moved there, and `PRIORITY` if registered), on its
+    /// registration.
+    fn to_epoll(&self, fd: RawFd, interest: Interest);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,8 +208,9 @@ struct Polls {
     /// The descriptor went away ([`UringPoll::abandon`]): nothing is
     /// armed again.
     closed: bool,
-    /// Write readiness comes from epoll (module doc, "half-closed").
-    writes_on_epoll: bool,
+    /// This kind's readiness comes from epoll (module doc, "half-closed"
+    /// and "error alone").
+    on_epoll: [bool; 2],
 }
 
 impl<R: PollRings> UringPoll<R> {
@@ -219,7 +229,7 @@ impl<R: PollRings> UringPoll<R> {
                 slots: [Slot::Idle; 2],
                 missed: [false; 2],
                 closed: false,
-                writes_on_epoll: false,
+                on_epoll: [false; 2],
             }),
         })
     }
@@ -247,7 +257,7 @@ impl<R: PollRings> UringPoll<R> {
                 return Ok(());
             }
             for kind in Kind::needed(interest, self.registered) {
-                if kind == Kind::Write && polls.writes_on_epoll {
+                if polls.on_epoll[kind.index()] {
                     continue;
                 }
                 if polls.slots[kind.index()] == Slot::Idle {
@@ -349,8 +359,16 @@ impl<R: PollRings> UringPoll<R> {
                     // yet: every write request would complete at once the
                     // same way (module doc, "half-closed").
                     self.io.set_readiness(Ready::READ_CLOSED, wakers);
-                    polls.writes_on_epoll = true;
-                    out.writes_to_epoll = true;
+                    polls.on_epoll[kind.index()] = true;
+                    out.to_epoll = Some(polls.epoll_interest(self.registered));
+                }
+                Ok(revents) if kind == Kind::Read && error_alone(revents) => {
+                    // A pending error and nothing to read: every read
+                    // request would complete at once the same way until
+                    // the error is taken (module doc, "error alone").
+                    self.io.set_readiness(ready_from_poll(revents), wakers);
+                    polls.on_epoll[kind.index()] = true;
+                    out.to_epoll = Some(polls.epoll_interest(self.registered));
                 }
                 Ok(revents) => self.io.set_readiness(ready_from_poll(revents), wakers),
                 Err(_) if interrupted(result) && !polls.closed => {
@@ -380,15 +398,14 @@ impl<R: PollRings> UringPoll<R> {
         for waker in wakers {
             waker.wake();
         }
-        if collected.writes_to_epoll {
+        if let Some(interest) = collected.to_epoll {
             // Under the lock, and not once abandoned: the descriptor's
             // number may name another file by then (a registration given
             // up with `AsyncFd::into_inner_stale`), whose epoll entry the
             // change (by number) would take over with this dead token.
             let polls = lock(&self.polls);
             if !polls.closed {
-                self.rings
-                    .writes_to_epoll(self.fd, self.registered.is_priority());
+                self.rings.to_epoll(self.fd, interest);
             }
         }
         if let Some(interest) = collected.rearm {
@@ -435,8 +452,39 @@ struct Collected {
     /// A request the kernel interrupted, to be armed again (one is
     /// enough: the next wait arms the other kind if it needs it).
     rearm: Option<Interest>,
-    /// Write readiness must move to epoll now.
-    writes_to_epoll: bool,
+    /// A direction's readiness moved to epoll: register this there now.
+    to_epoll: Option<Interest>,
+}
+
+impl Polls {
+    /// What epoll must report for the descriptor: the directions moved
+    /// there, and `PRIORITY` if it was registered for it (which epoll
+    /// always reports: module doc).
+    fn epoll_interest(&self, registered: Interest) -> Interest {
+        let mut interest = if registered.is_priority() {
+            Some(Interest::PRIORITY)
+        } else {
+            None
+        };
+        for (kind, wanted) in [
+            (Kind::Read, Interest::READABLE),
+            (Kind::Write, Interest::WRITABLE),
+        ] {
+            if self.on_epoll[kind.index()] {
+                interest = Some(interest.map_or(wanted, |i| i | wanted));
+            }
+        }
+        interest.expect("a direction moved to epoll")
+    }
+}
+
+/// Whether a read request's result is an error with nothing to read: the
+/// socket holds a pending error (an ICMP refusal on a connected UDP
+/// socket), and no data or hang-up.
+fn error_alone(revents: u32) -> bool {
+    let bits = |b: libc::c_short| b as u32;
+    revents & bits(libc::POLLERR) != 0
+        && revents & bits(libc::POLLIN | libc::POLLPRI | libc::POLLHUP) == 0
 }
 
 /// Whether a write request's result says only that the peer hung up its
@@ -471,7 +519,7 @@ impl<R: PollRings> Wake for UringPoll<R> {
 
 /// The real rings, through the driver handle that keeps them alive, and
 /// the descriptor's registration in the driver (for
-/// [`PollRings::writes_to_epoll`]).
+/// [`PollRings::to_epoll`]).
 pub(crate) struct DriverRings {
     pub(crate) driver: crate::runtime::driver::Handle,
     pub(crate) key: crate::runtime::io::Key,
@@ -519,12 +567,7 @@ impl PollRings for DriverRings {
         self.ring(ring).abandon(key, super::ops::Leave::Cancel);
     }
 
-    fn writes_to_epoll(&self, fd: RawFd, priority: bool) {
-        let interest = if priority {
-            Interest::WRITABLE | Interest::PRIORITY
-        } else {
-            Interest::WRITABLE
-        };
+    fn to_epoll(&self, fd: RawFd, interest: Interest) {
         // Fails only if the descriptor is gone, which the waiting
         // operation then reports.
         let _ = self.io().reregister_fd(fd, self.key, interest);
