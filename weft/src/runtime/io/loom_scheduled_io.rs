@@ -66,3 +66,60 @@ fn shutdown_wakes_waiter() {
         driver.join().unwrap();
     });
 }
+
+/// A reader that also waits for errors (`poll_ready_or_error`, weft-ruby's
+/// selector) is woken by an error alone, whichever comes first; a plain
+/// reader in the other slot direction is not disturbed by it.
+#[test]
+fn an_error_alone_wakes_an_error_aware_reader() {
+    loom::model(|| {
+        let io = Arc::new(ScheduledIo::new());
+        let driver = {
+            let io = io.clone();
+            thread::spawn(move || set_and_wake(&io, Ready::ERROR))
+        };
+        let ev = loom::future::block_on(poll_fn(|cx| io.poll_ready_or_error(cx, Direction::Read)));
+        assert!(ev.ready.is_error());
+        driver.join().unwrap();
+        // A plain read wait does not count the error as readiness.
+        let plain = io.ready_now(super::ready::Interest::READABLE);
+        assert!(plain.ready.is_empty());
+    });
+}
+
+/// A `readiness(interest)` waiter woken by an event ends its wait even if
+/// another task cleared the readiness before it polled again (as Tokio's
+/// `Readiness` future): it never goes back to sleep on an event it was
+/// woken for. (The waiter registers first: an event a task cleared before
+/// the waiter was there is rightly not its to see.)
+#[test]
+fn a_woken_interest_waiter_ends_even_if_the_readiness_was_cleared() {
+    use super::ready::Interest;
+    use std::task::{Context, Waker};
+    loom::model(|| {
+        let io = Arc::new(ScheduledIo::new());
+        let mut key = None;
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(io
+            .poll_interest(&mut cx, Interest::READABLE, &mut key)
+            .is_pending());
+        let driver = {
+            let io = io.clone();
+            thread::spawn(move || set_and_wake(&io, Ready::READABLE))
+        };
+        let clearer = {
+            let io = io.clone();
+            thread::spawn(move || {
+                let seen = io.ready_now(Interest::READABLE);
+                io.clear_readiness(seen);
+            })
+        };
+        let ev = loom::future::block_on(poll_fn(|cx| {
+            io.poll_interest(cx, Interest::READABLE, &mut key)
+        }));
+        io.drop_waiter(&mut key);
+        assert!(!ev.is_shutdown);
+        driver.join().unwrap();
+        clearer.join().unwrap();
+    });
+}
