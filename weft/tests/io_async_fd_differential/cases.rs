@@ -17,7 +17,7 @@
 //! current_thread runtime of its own (`NO_RUNTIME`), where no driver takes
 //! an event in between.
 
-use crate::harness::{block_on, cut, for_both, Log, Rng, Shrink, Step};
+use crate::harness::{block_on, for_both, Log, Rng, Step};
 use crate::peers::{kind, pair, peer_read, peer_write, poll_counting, Count, LIMIT};
 use crate::scripts::Kind;
 use std::fs::File;
@@ -35,31 +35,11 @@ pub const CASES: usize = 25;
 /// The cases that run outside any runtime of their own making.
 const NO_RUNTIME: [usize; 7] = [14, 15, 16, 17, 18, 19, 21];
 
-#[derive(Clone, Debug)]
-pub struct CaseScript {
-    pub cases: Vec<usize>,
-    pub multi: bool,
-}
-
-impl Shrink for CaseScript {
-    fn ops(&self) -> usize {
-        self.cases.len()
-    }
-
-    fn without(&self, at: usize, n: usize) -> Self {
-        CaseScript {
-            cases: cut(&self.cases, at, n),
-            ..self.clone()
-        }
-    }
-}
+pub use crate::harness::CaseScript;
 
 /// Every case, on one flavour of runtime (seed 0: current_thread).
 pub fn gen(rng: &mut Rng) -> CaseScript {
-    CaseScript {
-        cases: (0..CASES).collect(),
-        multi: rng.chance(50),
-    }
+    CaseScript::every(CASES, rng)
 }
 
 /// A bare descriptor number, as a C library hands one out.

@@ -5,7 +5,7 @@
 //! names, and pipes and FIFOs). A "script" here is a list of case numbers,
 //! so the harness can shrink a mismatch down to one case.
 
-use crate::harness::{block_on, cut, for_both, res, show, temp_dir, Log, Rng, Shrink, Step};
+use crate::harness::{block_on, for_both, res, show, temp_dir, Log, Rng, Step};
 use crate::stream_setup::nonblocking;
 use std::io;
 use std::time::Duration;
@@ -13,31 +13,11 @@ use std::time::Duration;
 /// How many cases there are.
 pub const CASES: usize = 12;
 
-#[derive(Clone, Debug)]
-pub struct CaseScript {
-    pub cases: Vec<usize>,
-    pub multi: bool,
-}
-
-impl Shrink for CaseScript {
-    fn ops(&self) -> usize {
-        self.cases.len()
-    }
-
-    fn without(&self, at: usize, n: usize) -> Self {
-        CaseScript {
-            cases: cut(&self.cases, at, n),
-            ..self.clone()
-        }
-    }
-}
+pub use crate::harness::CaseScript;
 
 /// Every case, on one flavour of runtime (seed 0: current_thread).
 pub fn gen(rng: &mut Rng) -> CaseScript {
-    CaseScript {
-        cases: (0..CASES).collect(),
-        multi: rng.chance(50),
-    }
+    CaseScript::every(CASES, rng)
 }
 
 macro_rules! cases_group {

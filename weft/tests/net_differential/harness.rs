@@ -174,6 +174,37 @@ pub fn cut<T: Clone>(v: &[T], at: usize, n: usize) -> Vec<T> {
     v
 }
 
+/// A family of single cases: the case numbers to run (a mismatch shrinks
+/// to one case) and the runtime flavour they run on.
+#[derive(Clone, Debug)]
+pub struct CaseScript {
+    pub cases: Vec<usize>,
+    pub multi: bool,
+}
+
+impl CaseScript {
+    /// All `count` cases, on a flavour `rng` picks.
+    pub fn every(count: usize, rng: &mut Rng) -> CaseScript {
+        CaseScript {
+            cases: (0..count).collect(),
+            multi: rng.chance(50),
+        }
+    }
+}
+
+impl Shrink for CaseScript {
+    fn ops(&self) -> usize {
+        self.cases.len()
+    }
+
+    fn without(&self, at: usize, n: usize) -> Self {
+        CaseScript {
+            cases: cut(&self.cases, at, n),
+            ..self.clone()
+        }
+    }
+}
+
 pub struct Family<S> {
     pub name: &'static str,
     pub gen: fn(&mut Rng) -> S,
