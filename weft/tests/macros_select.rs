@@ -178,7 +178,7 @@ rt_test! {
 }
 
 #[test]
-#[should_panic(expected = "every branch is disabled")]
+#[should_panic(expected = "all branches are disabled and there is no else branch")]
 fn all_disabled_without_else_panics() {
     weft::runtime::Builder::new_current_thread()
         .build()

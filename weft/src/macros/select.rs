@@ -140,7 +140,7 @@ macro_rules! __select_parse {
     };
     ($b:tt; $is:tt; $os:tt; [$($br:tt)*];) => {
         $crate::__select_gen!($b; [$($br)*]; {
-            ::core::panic!("select!: every branch is disabled and there is no `else` branch")
+            ::core::panic!("all branches are disabled and there is no else branch (select!: add an `else => ..` arm, or leave a branch enabled)")
         })
     };
     ($b:tt; [$i:tt $($is:tt)*]; [$o:ident $($os:tt)*]; [$($br:tt)*];
