@@ -68,8 +68,8 @@ fn shutdown_wakes_waiter() {
 }
 
 /// A reader that also waits for errors (`poll_ready_or_error`, weft-ruby's
-/// selector) is woken by an error alone, whichever comes first; a plain
-/// reader in the other slot direction is not disturbed by it.
+/// selector) is woken by an error alone, whichever comes first; the error
+/// is no readiness for a plain read wait.
 #[test]
 fn an_error_alone_wakes_an_error_aware_reader() {
     loom::model(|| {

@@ -46,7 +46,7 @@ impl Direction {
     /// woken by. Not `ERROR`, as in Tokio: an error alone (a refused
     /// datagram's, on a socket with nothing to read) leaves a
     /// `poll_read_ready` pending, and only a wait for `Interest::ERROR`
-    /// sees it.
+    /// or a [`ScheduledIo::poll_ready_or_error`] (weft-ruby's) sees it.
     fn mask(self) -> Ready {
         match self {
             Direction::Read => Ready::READABLE | Ready::READ_CLOSED,

@@ -19,8 +19,9 @@
 //!   samples; 500 µs (at most a quarter of the threshold) after one that
 //!   found a worker in the same poll twice, or in a poll with queued work
 //!   behind it; otherwise doubling each sample, as Go's `sysmon` backs
-//!   off, up to [`MAX_PERIOD`] (1 ms) while spawns go on and up to the
-//!   slow period (nine tenths of the threshold) when none do. A worker
+//!   off, up to [`MAX_PERIOD`] (1 ms) while spawns go on (on several
+//!   workers) and up to the slow period (nine tenths of the threshold)
+//!   when none do. A worker
 //!   whose `seq` is odd and unchanged since the last sample has been in
 //!   one poll for at least a period; the duration reported is measured
 //!   from the first sample that saw it (so it is low by less than one
@@ -169,8 +170,9 @@ pub(crate) struct Monitor {
     sampler: Mutex<Sampler>,
     shut_down: AtomicBool,
     dormant: AtomicBool,
-    /// The monitor sleeps longer than [`MAX_PERIOD`]: a spawn into a LIFO
-    /// slot kicks it.
+    /// The monitor announced that it sleeps longer than [`MAX_PERIOD`]: a
+    /// spawn into a LIFO slot kicks it. (A one-worker runtime's monitor
+    /// sleeps slow without announcing it: module doc, "Nobody to help".)
     slow: AtomicBool,
     /// The workers the monitor saw past the threshold at its last sample
     /// (the rescue thread steals from these first, and stops when none is

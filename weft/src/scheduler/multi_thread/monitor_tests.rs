@@ -151,6 +151,48 @@ fn a_sample_right_after_another_keeps_or_plans_the_lifo_recheck() {
     assert_eq!(pace.period, LIFO_RECHECK.min(m.min_period));
 }
 
+/// A spawn's kick that lands right after a worker's look (a close sample)
+/// does not leave the monitor sleeping slow: with every worker busy it
+/// stays at the ceiling (no kick cycle), and with a worker idle but the
+/// LIFO re-check cooling down it samples within the ceiling too; a
+/// one-worker runtime's stays slow.
+#[test]
+fn a_close_sample_that_saw_a_spawn_does_not_sleep_slow() {
+    let m = monitor();
+    let slow = || {
+        let mut pace = Pace::new(m.min_period);
+        for _ in 0..10 {
+            pace.after_sample(&m, without_spawns(sighting(false, false, false)));
+        }
+        assert_eq!(pace.period, m.slow_period);
+        pace
+    };
+    let mut busy = slow();
+    busy.after_close_sample(&m, sighting(false, true, false));
+    assert_eq!(busy.period, m.max_period);
+
+    let mut cooling = slow();
+    cooling.lifo_recheck = true;
+    cooling.after_sample(&m, sighting(true, true, false));
+    assert!(
+        !cooling.lifo_recheck,
+        "the re-check found nothing: cooldown"
+    );
+    cooling.period = m.slow_period;
+    cooling.after_close_sample(&m, sighting(true, true, false));
+    assert!(cooling.period <= m.max_period, "{:?}", cooling.period);
+
+    let mut alone = slow();
+    alone.after_close_sample(
+        &m,
+        Sighting {
+            several_workers: false,
+            ..sighting(false, true, false)
+        },
+    );
+    assert_eq!(alone.period, m.slow_period);
+}
+
 /// A one-worker runtime never announces `slow` (module doc, "Nobody to
 /// help"): its spawns would kick the monitor only for it to find nobody to
 /// hand a child to and pay the heavy fence to turn slow again. The task

@@ -13,7 +13,8 @@ use std::time::Duration;
 #[derive(Clone, Copy)]
 pub(super) struct Sighting {
     /// Some worker is parked or searching, so stolen or stranded work has
-    /// a taker.
+    /// a taker (never on a one-worker runtime: its idle worker is the one
+    /// that would be stuck).
     pub(super) can_help: bool,
     /// A worker had just started a poll with a task in its LIFO slot.
     pub(super) lifo_waiting: bool,
@@ -50,11 +51,17 @@ impl Pace {
 
     /// After a sample taken right after another: plan the LIFO re-check
     /// if it saw a spawn into a slot the other did not, else keep the
-    /// other's plan.
+    /// other's plan, but no slower than the ceiling if it saw a spawn
+    /// that a worker could take now or later (the rules of
+    /// [`after_sample`](Self::after_sample): a spawn's kick must not end
+    /// in a slow sleep, and a spawn while every worker is busy must not
+    /// start the kick cycle).
     pub(super) fn after_close_sample(&mut self, monitor: &Monitor, seen: Sighting) {
         if seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0 {
             self.lifo_recheck = true;
             self.period = LIFO_RECHECK.min(monitor.min_period);
+        } else if seen.spawned && (seen.can_help || seen.several_workers) {
+            self.period = self.period.min(monitor.max_period);
         }
     }
 

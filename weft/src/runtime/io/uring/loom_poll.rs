@@ -18,8 +18,11 @@ use std::task::{Poll, Waker};
 #[derive(Default)]
 struct Model {
     table: Mutex<OpTable>,
-    /// Requests started and not yet completed by the "kernel".
-    started: Mutex<Vec<OpKey>>,
+    /// Requests started and not yet completed by the "kernel", with the
+    /// events each asked for.
+    started: Mutex<Vec<(OpKey, u32)>>,
+    /// What the last change of the epoll registration asked for.
+    epoll: Mutex<Option<Interest>>,
     /// The `AsyncFd` is gone (its abandon returned): the descriptor's
     /// number may name another file, whose epoll entry nothing may change.
     gone: AtomicBool,
@@ -37,12 +40,12 @@ impl PollRings for FakeRings {
         &self,
         _ring: usize,
         _fd: RawFd,
-        _events: u32,
+        events: u32,
         waker: &Waker,
         _submit_now: bool,
     ) -> io::Result<OpKey> {
         let key = lock(&self.0.table).insert(Vec::new(), Some(waker.clone()));
-        lock(&self.0.started).push(key);
+        lock(&self.0.started).push((key, events));
         Ok(key)
     }
 
@@ -60,11 +63,12 @@ impl PollRings for FakeRings {
         }
     }
 
-    fn to_epoll(&self, _fd: RawFd, _interest: Interest) {
+    fn to_epoll(&self, _fd: RawFd, interest: Interest) {
         assert!(
             !self.0.gone.load(Ordering::SeqCst),
             "epoll changed after the abandon"
         );
+        *lock(&self.0.epoll) = Some(interest);
     }
 }
 
@@ -72,10 +76,21 @@ impl FakeRings {
     /// The kernel's side: wait for a request, complete it with `result`
     /// and call its waker outside the table's lock (as `Ring::reap`).
     fn complete_next(&self, result: i32) {
+        self.complete_where(0, result);
+    }
+
+    /// [`complete_next`](Self::complete_next) for a request that asked for
+    /// any of `events` (0: any request).
+    fn complete_where(&self, events: u32, result: i32) {
         let key = loop {
-            if let Some(key) = lock(&self.0.started).pop() {
-                break key;
+            let mut started = lock(&self.0.started);
+            let found = started
+                .iter()
+                .rposition(|&(_, asked)| events == 0 || asked & events != 0);
+            if let Some(at) = found {
+                break started.remove(at).0;
             }
+            drop(started);
             thread::yield_now();
         };
         let completed = lock(&self.0.table).complete(key.user_data(), result);
@@ -202,5 +217,27 @@ fn loom_no_epoll_change_after_abandon() {
         polls.abandon();
         rings.0.gone.store(true, Ordering::SeqCst);
         kernel.join().unwrap();
+    });
+}
+
+/// A read request completes with an error alone and a write request
+/// "half-closed" at once, each reaped on its own thread (they may sit on
+/// different rings): both directions move to epoll, and the registration
+/// ends up asking for both, whichever change is made last.
+#[test]
+fn loom_both_directions_moving_to_epoll_at_once_keep_both() {
+    loom::model(|| {
+        let rings = FakeRings::default();
+        let io = Arc::new(ScheduledIo::new());
+        let both = Interest::READABLE | Interest::WRITABLE;
+        let polls = UringPoll::new(rings.clone(), 0, both, io);
+        polls.arm(both).unwrap();
+        let reads = {
+            let rings = rings.clone();
+            thread::spawn(move || rings.complete_where(libc::POLLIN as u32, libc::POLLERR as i32))
+        };
+        rings.complete_where(libc::POLLOUT as u32, libc::POLLRDHUP as i32);
+        reads.join().unwrap();
+        assert_eq!(*lock(&rings.0.epoll), Some(both));
     });
 }

@@ -38,7 +38,8 @@
 //! - **Reads after an error alone.** A read request on a socket holding a
 //!   pending error and nothing to read (an ICMP refusal on a connected UDP
 //!   socket) completes with `POLLERR` alone: that readiness (`ERROR`,
-//!   `WRITE_CLOSED`, as mio reads it) wakes no read wait, and armed again
+//!   `WRITE_CLOSED`, as mio reads it) wakes no plain read wait (only
+//!   weft-ruby's `_or_error` ones), and armed again
 //!   the request would complete the same way until someone takes the
 //!   error. So such a completion sets it and moves the descriptor's read
 //!   readiness to epoll for good (`EPOLLIN`, edge-triggered), where data
@@ -308,7 +309,7 @@ impl<R: PollRings> UringPoll<R> {
             if failed.is_some() {
                 // Other waiters may have seen `Arming` and left it to this
                 // call: wake them all (whatever they wait for: `ERROR` is
-                // in no read or write wait's mask), so each wait arms
+                // in no plain read or write wait's mask), so each wait arms
                 // again and reports the failure of its own operation
                 // rather than hang.
                 self.io.set_readiness(Ready::ERROR, &mut wakers);
@@ -360,7 +361,7 @@ impl<R: PollRings> UringPoll<R> {
                     // same way (module doc, "half-closed").
                     self.io.set_readiness(Ready::READ_CLOSED, wakers);
                     polls.on_epoll[kind.index()] = true;
-                    out.to_epoll = Some(polls.epoll_interest(self.registered));
+                    out.to_epoll = true;
                 }
                 Ok(revents) if kind == Kind::Read && error_alone(revents) => {
                     // A pending error and nothing to read: every read
@@ -368,7 +369,7 @@ impl<R: PollRings> UringPoll<R> {
                     // the error is taken (module doc, "error alone").
                     self.io.set_readiness(ready_from_poll(revents), wakers);
                     polls.on_epoll[kind.index()] = true;
-                    out.to_epoll = Some(polls.epoll_interest(self.registered));
+                    out.to_epoll = true;
                 }
                 Ok(revents) => self.io.set_readiness(ready_from_poll(revents), wakers),
                 Err(_) if interrupted(result) && !polls.closed => {
@@ -390,7 +391,8 @@ impl<R: PollRings> UringPoll<R> {
         out
     }
 
-    /// After the lock: wake the tasks, hand writes to epoll, re-arm what
+    /// After the lock: wake the tasks, hand the moved directions to
+    /// epoll, re-arm what
     /// the kernel interrupted (nobody else would: its waiters stay
     /// parked; a failure to start it wakes them, so their wait reports
     /// it).
@@ -398,14 +400,19 @@ impl<R: PollRings> UringPoll<R> {
         for waker in wakers {
             waker.wake();
         }
-        if let Some(interest) = collected.to_epoll {
+        if collected.to_epoll {
             // Under the lock, and not once abandoned: the descriptor's
             // number may name another file by then (a registration given
             // up with `AsyncFd::into_inner_stale`), whose epoll entry the
             // change (by number) would take over with this dead token.
+            // The interest is read under the lock too: the other
+            // direction may have moved since the collect (its completion
+            // reaped on another ring's thread), and a change made from
+            // the collect's view would drop it.
             let polls = lock(&self.polls);
             if !polls.closed {
-                self.rings.to_epoll(self.fd, interest);
+                self.rings
+                    .to_epoll(self.fd, polls.epoll_interest(self.registered));
             }
         }
         if let Some(interest) = collected.rearm {
@@ -452,8 +459,8 @@ struct Collected {
     /// A request the kernel interrupted, to be armed again (one is
     /// enough: the next wait arms the other kind if it needs it).
     rearm: Option<Interest>,
-    /// A direction's readiness moved to epoll: register this there now.
-    to_epoll: Option<Interest>,
+    /// A direction's readiness moved to epoll: change its registration.
+    to_epoll: bool,
 }
 
 impl Polls {
