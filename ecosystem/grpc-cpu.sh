@@ -13,6 +13,7 @@
 # CLIENT_CPU (1), PORT (3299). A server that fails to answer is skipped
 # for that round.
 set -euo pipefail
+called_from=$PWD
 cd "$(dirname "$0")"
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-3}
@@ -28,16 +29,17 @@ load=$(pwd)/target/tokio-baseline/target/release/grpc_load
 . ../weft-bench/bench-lib.sh
 results=$(mktemp)
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -f "$results" "$results.err"' EXIT
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -f "$results" "$results.err" "$results.srv"' EXIT
 
 for round in $(seq 1 "$ROUNDS"); do
   for spec in "$@"; do
     name=${spec%%=*} bin=${spec#*=}
-    PORT=$PORT taskset -c "$SERVER_CPUS" "$bin" >/dev/null 2>&1 &
+    case $bin in /*) ;; *) bin=$called_from/$bin ;; esac
+    PORT=$PORT taskset -c "$SERVER_CPUS" "$bin" >/dev/null 2>"$results.srv" &
     pid=$!
     for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
     if ! PORT=$PORT SECS=1 CONNS=$CONNS taskset -c "$CLIENT_CPU" "$load" >/dev/null 2>"$results.err"; then
-      head -c 600 "$results.err" >&2
+      head -c 600 "$results.err" "$results.srv" >&2
       echo "  round $round $name: did not answer, skipped" >&2
       kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; continue
     fi
