@@ -10,8 +10,8 @@
 #
 # Knobs: ROUNDS (5), DURATION (3 s), CONNS (50), WORKERS (the servers'
 # worker count, 1), SERVER_CPUS (taskset list for the servers, 0),
-# CLIENT_CPU (1), PORT (3299). A server that fails to answer is skipped
-# for that round.
+# CLIENT_CPU (1), PORT (3299, the first of 100 used in turn). A server
+# that fails to answer is skipped for that round.
 set -euo pipefail
 called_from=$PWD
 cd "$(dirname "$0")"
@@ -31,10 +31,14 @@ results=$(mktemp)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -f "$results" "$results.err" "$results.srv"' EXIT
 
+# Each server gets a port of its own: a killed io_uring server's port stays
+# in use for a few milliseconds (README, differences).
+start=0
 for round in $(seq 1 "$ROUNDS"); do
   for spec in "$@"; do
     name=${spec%%=*} bin=${spec#*=}
     case $bin in /*) ;; *) bin=$called_from/$bin ;; esac
+    PORT=$(( ${base_port:=$PORT} + start % 100 )); start=$((start + 1))
     PORT=$PORT taskset -c "$SERVER_CPUS" "$bin" >/dev/null 2>"$results.srv" &
     pid=$!
     for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
