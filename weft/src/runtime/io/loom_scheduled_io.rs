@@ -25,7 +25,8 @@ fn event_races_waiter_registration() {
             let io = io.clone();
             thread::spawn(move || set_and_wake(&io, Ready::READABLE))
         };
-        let ev = loom::future::block_on(poll_fn(|cx| io.poll_ready(cx, Direction::Read)));
+        let ev =
+            loom::future::block_on(poll_fn(|cx| io.poll_direction(cx, Direction::Read, false)));
         assert!(ev.ready.is_readable());
         driver.join().unwrap();
     });
@@ -40,13 +41,15 @@ fn clear_with_observed_tick_keeps_a_concurrent_event() {
     loom::model(|| {
         let io = Arc::new(ScheduledIo::new());
         set_and_wake(&io, Ready::READABLE);
-        let observed = loom::future::block_on(poll_fn(|cx| io.poll_ready(cx, Direction::Read)));
+        let observed =
+            loom::future::block_on(poll_fn(|cx| io.poll_direction(cx, Direction::Read, false)));
         let driver = {
             let io = io.clone();
             thread::spawn(move || set_and_wake(&io, Ready::READABLE))
         };
         io.clear_readiness(observed);
-        let again = loom::future::block_on(poll_fn(|cx| io.poll_ready(cx, Direction::Read)));
+        let again =
+            loom::future::block_on(poll_fn(|cx| io.poll_direction(cx, Direction::Read, false)));
         assert!(again.ready.is_readable());
         driver.join().unwrap();
     });
@@ -61,7 +64,8 @@ fn shutdown_wakes_waiter() {
             let io = io.clone();
             thread::spawn(move || io.shutdown())
         };
-        let ev = loom::future::block_on(poll_fn(|cx| io.poll_ready(cx, Direction::Write)));
+        let ev =
+            loom::future::block_on(poll_fn(|cx| io.poll_direction(cx, Direction::Write, false)));
         assert!(ev.is_shutdown);
         driver.join().unwrap();
     });
@@ -78,7 +82,7 @@ fn an_error_alone_wakes_an_error_aware_reader() {
             let io = io.clone();
             thread::spawn(move || set_and_wake(&io, Ready::ERROR))
         };
-        let ev = loom::future::block_on(poll_fn(|cx| io.poll_ready_or_error(cx, Direction::Read)));
+        let ev = loom::future::block_on(poll_fn(|cx| io.poll_direction(cx, Direction::Read, true)));
         assert!(ev.ready.is_error());
         driver.join().unwrap();
         // A plain read wait does not count the error as readiness.

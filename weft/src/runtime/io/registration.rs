@@ -192,7 +192,7 @@ impl Registration {
     }
 
     /// [`poll_ready`](Self::poll_ready) that an error alone also ends
-    /// ([`ScheduledIo::poll_ready_or_error`]).
+    /// (`ScheduledIo::poll_direction` with `on_error`).
     pub(crate) fn poll_ready_or_error(
         &self,
         cx: &mut Context<'_>,
@@ -208,12 +208,7 @@ impl Registration {
         on_error: bool,
     ) -> Poll<io::Result<ReadyEvent>> {
         let restore = ready!(coop::poll_proceed(cx));
-        let polled = if on_error {
-            self.io.poll_ready_or_error(cx, direction)
-        } else {
-            self.io.poll_ready(cx, direction)
-        };
-        let ev = match polled {
+        let ev = match self.io.poll_direction(cx, direction, on_error) {
             Poll::Ready(ev) => ev,
             Poll::Pending => {
                 let interest = match direction {

@@ -46,7 +46,7 @@ impl Direction {
     /// woken by. Not `ERROR`, as in Tokio: an error alone (a refused
     /// datagram's, on a socket with nothing to read) leaves a
     /// `poll_read_ready` pending, and only a wait for `Interest::ERROR`
-    /// or a [`ScheduledIo::poll_ready_or_error`] (weft-ruby's) sees it.
+    /// or a `ScheduledIo::poll_direction` with `on_error` (weft-ruby's) sees it.
     fn mask(self) -> Ready {
         match self {
             Direction::Read => Ready::READABLE | Ready::READ_CLOSED,
@@ -60,7 +60,7 @@ struct Waiters {
     reader: Option<Waker>,
     writer: Option<Waker>,
     /// The reader (writer) waits for an error too
-    /// ([`ScheduledIo::poll_ready_or_error`]).
+    /// (`ScheduledIo::poll_direction` with `on_error`).
     reader_on_error: bool,
     writer_on_error: bool,
     /// `readiness(interest)` futures: any number of tasks may wait at once.
@@ -167,27 +167,11 @@ impl ScheduledIo {
 
     /// Ready once the resource is ready in `direction`; otherwise stores the
     /// task's waker (replacing the previous one: one task per direction).
-    pub(crate) fn poll_ready(
-        &self,
-        cx: &mut Context<'_>,
-        direction: Direction,
-    ) -> Poll<ReadyEvent> {
-        self.poll_direction(cx, direction, false)
-    }
-
-    /// [`poll_ready`](Self::poll_ready) that an error alone also ends, as
-    /// `poll(2)` counts `POLLERR` as readable and writable: for waits that
-    /// must learn of an error on a descriptor with nothing else to report
-    /// (weft-ruby's selector: Ruby's own `IO#wait` returns on it).
-    pub(crate) fn poll_ready_or_error(
-        &self,
-        cx: &mut Context<'_>,
-        direction: Direction,
-    ) -> Poll<ReadyEvent> {
-        self.poll_direction(cx, direction, true)
-    }
-
-    fn poll_direction(
+    /// With `on_error`, an error alone also ends the wait, as `poll(2)`
+    /// counts `POLLERR` as readable and writable: for waits that must learn
+    /// of an error on a descriptor with nothing else to report (weft-ruby's
+    /// selector: Ruby's own `IO#wait` returns on it).
+    pub(crate) fn poll_direction(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,

@@ -102,11 +102,13 @@ impl FakeRings {
 
 /// A wait as `Registration::poll_ready` makes it on the rings.
 fn wait_readable(io: &ScheduledIo, polls: &Arc<UringPoll<FakeRings>>) {
-    let ev = loom::future::block_on(poll_fn(|cx| match io.poll_ready(cx, Direction::Read) {
-        Poll::Ready(ev) => Poll::Ready(ev),
-        Poll::Pending => {
-            polls.arm(Interest::READABLE).unwrap();
-            Poll::Pending
+    let ev = loom::future::block_on(poll_fn(|cx| {
+        match io.poll_direction(cx, Direction::Read, false) {
+            Poll::Ready(ev) => Poll::Ready(ev),
+            Poll::Pending => {
+                polls.arm(Interest::READABLE).unwrap();
+                Poll::Pending
+            }
         }
     }));
     assert!(ev.ready.is_readable(), "woken without readiness");
