@@ -22,9 +22,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-fn ok(what: &str) {
-    println!("ok: {what}");
-}
+use each_driver::ok;
 
 /// actix-rt's own API: arbiters, blocking work, timers.
 fn arbiters() {
@@ -265,21 +263,9 @@ fn server() {
 }
 
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("child") {
+    // actix builds a runtime per thread itself: one child per driver.
+    each_driver::main(&["child"], |_| {
         arbiters();
         server();
-        return;
-    }
-    // Each I/O driver in a child process (`WEFT_IO_DRIVER` is read when a
-    // runtime is built, and actix builds one per thread).
-    let me = std::env::current_exe().unwrap();
-    for driver in ["auto", "epoll"] {
-        println!("== WEFT_IO_DRIVER={driver}");
-        let status = std::process::Command::new(&me)
-            .arg("child")
-            .env("WEFT_IO_DRIVER", driver)
-            .status()
-            .unwrap();
-        assert!(status.success(), "on {driver}: {status}");
-    }
+    });
 }

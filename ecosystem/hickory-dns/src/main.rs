@@ -22,14 +22,11 @@ use hickory_server::proto::rr::{Name, RData, Record, RecordType};
 use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
 use hickory_server::ServerFuture;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn ok(what: &str) {
-    println!("ok: {what}");
-}
+use each_driver::ok;
 
 /// The address `host-N.weft.test.` resolves to.
 fn address_of(n: u16) -> Ipv4Addr {
@@ -144,35 +141,8 @@ async fn checks() {
     ok("graceful shutdown");
 }
 
-fn run(flavour: &str) {
-    let mut builder = match flavour {
-        "current_thread" => tokio::runtime::Builder::new_current_thread(),
-        "multi_thread" => {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            b.worker_threads(2);
-            b
-        }
-        other => panic!("unknown flavour {other}"),
-    };
-    let rt = builder.enable_all().build().unwrap();
-    rt.block_on(async { tokio::time::timeout(Duration::from_secs(120), checks()).await })
-        .expect("the checks took more than two minutes");
-}
-
 fn main() {
-    if let Some(flavour) = std::env::args().nth(1) {
-        return run(&flavour);
-    }
-    let me = std::env::current_exe().unwrap();
-    for driver in ["auto", "epoll"] {
-        for flavour in ["current_thread", "multi_thread"] {
-            println!("== {flavour}, WEFT_IO_DRIVER={driver}");
-            let status = Command::new(&me)
-                .arg(flavour)
-                .env("WEFT_IO_DRIVER", driver)
-                .status()
-                .unwrap();
-            assert!(status.success(), "{flavour} on {driver}: {status}");
-        }
-    }
+    each_driver::main(&each_driver::FLAVOURS, |flavour| {
+        each_driver::block_on_within(flavour, Duration::from_secs(120), checks())
+    });
 }
