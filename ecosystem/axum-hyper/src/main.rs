@@ -23,9 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::net::{TcpListener, TcpStream};
 
-fn ok(what: &str) {
-    println!("ok: {what}");
-}
+use each_driver::ok;
 
 #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
 struct Greeting {
@@ -285,10 +283,15 @@ async fn tower_layers() {
     ok("tower: timeout, buffer (a worker task over an mpsc channel), concurrency_limit");
 }
 
-#[tokio::main]
-async fn main() {
+async fn checks() {
     axum_app().await;
     hyper_util_auto_server().await;
     tower_layers().await;
     println!("axum, hyper-util, reqwest and tower on weft: all checks passed");
+}
+
+fn main() {
+    each_driver::main(&each_driver::FLAVOURS, |flavour| {
+        each_driver::block_on_within(flavour, std::time::Duration::from_secs(120), checks())
+    });
 }

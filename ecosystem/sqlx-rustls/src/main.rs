@@ -15,9 +15,7 @@ use tokio_rustls::rustls::pki_types::{
 use tokio_rustls::rustls::{ClientConfig, RootCertStore, ServerConfig};
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
-fn ok(what: &str) {
-    println!("ok: {what}");
-}
+use each_driver::ok;
 
 async fn sqlite_queries() {
     let path = std::env::temp_dir().join(format!("weft-eco-{}.db", std::process::id()));
@@ -133,9 +131,14 @@ async fn tls_echo() {
     ok("tokio-rustls: TLS 1.3 echo of 200 kB with a generated certificate");
 }
 
-#[tokio::main]
-async fn main() {
+async fn checks() {
     sqlite_queries().await;
     tls_echo().await;
     println!("sqlx and tokio-rustls on weft: all checks passed");
+}
+
+fn main() {
+    each_driver::main(&each_driver::FLAVOURS, |flavour| {
+        each_driver::block_on_within(flavour, std::time::Duration::from_secs(120), checks())
+    });
 }

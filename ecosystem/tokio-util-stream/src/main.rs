@@ -17,9 +17,7 @@ use tokio_util::task::TaskTracker;
 use tokio_util::time::DelayQueue;
 use tokio_util::udp::UdpFramed;
 
-fn ok(what: &str) {
-    println!("ok: {what}");
-}
+use each_driver::ok;
 
 async fn framed_lines_over_tcp() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -262,8 +260,7 @@ async fn stream_ext_timeout() {
     ok("tokio_stream::StreamExt::timeout");
 }
 
-#[tokio::main]
-async fn main() {
+async fn checks() {
     framed_lines_over_tcp().await;
     cancellation_token_reaches_children().await;
     task_tracker_waits_for_all().await;
@@ -274,4 +271,10 @@ async fn main() {
     stream_wrappers().await;
     stream_ext_timeout().await;
     println!("tokio-util and tokio-stream on weft: all checks passed");
+}
+
+fn main() {
+    each_driver::main(&each_driver::FLAVOURS, |flavour| {
+        each_driver::block_on_within(flavour, std::time::Duration::from_secs(120), checks())
+    });
 }

@@ -52,8 +52,10 @@ impl Counter for Service {
     }
 }
 
+/// `#[tokio::main]` (the stand-in's macro: a multi-thread runtime) on a
+/// function other than `main`, run once per I/O driver.
 #[tokio::main]
-async fn main() {
+async fn checks() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -120,4 +122,8 @@ async fn main() {
     server.await.unwrap().unwrap();
     println!("ok: tonic server shut down gracefully");
     println!("tonic on weft: all checks passed");
+}
+
+fn main() {
+    each_driver::main(&["child"], |_| checks());
 }
