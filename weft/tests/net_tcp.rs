@@ -155,6 +155,42 @@ rt_test! {
         });
     }
 
+    /// Several tasks accepting on one shared listener at once each get a
+    /// connection, as on Tokio, whose `accept` waits in the readiness
+    /// waiter list (only `poll_accept` keeps a single waker: the last
+    /// task to poll it).
+    #[test]
+    fn many_tasks_accepting_on_one_listener_each_get_a_connection() {
+        rt().block_on(async {
+            let listener = Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
+            let addr = listener.local_addr().unwrap();
+            let acceptors: Vec<_> = (0..8)
+                .map(|_| {
+                    let listener = listener.clone();
+                    weft::spawn(async move { listener.accept().await.unwrap().1 })
+                })
+                .collect();
+            // Every acceptor waits before the first client comes.
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let mut clients = Vec::new();
+            for _ in 0..8 {
+                clients.push(TcpStream::connect(addr).await.unwrap());
+            }
+            let mut peers = Vec::new();
+            for acceptor in acceptors {
+                let peer = timeout(Duration::from_secs(5), acceptor)
+                    .await
+                    .expect("an acceptor was never woken")
+                    .unwrap();
+                peers.push(peer);
+            }
+            let mut expected: Vec<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
+            peers.sort();
+            expected.sort();
+            assert_eq!(peers, expected);
+        });
+    }
+
     #[test]
     fn large_transfer_through_copy_both_ways() {
         rt().block_on(async {

@@ -56,6 +56,34 @@ rt_test! {
         assert!(path.0.exists(), "the socket file stays until removed");
     }
 
+    /// Several tasks accepting on one shared listener at once each get a
+    /// connection (net_tcp.rs has the TCP twin).
+    #[test]
+    fn many_tasks_accepting_on_one_listener_each_get_a_connection() {
+        let path = TempPath::new("acceptors");
+        rt().block_on(async {
+            let listener = std::sync::Arc::new(UnixListener::bind(&path.0).unwrap());
+            let acceptors: Vec<_> = (0..6)
+                .map(|_| {
+                    let listener = listener.clone();
+                    weft::spawn(async move { listener.accept().await.map(drop) })
+                })
+                .collect();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let mut clients = Vec::new();
+            for _ in 0..6 {
+                clients.push(UnixStream::connect(&path.0).await.unwrap());
+            }
+            for acceptor in acceptors {
+                timeout(Duration::from_secs(5), acceptor)
+                    .await
+                    .expect("an acceptor was never woken")
+                    .unwrap()
+                    .unwrap();
+            }
+        });
+    }
+
     #[test]
     fn connect_to_a_missing_path_fails() {
         let path = TempPath::new("missing");

@@ -97,23 +97,6 @@ impl<E: mio::event::Source> PollEvented<E> {
         })
     }
 
-    /// As [`PollEvented::new_with_interest`], on a driver the caller
-    /// already looked up.
-    pub(crate) fn new_with_driver(
-        mut io: E,
-        interest: Interest,
-        driver: crate::runtime::driver::Handle,
-    ) -> io::Result<Self> {
-        let registration = Registration::new_with(driver, &mut io, interest)?;
-        Ok(PollEvented {
-            io: Some(io),
-            registration,
-            uring: None,
-            datagrams: None,
-            ring_interest: None,
-        })
-    }
-
     /// A stream socket (TCP, Unix): registered for reads and writes, and
     /// reading through io_uring when the runtime's driver has rings.
     #[track_caller]

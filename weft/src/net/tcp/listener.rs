@@ -1,18 +1,17 @@
 //! `TcpListener`: accepting TCP connections.
 //!
-//! Owns: a listening socket registered with the I/O driver, and with the
-//! io_uring driver its accept on the ring (`runtime/io/uring/accept.rs`),
-//! which is dropped before the socket closes (field order). An accept error
-//! (for example `EMFILE`, out of descriptors) is returned to the caller and
-//! does not clear the listener's readiness (or, on the ring, the next
-//! `accept` starts another), so the next `accept` retries the pending
+//! Owns: a listening socket registered with the I/O driver for read
+//! readiness, on both drivers (the io_uring driver's module doc says why
+//! accepts stay off the rings). An accept error (for example `EMFILE`, out
+//! of descriptors) is returned to the caller and does not clear the
+//! listener's readiness, so the next `accept` retries the pending
 //! connection once descriptors are free again.
 
 use super::TcpStream;
 use crate::io::poll_evented::PollEvented;
+use crate::io::Interest;
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::runtime::io::scheduled_io::Direction;
-use crate::runtime::io::uring::UringAccept;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
@@ -39,9 +38,6 @@ use std::task::{ready, Context, Poll};
 /// # });
 /// ```
 pub struct TcpListener {
-    /// First, so it is dropped (and its accept cancelled) before `io`
-    /// closes the socket.
-    ring: Option<UringAccept>,
     io: PollEvented<mio::net::TcpListener>,
 }
 
@@ -60,12 +56,8 @@ impl TcpListener {
 
     #[track_caller]
     pub(crate) fn from_mio(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
-        let driver = crate::runtime::io::registration::current_driver();
-        let ring = UringAccept::new(&driver, listener.as_raw_fd());
-        let interest = UringAccept::listener_interest(ring.as_ref());
         Ok(TcpListener {
-            io: PollEvented::new_with_driver(listener, interest, driver)?,
-            ring,
+            io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
         })
     }
 
@@ -82,29 +74,29 @@ impl TcpListener {
     /// Deregister and return the std listener (still non-blocking).
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
         use std::os::fd::{FromRawFd, IntoRawFd};
-        let TcpListener { ring, io } = self;
-        // Its accept is cancelled first (a connection it took meanwhile
-        // is closed).
-        drop(ring);
-        let mio = io.into_inner()?;
+        let mio = self.io.into_inner()?;
         // SAFETY: the descriptor comes from `into_raw_fd`, so we own it and
         // nothing else closes it.
         Ok(unsafe { std::net::TcpListener::from_raw_fd(mio.into_raw_fd()) })
     }
 
     /// Accept a new connection. Cancel-safe: a dropped `accept` loses no
-    /// connection (it stays in the backlog).
+    /// connection (it stays in the backlog). Any number of tasks may
+    /// accept on one listener at once: each waits in the readiness waiter
+    /// list, as in Tokio.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        std::future::poll_fn(|cx| self.poll_accept(cx)).await
+        let (stream, addr) = self
+            .io
+            .registration()
+            .async_io(Interest::READABLE, || self.io.accept())
+            .await?;
+        Ok((TcpStream::from_mio(stream)?, addr))
     }
 
-    /// Poll-style [`accept`](Self::accept).
+    /// Poll-style [`accept`](Self::accept). It keeps one waker: when
+    /// several tasks poll it, only the last one is woken (as Tokio's);
+    /// tasks sharing a listener use `accept`.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        if let Some(ring) = &self.ring {
-            let (socket, addr) = ready!(ring.poll_accept(cx))?;
-            let stream = mio::net::TcpStream::from_std(std::net::TcpStream::from(socket));
-            return Poll::Ready(TcpStream::from_mio(stream).map(|s| (s, addr)));
-        }
         let (stream, addr) = ready!(self
             .io
             .registration()

@@ -2,14 +2,13 @@
 //!
 //! Owns: a listening socket registered with the I/O driver. As with
 //! `TcpListener`, an accept error does not clear the listener's readiness,
-//! so the next `accept` retries the pending connection; and with the
-//! io_uring driver, accepts go through the rings instead
-//! (`runtime/io/uring/accept.rs`, shared with `TcpListener`).
+//! so the next `accept` retries the pending connection. Accepts are
+//! readiness-based on both drivers, as `TcpListener`'s.
 
 use super::{SocketAddr, UnixStream};
 use crate::io::poll_evented::PollEvented;
+use crate::io::Interest;
 use crate::runtime::io::scheduled_io::Direction;
-use crate::runtime::io::uring::UringAccept;
 use std::fmt;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, RawFd};
@@ -22,9 +21,6 @@ use std::task::{ready, Context, Poll};
 /// std's listener): remove it yourself, or `bind` fails with `AddrInUse`
 /// next time.
 pub struct UnixListener {
-    /// First, so it is dropped (and its accept cancelled) before `io`
-    /// closes the socket.
-    ring: Option<UringAccept>,
     io: PollEvented<mio::net::UnixListener>,
 }
 
@@ -56,12 +52,8 @@ impl UnixListener {
 
     #[track_caller]
     pub(crate) fn from_mio(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
-        let driver = crate::runtime::io::registration::current_driver();
-        let ring = UringAccept::new(&driver, listener.as_raw_fd());
-        let interest = UringAccept::listener_interest(ring.as_ref());
         Ok(UnixListener {
-            io: PollEvented::new_with_driver(listener, interest, driver)?,
-            ring,
+            io: PollEvented::new_with_interest(listener, Interest::READABLE)?,
         })
     }
 
@@ -77,30 +69,28 @@ impl UnixListener {
 
     /// Deregister and return the std listener (still non-blocking).
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        let UnixListener { ring, io } = self;
-        // Its accept is cancelled first (a connection it took meanwhile
-        // is closed).
-        drop(ring);
-        let mio = io.into_inner()?;
+        let mio = self.io.into_inner()?;
         // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
         Ok(unsafe { std::os::unix::net::UnixListener::from_raw_fd(mio.into_raw_fd()) })
     }
 
     /// Accept a new connection. Cancel-safe: a dropped `accept` loses no
-    /// connection (it stays in the backlog).
+    /// connection (it stays in the backlog). Any number of tasks may
+    /// accept on one listener at once: each waits in the readiness waiter
+    /// list, as in Tokio.
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        std::future::poll_fn(|cx| self.poll_accept(cx)).await
+        let (stream, addr) = self
+            .io
+            .registration()
+            .async_io(Interest::READABLE, || self.io.accept())
+            .await?;
+        Ok((UnixStream::from_mio(stream)?, SocketAddr(addr)))
     }
 
-    /// Poll-style [`accept`](Self::accept).
+    /// Poll-style [`accept`](Self::accept). It keeps one waker: when
+    /// several tasks poll it, only the last one is woken (as Tokio's);
+    /// tasks sharing a listener use `accept`.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
-        if let Some(ring) = &self.ring {
-            let (socket, addr) = ready!(ring.poll_accept_with(cx, SocketAddr::from_raw))?;
-            let stream = std::os::unix::net::UnixStream::from(socket);
-            return Poll::Ready(
-                UnixStream::from_mio(mio::net::UnixStream::from_std(stream)).map(|s| (s, addr)),
-            );
-        }
         let (stream, addr) = ready!(self
             .io
             .registration()

@@ -20,7 +20,7 @@
 //!   custom `try_io`) first [`settle`](UringDatagrams::settle)s, which
 //!   cancels the receive in flight and keeps what it brought, and takes
 //!   `pending` before the socket's queue.
-//! - **Every waiting task hears of a completion** (as accept.rs: a task
+//! - **Every waiting task hears of a completion** (waiters.rs: a task
 //!   joins the waiters before it looks at the op).
 //! - **Receive directly while datagrams wait.** A UDP server usually has
 //!   one socket, so there is no batch for the ring to gather, and a
@@ -51,7 +51,7 @@
 //! a send handed to the ring could not keep. On these sockets a send is
 //! tried first and waits for readiness only if it would block.
 
-use super::accept::Waiters;
+use super::waiters::Waiters;
 use super::ops::{interrupted, OpKey, Polled};
 use super::Rings;
 use socket2::{SockAddr, SockAddrStorage};

@@ -1,8 +1,8 @@
 //! Loom models of the op table's handshake (ops.rs): the thread reaping a
 //! ring's completions against the op's owner polling, abandoning, or
-//! cancelling it, each under the ring's mutex as `Ring` does; and a
-//! listener's acceptors joining its waiter list against a completion
-//! (accept.rs).
+//! cancelling it, each under the ring's mutex as `Ring` does; and tasks
+//! sharing an op joining its waiter list against a completion
+//! (waiters.rs).
 
 use super::ops::{Abandoned, Completed, Leave, OpKey, OpTable, Polled, SlotKind};
 use crate::loom::{lock, thread, Arc, AtomicBool, Mutex, Ordering};
@@ -93,32 +93,34 @@ fn loom_abandon_and_completion_free_the_slot_once() {
     });
 }
 
-/// What an acceptor's look found (`UringAccept::poll_accept`).
+/// What a waiter's look at a shared op found (`UringDatagrams::poll_recv`).
 #[derive(Debug, PartialEq)]
 enum Looked {
-    /// It took the connection.
+    /// It took the result (a datagram).
     Took(i32),
-    /// Another took it first: no accept in flight; it would start one
-    /// (so it does not sleep).
+    /// Another took it first: no op in flight; it would start one (so it
+    /// does not sleep).
     WouldStartAnother,
-    /// The accept is still in the kernel: it sleeps.
+    /// The op is still in the kernel: it sleeps.
     Sleeps,
 }
 
-/// Two tasks accepting on one listener while the reaper posts the accept's
-/// completion: each joins the waiter list, then looks at the listener's
-/// accept under its state lock (and the op under the ring's), as
-/// `UringAccept::poll_accept` does. A task that sleeps is always woken,
-/// whichever way the three interleave, and the connection goes to one.
+/// Two tasks receiving on one datagram socket while the reaper posts its
+/// receive's completion: each joins the waiter list (waiters.rs), then
+/// looks at the socket's op under its state lock (and the op under the
+/// ring's), as `UringDatagrams::poll_recv` does. A task that sleeps is
+/// always woken, whichever way the three interleave, and the datagram
+/// goes to one. (Written for a listener's accept on the ring, which
+/// shared the same list until listeners moved to readiness.)
 #[test]
-fn loom_an_acceptor_that_sleeps_is_always_woken() {
-    use super::accept::Waiters;
+fn loom_a_waiter_that_sleeps_is_always_woken() {
+    use super::waiters::Waiters;
     loom::model(|| {
         let waiters = std::sync::Arc::new(Waiters::default());
         let table = Arc::new(Mutex::new(OpTable::default()));
         let op_waker = Waker::from(waiters.clone());
         let key = lock(&table).insert_op(vec![0; 8], Some(op_waker), SlotKind::MakesFd);
-        // The listener's state: its accept in flight.
+        // The socket's state: its receive in flight.
         let state = Arc::new(Mutex::new(Some(key)));
         let reaper = {
             let table = table.clone();
@@ -130,9 +132,9 @@ fn loom_an_acceptor_that_sleeps_is_always_woken() {
                 }
             })
         };
-        let accept = move |waiters: std::sync::Arc<Waiters>,
-                           state: Arc<Mutex<Option<OpKey>>>,
-                           table: Arc<Mutex<OpTable>>| {
+        let receive = move |waiters: std::sync::Arc<Waiters>,
+                            state: Arc<Mutex<Option<OpKey>>>,
+                            table: Arc<Mutex<OpTable>>| {
             let flag = std::sync::Arc::new(Flag(AtomicBool::new(false)));
             waiters.join(&Waker::from(flag.clone()));
             let mut state = lock(&state);
@@ -150,21 +152,21 @@ fn loom_an_acceptor_that_sleeps_is_always_woken() {
         };
         let other = {
             let (waiters, state, table) = (waiters.clone(), state.clone(), table.clone());
-            thread::spawn(move || accept(waiters, state, table))
+            thread::spawn(move || receive(waiters, state, table))
         };
-        let mine = accept(waiters, state, table);
+        let mine = receive(waiters, state, table);
         reaper.join().unwrap();
         let theirs = other.join().unwrap();
         let took = [&mine, &theirs]
             .iter()
             .filter(|(looked, _)| matches!(looked, Looked::Took(42)))
             .count();
-        assert!(took <= 1, "one connection, taken twice");
+        assert!(took <= 1, "one datagram, taken twice");
         for (looked, flag) in [mine, theirs] {
             if looked == Looked::Sleeps {
                 assert!(
                     flag.0.load(Ordering::Acquire),
-                    "an acceptor went to sleep and was never woken"
+                    "a waiter went to sleep and was never woken"
                 );
             }
         }

@@ -24,13 +24,17 @@
 //!
 //! What runs on the rings: stream receives and sends (`recv.rs`,
 //! `send.rs`), file reads, writes and syncs (`file.rs`), opens and other
-//! calls on paths (`path.rs`), TCP and Unix-domain stream accepts
-//! (`accept.rs`), TCP connects (`connect.rs`) and datagram receives, UDP
-//! and Unix (`datagram.rs`); each file says who owns its op and what
-//! happens when its owner goes away. Datagram sends and Unix connects
-//! stay plain syscalls on readiness: both complete inside the call (an
+//! calls on paths (`path.rs`), TCP connects (`connect.rs`) and datagram
+//! receives, UDP and Unix (`datagram.rs`); each file says who owns its op
+//! and what happens when its owner goes away. Datagram sends and Unix
+//! connects stay plain syscalls on readiness: both complete inside the call (an
 //! `AF_UNIX` connect either connects or fails at once), so the ring would
-//! only add a wait for the worker's flush. An `AsyncFd`'s readiness comes
+//! only add a wait for the worker's flush. Listeners accept on readiness
+//! too: an accept in flight on a ring holds the listening socket, and a
+//! killed process's ring is torn down asynchronously, so its port stayed
+//! in use for milliseconds after the process was gone (a restart on the
+//! same port failed with `AddrInUse`); the readiness accept also cost
+//! less CPU per connection (BENCHMARKS.md, "io_uring driver"). An `AsyncFd`'s readiness comes
 //! from poll requests on the rings (`poll.rs`), armed by the waits that
 //! need it.
 //!
@@ -54,7 +58,6 @@
 //!   exits, e.g. a `block_in_place` thread retiring) are retried by the
 //!   owner, never reported.
 
-mod accept;
 mod connect;
 mod datagram;
 mod file;
@@ -65,6 +68,7 @@ mod poll;
 mod recv;
 mod ring;
 mod send;
+mod waiters;
 
 #[cfg(all(test, loom))]
 mod loom_ops;
@@ -73,7 +77,6 @@ mod loom_park_poll;
 #[cfg(all(test, loom))]
 mod loom_poll;
 
-pub(crate) use self::accept::UringAccept;
 pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::datagram::UringDatagrams;
 pub(crate) use self::file::FileOp;

@@ -19,7 +19,7 @@
 //!   `poll`, which frees the slot; a completion for a free slot or an older
 //!   generation (a stale or internal `user_data`) is ignored.
 //! - **A descriptor a request created is closed if nobody takes it.** An
-//!   op inserted as `SlotKind::MakesFd` (an open, an accept) whose owner is
+//!   op inserted as `SlotKind::MakesFd` (an open) whose owner is
 //!   gone when it completes, or gives it up after, hands its result back
 //!   for the ring to close: it would otherwise leak.
 //! - **A stream's send goes out whole without its writer.** A write
@@ -231,7 +231,7 @@ pub(crate) enum Abandoned {
 pub(crate) enum SlotKind {
     Plain,
     /// Its result is a new descriptor, closed if its owner never takes it
-    /// (an open, an accept).
+    /// (an open).
     MakesFd,
     /// A stream send the table continues while it ends short.
     Send(LiveSend),

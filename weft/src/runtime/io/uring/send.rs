@@ -30,7 +30,7 @@
 //!   itself (`ops.rs`, `LiveSend`); this module sees its end, with the
 //!   bytes sent in all.
 
-use super::accept::Waiters;
+use super::waiters::Waiters;
 use super::ops::Polled;
 use super::Rings;
 use std::io;
@@ -46,7 +46,7 @@ pub(crate) struct UringWrite {
     /// The tasks waiting for the send in flight: a writer, and others
     /// waiting for writability (`writable()`, a read half's `ready`).
     /// Each joins before it looks at the op, and the op wakes them all
-    /// (as accept.rs's): with one waker per op, the last to look would
+    /// (waiters.rs): with one waker per op, the last to look would
     /// take the others' place, and the one woken could take the
     /// completion and leave them waiting on an op that is gone.
     waiters: Arc<Waiters>,

@@ -190,33 +190,6 @@ impl Ring {
         unsafe { self.start(entry, Vec::new(), Some(waker), submit_now) }
     }
 
-    /// Start an `accept4(2)` on the listening socket `fd`
-    /// (`SOCK_NONBLOCK | SOCK_CLOEXEC`): the peer's address lands in
-    /// `buf[..addr_len]`, its length in the `socklen_t` after it. The
-    /// result is the new socket, which the table closes if the op's owner
-    /// gives it up.
-    pub(crate) fn start_accept(
-        &self,
-        fd: RawFd,
-        mut buf: Vec<u8>,
-        addr_len: usize,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let len_size = std::mem::size_of::<libc::socklen_t>();
-        assert!(buf.len() >= addr_len + len_size, "accept buffer too small");
-        let len = libc::socklen_t::try_from(addr_len).expect("an address length fits socklen_t");
-        buf[addr_len..addr_len + len_size].copy_from_slice(&len.to_ne_bytes());
-        let addr = buf.as_mut_ptr();
-        // SAFETY: `addr_len + len_size` bytes are in the buffer (asserted).
-        let len_ptr = unsafe { addr.add(addr_len) };
-        let entry = opcode::Accept::new(types::Fd(fd), addr.cast(), len_ptr.cast())
-            .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
-            .build();
-        // SAFETY: both pointers are inside `buf`'s allocation.
-        unsafe { self.start_op(entry, buf, Some(waker), submit_now, SlotKind::MakesFd) }
-    }
-
     /// Start a `connect(2)` of the socket `fd` to the `sockaddr` in
     /// `addr` (all of it).
     pub(crate) fn start_connect(
