@@ -372,9 +372,18 @@ impl Ring {
     }
 
     /// Cancel the op before its descriptor is closed, and wait for its
-    /// result. On return the kernel has also let go of the request, and
-    /// with it of its reference to the op's file: the close is the last
-    /// one, and takes effect at once (a stream's peer sees it closed).
+    /// result (a stream's receive: whether it took bytes nobody read).
+    /// The kernel lets go of the request, and of its reference to the
+    /// op's file, in the same completion run that posted the result, on
+    /// the thread that submitted it: on this thread (the ring's owner,
+    /// the usual case) before the cancel's `io_uring_enter` returns, on
+    /// another within microseconds of the result being seen. A close
+    /// right after may so leave the socket's own close to that free,
+    /// microseconds later; for a stream that only delays its FIN or
+    /// reset. (Listeners, for which a late close let a connect in, once
+    /// waited for the free with a second `io_uring_enter`; they accept on
+    /// readiness now, and streams do not pay for it: with a connection
+    /// per request it was one `io_uring_enter` per connection.)
     ///
     /// A request the kernel has not ended after [`GIVE_UP_AFTER`] is left
     /// to the table, as a dropped op is (`Leave::Cancel`: its buffer is
@@ -386,10 +395,7 @@ impl Ring {
         state.cancel(key.user_data(), &mut wakers);
         let deadline = Instant::now() + GIVE_UP_AFTER;
         let result = match state.wait_for_cancelled(key, Some(deadline), &mut wakers) {
-            Some((result, _buf)) => {
-                state.released_barrier(&mut wakers);
-                result
-            }
+            Some((result, _buf)) => result,
             None => {
                 let (abandoned, _) = state.table.abandon(key, Leave::Cancel);
                 debug_assert!(matches!(abandoned, Abandoned::CancelInKernel));
@@ -615,25 +621,6 @@ impl RingState {
                 self.cancel(key.user_data(), wakers);
                 cancelled_at = Instant::now();
             }
-        }
-    }
-
-    /// Return only once the kernel has freed every request whose
-    /// completion this ring has posted so far.
-    ///
-    /// A completion can be visible before its request lets go of its
-    /// file: the cancelled request's completion runs on the thread that
-    /// submitted it, which posts the completions of its batch and then
-    /// frees their requests, both under the ring's `uring_lock` in the
-    /// kernel. Submitting anything takes that lock too, so a no-op
-    /// submitted after the completion was seen returns after the free.
-    /// (Measured when listeners accepted on the rings: a listener dropped
-    /// on another thread than its accept's submitter still took a connect about once in 180,000
-    /// drops, none in 870,000 after; the request held the socket's last
-    /// reference.)
-    fn released_barrier(&mut self, wakers: &mut Vec<Waker>) {
-        if self.push_nop(INTERNAL_USER_DATA, wakers) {
-            let _ = self.submit(wakers);
         }
     }
 
