@@ -20,7 +20,8 @@
 #
 # Knobs (environment): DURATION (s, 10), ROUNDS (3), CONNS (50), WORKERS (1),
 # WARMUP (s before each measured run, 1), SERVER_CPU (0), CLIENT_CPU (1),
-# PORT (first port, 3001; the servers use PORT, PORT+1, ...).
+# PORT (first port, 3001; the servers use PORT, PORT+1, ...), CLOSE (1: every
+# request carries `Connection: close`, so each is a new connection; 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,9 @@ WARMUP=${WARMUP:-1}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 PORT=${PORT:-3001}
+CLOSE=${CLOSE:-0}
+wrk_args=()
+if [ "$CLOSE" = 1 ]; then wrk_args=(-H "Connection: close"); fi
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
@@ -113,11 +117,11 @@ run_one() {
   fi
   local url="http://127.0.0.1:$port/"
   if [ "$WARMUP" != 0 ]; then
-    taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"$WARMUP" "$url" >/dev/null
+    taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"$WARMUP" "${wrk_args[@]}" "$url" >/dev/null
   fi
   local t0 t1
   t0=$(ticks "$server_pid")
-  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"$DURATION" --latency "$url")
+  out=$(taskset -c "$CLIENT_CPU" wrk -t1 -c"$CONNS" -d"$DURATION" --latency "${wrk_args[@]}" "$url")
   t1=$(ticks "$server_pid")
   kill "$server_pid"
   wait "$server_pid" 2>/dev/null || true
@@ -151,7 +155,9 @@ fmt_us() { awk -v v="$1" 'BEGIN { if (v >= 1000) printf "%.2f ms", v / 1000; els
 tokio_rps=$(col tokio 2)
 tokio_cpu=$(col tokio 6)
 echo
-echo "HTTP/1 hello world, wrk -t1 -c$CONNS -d${DURATION}s, median of $ROUNDS, $WORKERS worker(s) pinned to 1 core"
+mode=""
+if [ "$CLOSE" = 1 ]; then mode=", a connection per request"; fi
+echo "HTTP/1 hello world$mode, wrk -t1 -c$CONNS -d${DURATION}s, median of $ROUNDS, $WORKERS worker(s) pinned to 1 core"
 echo
 echo "| server | req/s (median) | p50 | p90 | p99 | vs Tokio | server CPU/req | Tokio CPU/req ÷ this |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
