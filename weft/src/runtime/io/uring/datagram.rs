@@ -51,8 +51,8 @@
 //! a send handed to the ring could not keep. On these sockets a send is
 //! tried first and waits for readiness only if it would block.
 
-use super::waiters::Waiters;
 use super::ops::{interrupted, OpKey, Polled};
+use super::waiters::Waiters;
 use super::Rings;
 use socket2::{SockAddr, SockAddrStorage};
 use std::io;

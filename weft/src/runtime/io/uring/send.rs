@@ -30,8 +30,8 @@
 //!   itself (`ops.rs`, `LiveSend`); this module sees its end, with the
 //!   bytes sent in all.
 
-use super::waiters::Waiters;
 use super::ops::Polled;
+use super::waiters::Waiters;
 use super::Rings;
 use std::io;
 use std::os::fd::RawFd;
