@@ -430,47 +430,8 @@ fn a_dropped_udp_receive_loses_no_datagram_whichever_way_the_next_receive_goes()
     }
 }
 
-/// On the ring, a datagram longer than the receiver's buffer is cut to
-/// it and the rest dropped (as recv(2) does); the next one is whole. A
-/// receive error (an ICMP port unreachable on a connected socket) reaches
-/// the receiver.
-#[test]
-fn udp_on_the_ring_truncates_like_recv_and_reports_errors() {
-    use weft::net::UdpSocket;
-    for (name, rt) in runtimes() {
-        rt.block_on(async {
-            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b_addr = b.local_addr().unwrap();
-            let long: Vec<u8> = (0..100u8).collect();
-            a.send_to(&long, b_addr).await.unwrap();
-            a.send_to(b"next", b_addr).await.unwrap();
-            let mut small = [0u8; 10];
-            assert_eq!(b.recv(&mut small).await.unwrap(), 10, "{name}");
-            assert_eq!(&small[..], &long[..10], "{name}");
-            let mut buf = [0u8; 16];
-            let n = b.recv(&mut buf).await.unwrap();
-            assert_eq!(&buf[..n], b"next", "{name}");
-
-            // A port nobody listens on (on an address of its own, which no
-            // concurrent test binds): the send succeeds, the ICMP error
-            // comes back on the next receive.
-            let gone = UdpSocket::bind("127.77.0.3:0").await.unwrap();
-            let gone_addr = gone.local_addr().unwrap();
-            drop(gone);
-            a.connect(gone_addr).await.unwrap();
-            a.send(b"anyone?").await.unwrap();
-            let err = weft::time::timeout(Duration::from_secs(5), a.recv(&mut buf))
-                .await
-                .unwrap_or_else(|_| panic!("{name}: the error never came"))
-                .unwrap_err();
-            assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused, "{name}");
-        });
-    }
-}
-
-/// Many tasks receiving on one shared socket through the ring: every
-/// datagram reaches exactly one of them, and none is left asleep.
+/// Many tasks receiving on one shared UDP socket: every datagram reaches
+/// exactly one of them, and none is left asleep.
 #[test]
 fn concurrent_udp_receivers_each_get_one_datagram() {
     use weft::net::UdpSocket;
@@ -509,10 +470,9 @@ fn concurrent_udp_receivers_each_get_one_datagram() {
     }
 }
 
-/// Unix datagram sockets receive through the ring too, with the sender's
-/// address.
+/// Unix datagram sockets receive with the sender's address.
 #[test]
-fn unix_datagrams_through_the_ring_name_their_sender() {
+fn unix_datagrams_name_their_sender() {
     use weft::net::UnixDatagram;
     let dir = std::env::temp_dir().join(format!("weft-uring-dgram-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -530,41 +490,6 @@ fn unix_datagrams_through_the_ring_name_their_sender() {
         });
     }
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// A ring-backed datagram socket asks the poller for no readiness until
-/// it needs some: a send goes out at once without any, and `writable()` /
-/// `readable()` turn the interest on and resolve.
-#[test]
-fn quiet_datagram_sockets_still_send_and_report_readiness() {
-    use weft::net::UdpSocket;
-    for (name, rt) in runtimes() {
-        rt.block_on(async {
-            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b_addr = b.local_addr().unwrap();
-            // No readiness was ever reported: the send is made directly.
-            assert_eq!(a.try_send_to(b"now", b_addr).unwrap(), 3, "{name}");
-            let within = |what: &'static str| {
-                move |r: Result<std::io::Result<()>, weft::time::error::Elapsed>| {
-                    r.unwrap_or_else(|_| panic!("{name}: {what} never resolved"))
-                        .unwrap()
-                }
-            };
-            within("writable()")(weft::time::timeout(Duration::from_secs(5), a.writable()).await);
-            within("readable()")(weft::time::timeout(Duration::from_secs(5), b.readable()).await);
-            let mut buf = [0u8; 8];
-            let (n, from) = b.try_recv_from(&mut buf).unwrap();
-            assert_eq!(
-                (&buf[..n], from),
-                (&b"now"[..], a.local_addr().unwrap()),
-                "{name}"
-            );
-            a.send_to(b"again", b_addr).await.unwrap();
-            let n = b.recv(&mut buf).await.unwrap();
-            assert_eq!(&buf[..n], b"again", "{name}");
-        });
-    }
 }
 
 /// The events epoll was asked to report for `fd` (from the fdinfo of the
@@ -593,11 +518,13 @@ fn epoll_events_of(fd: std::os::fd::RawFd) -> Option<u32> {
     None
 }
 
-/// Ring-backed datagram sockets and `AsyncFd`s are in epoll for nothing
-/// but errors and hang-ups (not even `EPOLLPRI`, which every arrival's
-/// wake-up carries), until a readiness wait on the socket asks for more.
+/// `AsyncFd`s on the rings are in epoll for nothing but errors and
+/// hang-ups (not even `EPOLLPRI`, which every arrival's wake-up carries):
+/// their readiness comes from poll requests on the rings. UDP sockets,
+/// which once received on the rings and were registered the same way,
+/// are registered for reads and writes, as on epoll.
 #[test]
-fn ring_backed_descriptors_ask_epoll_for_nothing_until_a_wait_needs_it() {
+fn ring_backed_async_fds_ask_epoll_for_nothing() {
     use std::os::fd::AsRawFd;
     use weft::io::unix::AsyncFd;
     use weft::net::UdpSocket;
@@ -606,15 +533,8 @@ fn ring_backed_descriptors_ask_epoll_for_nothing_until_a_wait_needs_it() {
         rt.block_on(async {
             let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let events = epoll_events_of(udp.as_raw_fd()).expect("registered");
-            assert_eq!(events & ASKED, 0, "{name}: UDP asked for {events:#x}");
-            udp.send_to(b"x", udp.local_addr().unwrap()).await.unwrap();
-            udp.readable().await.unwrap();
-            let events = epoll_events_of(udp.as_raw_fd()).unwrap();
-            assert_ne!(
-                events & libc::EPOLLIN as u32,
-                0,
-                "{name}: readable() asked for nothing"
-            );
+            let both = (libc::EPOLLIN | libc::EPOLLOUT) as u32;
+            assert_eq!(events & both, both, "{name}: UDP asked for {events:#x}");
 
             let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
             a.set_nonblocking(true).unwrap();

@@ -1,8 +1,8 @@
 //! Listeners, accepts and connects on the io_uring driver (connects go
 //! through the rings; accepts are readiness-based, as on epoll, since a
 //! ring's accept held a killed process's port): an accept given up
-//! mid-way loses no connection, concurrent acceptors each get their own,
-//! a dropped listener closes what it had queued and refuses the next
+//! mid-way loses no connection (net_tcp.rs has concurrent acceptors), a
+//! dropped listener closes what it had queued and refuses the next
 //! connect at once, a killed process frees its port, and peers' addresses
 //! (IPv6, Unix) come back. Split from io_uring.rs, whose module doc says
 //! why every runtime here asks for `IoDriver::Uring` explicitly.
@@ -46,46 +46,11 @@ fn a_dropped_accept_loses_no_connection() {
     }
 }
 
-/// Many tasks accepting on one listener at once: each gets a connection
-/// (every waiter hears of every completion; none is left asleep).
-#[test]
-fn concurrent_acceptors_on_one_listener_each_get_a_connection() {
-    for (name, rt) in runtimes() {
-        rt.block_on(async {
-            let listener = std::sync::Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
-            let addr = listener.local_addr().unwrap();
-            let acceptors: Vec<_> = (0..8)
-                .map(|_| {
-                    let listener = listener.clone();
-                    weft::spawn(async move { listener.accept().await.unwrap().1 })
-                })
-                .collect();
-            weft::time::sleep(Duration::from_millis(10)).await;
-            let mut clients = Vec::new();
-            for _ in 0..8 {
-                clients.push(TcpStream::connect(addr).await.unwrap());
-            }
-            let mut peers = Vec::new();
-            for acceptor in acceptors {
-                let peer = weft::time::timeout(Duration::from_secs(5), acceptor)
-                    .await
-                    .unwrap_or_else(|_| panic!("{name}: an acceptor was never woken"))
-                    .unwrap();
-                peers.push(peer);
-            }
-            let mut expected: Vec<_> = clients.iter().map(|c| c.local_addr().unwrap()).collect();
-            peers.sort();
-            expected.sort();
-            assert_eq!(peers, expected, "{name}");
-        });
-    }
-}
-
 /// A listener dropped while an accept waits closes a connection that
 /// arrived meanwhile: the client sees the end of the stream instead
 /// of waiting forever on a socket nobody holds.
 #[test]
-fn a_dropped_listener_closes_the_connection_its_accept_took() {
+fn a_dropped_listener_closes_the_connection_it_had_queued() {
     for (name, rt) in runtimes() {
         rt.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -345,84 +310,114 @@ fn a_connect_whose_submitting_thread_exits_mid_handshake_still_connects() {
     }
 }
 
-/// Set in the child of `a_killed_process_frees_its_port_at_once`: the
-/// address to listen on, and the file to create once it accepts.
+/// Set in the child of `a_killed_process_frees_its_ports_at_once`: the
+/// directory where it writes its ports, then that it is ready.
 const KILLED_CHILD: &str = "WEFT_TEST_KILLED_LISTENER";
 
-/// A process killed while its listener waits in `accept` (and a
-/// connection it accepted waits in a read) frees the port by the time it
-/// has been reaped, as on Tokio: a supervisor restarting a
-/// crashed server on the same port at once must not get `AddrInUse`.
-/// (An accept in flight on the ring held the listening socket until the
-/// kernel's asynchronous teardown of the ring, 3.5-6 ms after the process
-/// was gone in 3 of 7 tries, and this test failed at its first attempt;
-/// listeners accept on readiness since.)
+/// The address the killed-process test binds: one of its own, so that no
+/// other test of this file binding `127.0.0.1:0` concurrently can take
+/// its ports, and a connect from `127.0.0.1` can never connect to itself.
+const KILLED_ADDR: &str = "127.77.0.2";
+
+/// A process killed while its listener waits in `accept`, a connection
+/// it accepted waits in a read and a UDP socket waits in a receive frees
+/// both ports by the time it has been reaped, as on Tokio: a supervisor
+/// restarting a crashed server on the same ports at once must not get
+/// `AddrInUse`. (An accept in flight on the ring held the listening
+/// socket until the kernel's asynchronous teardown of the ring, 3.5-6 ms
+/// after the process was gone in 3 of 7 tries, and this test failed at
+/// its first attempt; listeners accept on readiness since.)
 #[test]
-fn a_killed_process_frees_its_port_at_once() {
-    if let Ok(spec) = std::env::var(KILLED_CHILD) {
-        let (addr, ready) = spec.split_once(' ').unwrap();
-        let (_, rt) = runtimes().remove(1); // multi_thread(1)
-        rt.block_on(async {
-            let listener = TcpListener::bind(addr).await.unwrap();
-            // The parent's connection, with a read waiting on it.
-            let (mut conn, _) = listener.accept().await.unwrap();
-            weft::spawn(async move { conn.read(&mut [0; 64]).await });
-            // An accept waiting on a worker, then tell the parent.
-            let accepting = weft::spawn(async move { listener.accept().await });
-            weft::time::sleep(Duration::from_millis(20)).await;
-            std::fs::write(ready, b"").unwrap();
-            let _ = accepting.await;
-        });
-        unreachable!("the parent kills this process");
+fn a_killed_process_frees_its_ports_at_once() {
+    if let Ok(dir) = std::env::var(KILLED_CHILD) {
+        killed_child(std::path::Path::new(&dir));
     }
     let dir = std::env::temp_dir().join(format!("weft-killed-listener-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for attempt in 0..8 {
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
-        let ready = dir.join(format!("ready-{attempt}"));
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "a_killed_process_frees_its_port_at_once",
+                "a_killed_process_frees_its_ports_at_once",
                 "--test-threads=1",
             ])
-            .env(
-                KILLED_CHILD,
-                format!("127.0.0.1:{port} {}", ready.display()),
-            )
+            .env(KILLED_CHILD, &dir)
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // Killed and reaped however this test ends.
+        let mut child = KillOnDrop(child);
         let started = std::time::Instant::now();
-        let _client = loop {
-            match std::net::TcpStream::connect(("127.0.0.1", port)) {
-                Ok(client) => break client,
-                Err(_) => {
-                    assert!(
-                        started.elapsed() < Duration::from_secs(20),
-                        "the child never listened"
-                    );
-                    assert!(child.try_wait().unwrap().is_none(), "the child ended early");
-                    std::thread::sleep(Duration::from_millis(2));
-                }
+        let mut wait_for = |file: &str| loop {
+            if let Ok(text) = std::fs::read_to_string(dir.join(file)) {
+                return text;
             }
-        };
-        while !ready.exists() {
             assert!(
                 started.elapsed() < Duration::from_secs(20),
-                "the child never listened"
+                "attempt {attempt}: the child never wrote {file}"
             );
-            assert!(child.try_wait().unwrap().is_none(), "the child ended early");
+            assert!(
+                child.0.try_wait().unwrap().is_none(),
+                "attempt {attempt}: the child ended early"
+            );
             std::thread::sleep(Duration::from_millis(2));
+        };
+        let ports = wait_for("ports");
+        let (tcp, udp) = ports.split_once(' ').unwrap();
+        let (tcp, udp): (u16, u16) = (tcp.parse().unwrap(), udp.parse().unwrap());
+        let _client = std::net::TcpStream::connect((KILLED_ADDR, tcp)).unwrap();
+        wait_for("ready");
+        child.0.kill().unwrap();
+        child.0.wait().unwrap();
+        if let Err(e) = std::net::TcpListener::bind((KILLED_ADDR, tcp)) {
+            panic!(
+                "attempt {attempt}: TCP port {tcp} still in use after its process was reaped: {e}"
+            );
         }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        if let Err(e) = std::net::TcpListener::bind(("127.0.0.1", port)) {
-            panic!("attempt {attempt}: port {port} still in use after its process was reaped: {e}");
+        if let Err(e) = std::net::UdpSocket::bind((KILLED_ADDR, udp)) {
+            panic!(
+                "attempt {attempt}: UDP port {udp} still in use after its process was reaped: {e}"
+            );
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The child of `a_killed_process_frees_its_ports_at_once`: a listener
+/// and a UDP socket on the rings' runtime, each waiting, until killed (or
+/// 30 s, should the parent be gone).
+fn killed_child(dir: &std::path::Path) -> ! {
+    let (_, rt) = runtimes().remove(1); // multi_thread(1)
+    rt.block_on(async {
+        let listener = TcpListener::bind((KILLED_ADDR, 0)).await.unwrap();
+        let udp = weft::net::UdpSocket::bind((KILLED_ADDR, 0)).await.unwrap();
+        let ports = format!(
+            "{} {}",
+            listener.local_addr().unwrap().port(),
+            udp.local_addr().unwrap().port()
+        );
+        // Written whole, then renamed: the parent never reads half of it.
+        std::fs::write(dir.join("ports.tmp"), ports).unwrap();
+        std::fs::rename(dir.join("ports.tmp"), dir.join("ports")).unwrap();
+        // The parent's connection, with a read waiting on it.
+        let (mut conn, _) = listener.accept().await.unwrap();
+        weft::spawn(async move { conn.read(&mut [0; 64]).await });
+        // An accept and a receive waiting on a worker, then tell the parent.
+        weft::spawn(async move { listener.accept().await });
+        weft::spawn(async move { udp.recv_from(&mut [0; 64]).await });
+        weft::time::sleep(Duration::from_millis(20)).await;
+        std::fs::write(dir.join("ready"), b"").unwrap();
+        weft::time::sleep(Duration::from_secs(30)).await;
+    });
+    std::process::exit(1)
 }

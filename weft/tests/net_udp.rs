@@ -19,6 +19,74 @@ rt_test! {
         UdpSocket::bind("127.0.0.1:0").await.unwrap()
     }
 
+    /// A datagram longer than the receiver's buffer is cut to it and the
+    /// rest dropped (as recv(2) does); the next one is whole.
+    #[test]
+    fn a_long_datagram_is_truncated_and_the_next_is_whole() {
+        rt().block_on(async {
+            let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b_addr = b.local_addr().unwrap();
+            let long: Vec<u8> = (0..100u8).collect();
+            a.send_to(&long, b_addr).await.unwrap();
+            a.send_to(b"next", b_addr).await.unwrap();
+            let mut small = [0u8; 10];
+            assert_eq!(b.recv(&mut small).await.unwrap(), 10);
+            assert_eq!(&small[..], &long[..10]);
+            let mut buf = [0u8; 16];
+            let n = b.recv(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], b"next");
+        });
+    }
+
+    /// On a connected socket, an ICMP "port unreachable" ends the `async`
+    /// receives and peeks with `ConnectionRefused`, whether they were
+    /// already waiting when it came or start after: as on Tokio, whose
+    /// `UdpSocket` waits for readability or an error. (Before, weft's
+    /// waited for readability only, and such a wait never ended.)
+    #[test]
+    fn an_icmp_error_ends_a_waiting_receive() {
+        rt().block_on(async {
+            // A port nobody listens on, on an address of its own, which no
+            // concurrent test binds.
+            let gone = UdpSocket::bind("127.77.0.4:0").await.unwrap();
+            let gone_addr = gone.local_addr().unwrap();
+            drop(gone);
+            let a = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+            a.connect(gone_addr).await.unwrap();
+            let refused = |r: Result<io::Result<usize>, weft::time::error::Elapsed>, what: &str| {
+                let e = r
+                    .unwrap_or_else(|_| panic!("{what}: the error never came"))
+                    .unwrap_err();
+                assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{what}");
+            };
+
+            // Already waiting.
+            let waiting = {
+                let a = a.clone();
+                weft::spawn(async move {
+                    let mut buf = [0u8; 16];
+                    timeout(Duration::from_secs(5), a.recv(&mut buf)).await
+                })
+            };
+            weft::time::sleep(Duration::from_millis(20)).await;
+            a.send(b"anyone?").await.unwrap();
+            refused(waiting.await.unwrap(), "a waiting recv");
+
+            // Queued before the wait starts, for each async receive.
+            let mut buf = [0u8; 16];
+            a.send(b"anyone?").await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            refused(timeout(Duration::from_secs(5), a.peek(&mut buf)).await, "peek");
+            a.send(b"anyone?").await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let r = timeout(Duration::from_secs(5), a.recv_from(&mut buf)).await;
+            refused(r.map(|r| r.map(|(n, _)| n)), "recv_from");
+            // The error was taken: nothing is left to report.
+            assert!(a.take_error().unwrap().is_none());
+        });
+    }
+
     #[test]
     fn send_to_recv_from_round_trip() {
         rt().block_on(async {

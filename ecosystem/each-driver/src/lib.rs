@@ -15,9 +15,10 @@
 use std::process::Command;
 use std::time::Duration;
 
-/// weft's I/O drivers as `WEFT_IO_DRIVER` names them: `auto` (io_uring
-/// where the kernel allows it) and `epoll`.
-pub const DRIVERS: [&str; 2] = ["auto", "epoll"];
+/// weft's I/O drivers as `WEFT_IO_DRIVER` names them. `uring`, not
+/// `auto`: on a kernel without io_uring, `auto` would quietly run epoll
+/// twice, where this fails loudly.
+pub const DRIVERS: [&str; 2] = ["uring", "epoll"];
 
 /// The runtime flavours [`runtime`] builds.
 pub const FLAVOURS: [&str; 2] = ["current_thread", "multi_thread"];

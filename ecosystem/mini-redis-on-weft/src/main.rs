@@ -92,10 +92,18 @@ async fn pub_sub(addr: SocketAddr) {
                     String::from_utf8_lossy(&msg.content)
                 ));
             }
-            let mut want: Vec<String> = (0..50).map(|i| format!("news={i}")).collect();
-            want.push(format!("private{s}=for {s}"));
-            // The private message was published after all the news.
-            assert_eq!(got, want, "subscriber {s}");
+            // In order within each channel; mini-redis merges a
+            // subscriber's channels with a `StreamMap`, which may hand
+            // the private message over before the last news.
+            let news: Vec<&String> = got.iter().filter(|m| m.starts_with("news=")).collect();
+            let want: Vec<String> = (0..50).map(|i| format!("news={i}")).collect();
+            assert_eq!(news, want.iter().collect::<Vec<_>>(), "subscriber {s}");
+            let private = format!("private{s}=for {s}");
+            assert_eq!(
+                got.iter().filter(|m| **m == private).count(),
+                1,
+                "subscriber {s}"
+            );
         });
     }
     for _ in 0..10 {
@@ -120,7 +128,7 @@ async fn pub_sub(addr: SocketAddr) {
     while let Some(r) = subscribers.join_next().await {
         r.unwrap();
     }
-    ok("10 subscribers each heard 50 broadcasts and their own message, in order");
+    ok("10 subscribers each heard 50 broadcasts in order and their own message");
 }
 
 /// The buffered client: many tasks share one connection through a

@@ -1,5 +1,5 @@
-//! The poller interest of a socket whose reads go through io_uring: it
-//! starts with less than reads and writes, and gains read, write or
+//! The poller interest of a stream socket whose reads go through io_uring:
+//! it starts with less than reads and writes, and gains read, write or
 //! priority interest when a readiness-based operation first needs it.
 //!
 //! Owns: the interest the socket was registered with (`base`) and what was
@@ -7,13 +7,11 @@
 //!
 //! Why: on the rings, readiness the program never waits for only wakes the
 //! driver. A stream's read interest would wake it for every arrival the
-//! ring receives anyway (half the wake-ups of an echo server); a UDP
-//! socket's write interest for every datagram sent (its write-space
-//! callback fires each time a sent datagram's buffer is freed). So a
-//! stream registers for writes only, a datagram socket for nothing
-//! (`Handle::register_quiet`: not even `PRIORITY`, which every arrival's
-//! wake-up carries), and [`LazyInterest::want`] adds the rest before the
-//! first wait for it.
+//! ring receives anyway (half the wake-ups of an echo server). So a
+//! stream registers for writes only, and [`LazyInterest::want`] adds the
+//! rest before the first wait for it. (Datagram sockets, which once
+//! received on the rings and registered for nothing, are readiness-based
+//! on both drivers now, registered for reads and writes as on epoll.)
 //!
 //! Invariant: interest is only ever added, and each change re-registers
 //! the whole interest under `changing`, so two changes racing cannot leave

@@ -35,7 +35,7 @@ use crate::io::lazy_interest::LazyInterest;
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
-use crate::runtime::io::uring::{Rings, UringDatagrams, UringRead, UringWrite};
+use crate::runtime::io::uring::{Rings, UringRead, UringWrite};
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::ops::Deref;
@@ -48,11 +48,8 @@ pub(crate) struct PollEvented<E: mio::event::Source> {
     /// Reads and writes through io_uring (a stream socket on a runtime
     /// with rings). Boxed: most resources have none, and stay small.
     uring: Option<Box<UringStream>>,
-    /// Receives through io_uring (a datagram socket on a runtime with
-    /// rings: runtime/io/uring/datagram.rs).
-    datagrams: Option<Box<UringDatagrams>>,
-    /// With either of the two: what the poller is asked for, which grows
-    /// as readiness-based operations need it (lazy_interest.rs).
+    /// With `uring`: what the poller is asked for, which grows as
+    /// readiness-based operations need it (lazy_interest.rs).
     ring_interest: Option<LazyInterest>,
 }
 
@@ -92,7 +89,6 @@ impl<E: mio::event::Source> PollEvented<E> {
             io: Some(io),
             registration,
             uring: None,
-            datagrams: None,
             ring_interest: None,
         })
     }
@@ -107,7 +103,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         let fd = io.as_raw_fd();
         let tcp = std::any::TypeId::of::<E>() == std::any::TypeId::of::<mio::net::TcpStream>();
         Self::new_socket(io, Some(Interest::WRITABLE), |on_rings| {
-            let stream = on_rings.then(|| {
+            on_rings.then(|| {
                 Box::new(UringStream {
                     read: UringRead::default(),
                     write: UringWrite::default(),
@@ -115,25 +111,19 @@ impl<E: mio::event::Source> PollEvented<E> {
                     write_shut: std::sync::atomic::AtomicBool::new(false),
                     tcp,
                 })
-            });
-            (stream, None)
+            })
         })
     }
 
-    /// A datagram socket (UDP, Unix): registered for reads and writes, or
-    /// on a driver with rings registered quietly (for nothing until a wait
-    /// needs it) and receiving through io_uring.
+    /// A datagram socket (UDP, Unix): registered for reads and writes, on
+    /// both drivers. Its receives and sends are readiness-based on the
+    /// io_uring driver too: a receive in flight on a ring held a killed
+    /// process's socket (and port) until the kernel's asynchronous
+    /// teardown of the ring, and it cost no less CPU than `recvmsg(2)` on
+    /// readiness (BENCHMARKS.md, "io_uring driver").
     #[track_caller]
-    pub(crate) fn new_datagram(io: E) -> io::Result<Self>
-    where
-        E: AsRawFd,
-    {
-        let fd = io.as_raw_fd();
-        // On the rings: quiet in the poller until a readiness wait needs
-        // it (runtime/io/uring/datagram.rs).
-        Self::new_socket(io, None, |on_rings| {
-            (None, on_rings.then(|| Box::new(UringDatagrams::new(fd))))
-        })
+    pub(crate) fn new_datagram(io: E) -> io::Result<Self> {
+        Self::new_with_interest(io, Interest::READABLE | Interest::WRITABLE)
     }
 
     /// Register a socket whose reads go through the rings if the driver
@@ -145,7 +135,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     fn new_socket(
         mut io: E,
         ring_interest: Option<Interest>,
-        ring_state: impl FnOnce(bool) -> (Option<Box<UringStream>>, Option<Box<UringDatagrams>>),
+        ring_state: impl FnOnce(bool) -> Option<Box<UringStream>>,
     ) -> io::Result<Self>
     where
         E: AsRawFd,
@@ -159,18 +149,17 @@ impl<E: mio::event::Source> PollEvented<E> {
             (true, Some(interest)) => Registration::new_with(driver, &mut io, interest)?,
             (true, None) => Registration::new_quiet(driver, io.as_raw_fd())?,
         };
-        let (uring, datagrams) = ring_state(on_rings);
+        let uring = ring_state(on_rings);
         Ok(PollEvented {
             io: Some(io),
             registration,
             uring,
-            datagrams,
             ring_interest: on_rings.then(|| LazyInterest::new(ring_interest)),
         })
     }
 
     /// Read readiness for a `poll_read_ready`/`poll_recv_ready`: ready at
-    /// once if a ring receive brought bytes or a datagram nobody took.
+    /// once if a ring receive brought bytes nobody took.
     pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.settle_read();
         if self.has_leftover() {
@@ -241,9 +230,9 @@ impl<E: mio::event::Source> PollEvented<E> {
         shutdown_fd(self.io().as_raw_fd())
     }
 
-    /// Before a readiness-based read: end any receive in flight through the
-    /// ring, keeping what it brought for [`read_leftover`](Self::read_leftover)
-    /// (a stream) or [`take_datagram`](Self::take_datagram).
+    /// Before a readiness-based read: end a stream's receive in flight
+    /// through the ring, keeping what it brought for
+    /// [`read_leftover`](Self::read_leftover).
     pub(crate) fn settle_read(&self) {
         let Some(rings) = self.registration.rings() else {
             return;
@@ -252,74 +241,28 @@ impl<E: mio::event::Source> PollEvented<E> {
         if let Some(stream) = &self.uring {
             stream.read.settle(rings);
         }
-        if let Some(datagrams) = &self.datagrams {
-            datagrams.settle(rings);
-        }
     }
 
-    /// Before a wait for writability (a ring-backed datagram socket asks
-    /// the poller for none until then: lazy_interest.rs).
+    /// Before a wait for writability (lazy_interest.rs).
     pub(crate) fn arm_write_interest(&self) {
         self.want_interest(Interest::WRITABLE);
     }
 
-    /// Before a wait for priority readiness (a ring-backed socket, stream
-    /// or datagram, asks the poller for none until then).
+    /// Before a wait for priority readiness (a ring-backed stream asks the
+    /// poller for none until then).
     pub(crate) fn arm_priority_interest(&self) {
         self.want_interest(Interest::PRIORITY);
     }
 
     /// Have the poller report `wanted` for a ring-backed socket.
     fn want_interest(&self, wanted: Interest) {
-        let fd = match (&self.uring, &self.datagrams) {
-            (Some(stream), _) => stream.fd,
-            (None, Some(datagrams)) => datagrams.fd(),
-            (None, None) => return,
+        let Some(stream) = &self.uring else {
+            return;
         };
+        let fd = stream.fd;
         if let Some(interest) = &self.ring_interest {
             interest.want(&self.registration, fd, wanted);
         }
-    }
-
-    /// A send on a ring-backed datagram socket: made at once, without
-    /// looking at readiness (the poller is not asked for it); `None` if it
-    /// would block, once write interest is on, so the caller waits for
-    /// readiness. `None` on other sockets, which wait for readiness first.
-    pub(crate) fn send_now<T>(
-        &self,
-        send: impl FnOnce() -> io::Result<T>,
-    ) -> Option<io::Result<T>> {
-        let datagrams = self.datagrams.as_ref()?;
-        // A socket error a ring receive took is reported by the next
-        // send, as the socket would have reported it (and cleared it).
-        if let Some(rings) = self.registration.rings() {
-            if let Some(e) = datagrams.take_error(rings) {
-                return Some(Err(e));
-            }
-        }
-        match send() {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.arm_write_interest();
-                None
-            }
-            done => Some(done),
-        }
-    }
-
-    /// `SO_ERROR` for a datagram socket that receives on the ring: an
-    /// error a ring receive took from the socket (after ending the one in
-    /// flight) comes first, then the socket's own.
-    pub(crate) fn take_socket_error(&self) -> io::Result<Option<io::Error>>
-    where
-        E: std::os::fd::AsFd,
-    {
-        if let (Some(datagrams), Some(rings)) = (&self.datagrams, self.registration.rings()) {
-            datagrams.settle(rings);
-            if let Some(e) = datagrams.take_error(rings) {
-                return Ok(Some(e));
-            }
-        }
-        socket2::SockRef::from(self.io()).take_error()
     }
 
     /// Bytes a ring receive brought that no reader took yet: handed to `f`,
@@ -334,48 +277,10 @@ impl<E: mio::event::Source> PollEvented<E> {
         self.uring.as_ref()?.read.with_leftover(consume, f)
     }
 
-    /// Whether leftover bytes or a datagram a ring receive brought wait
-    /// (the socket counts as readable).
+    /// Whether leftover bytes a ring receive brought wait (the socket
+    /// counts as readable).
     pub(crate) fn has_leftover(&self) -> bool {
         self.uring.as_ref().is_some_and(|u| u.read.has_leftover())
-            || self.datagrams.as_ref().is_some_and(|d| d.has_pending())
-    }
-
-    /// Whether this datagram socket receives through the ring.
-    pub(crate) fn receives_on_ring(&self) -> bool {
-        self.datagrams.is_some()
-    }
-
-    /// Receive one datagram through the ring (`receives_on_ring`):
-    /// `take` gets its bytes and sender. Spends budget like a
-    /// readiness-based receive.
-    pub(crate) fn poll_recv_datagram<T>(
-        &self,
-        cx: &mut Context<'_>,
-        take: impl FnOnce(&[u8], &socket2::SockAddr) -> io::Result<T>,
-    ) -> Poll<io::Result<T>> {
-        let datagrams = self.datagrams.as_ref().expect("checked by the caller");
-        let rings = self.registration.rings().expect("datagrams only on rings");
-        let restore = ready!(crate::coop::poll_proceed(cx));
-        let io = self.registration.io_handle();
-        let taken =
-            ready!(datagrams.poll_recv(rings, io.current_ring(rings), io.is_shutdown(), cx, take));
-        restore.made_progress();
-        Poll::Ready(taken)
-    }
-
-    /// For a readiness-based receive or peek on a ring-backed datagram
-    /// socket: end the ring's receive in flight, and hand the datagram it
-    /// brought (or its error) to `f`, consuming it if `consume`. `None`:
-    /// nothing is pending, receive from the socket.
-    pub(crate) fn take_datagram<T>(
-        &self,
-        consume: bool,
-        f: impl FnOnce(&[u8], &socket2::SockAddr) -> io::Result<T>,
-    ) -> Option<io::Result<T>> {
-        self.datagrams.as_ref()?;
-        self.settle_read();
-        self.datagrams.as_ref()?.take_pending(consume, f)
     }
 
     /// Before the socket closes (or is handed back): give up the receive
@@ -384,9 +289,6 @@ impl<E: mio::event::Source> PollEvented<E> {
         if let Some((uring, rings)) = self.ring_io() {
             uring.read.abandon(rings);
             let _ = uring.write.abandon(rings, uring.fd, false);
-        }
-        if let (Some(datagrams), Some(rings)) = (&self.datagrams, self.registration.rings()) {
-            datagrams.abandon(rings);
         }
     }
 

@@ -8,15 +8,16 @@
 //! `WouldBlock` (through `Registration::poll_io` / `async_io`). The `async`
 //! methods wait through the registration's multi-waiter `readiness`, so
 //! any number of tasks may share one socket (e.g. in an `Arc`); the `poll_*`
-//! methods keep one waker per direction, like the stream sockets. With the
-//! io_uring driver, receives go through the ring and peeks look at what it
-//! brought first (net/datagram.rs); any number of tasks may still share
-//! the socket.
+//! methods keep one waker per direction, like the stream sockets. The
+//! `async` receives and peeks also wake on an error alone (an ICMP "port
+//! unreachable" on a connected socket), as Tokio's do, and return it;
+//! `poll_*` and `try_*` ones wait for readability only, as Tokio's. Both
+//! I/O drivers receive on readiness (`PollEvented::new_datagram` says
+//! why not on the rings).
 
 use crate::io::poll_evented::PollEvented;
 use crate::io::Interest;
 use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
-use crate::net::datagram::{to_read_buf, to_read_buf_from, to_slice, to_slice_from};
 use crate::runtime::io::scheduled_io::Direction;
 use socket2::SockAddr;
 use std::fmt;
@@ -24,6 +25,11 @@ use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, RawFd};
 use std::task::{Context, Poll};
+
+/// What the `async` receives and peeks wait for: readability or an error
+/// alone (Tokio's `UdpSocket` does the same; its `poll_*`/`try_*` forms,
+/// and `UnixDatagram`'s receives, wait for readability only).
+const RECV_INTEREST: Interest = Interest::READABLE.add(Interest::ERROR);
 
 /// A UDP socket.
 ///
@@ -106,15 +112,16 @@ impl UdpSocket {
 
     crate::net::readiness_methods!("socket");
 
-    crate::net::datagram_methods!(std::net::SocketAddr, socket2::SockAddr::as_socket);
+    crate::net::datagram_methods!(
+        std::net::SocketAddr,
+        socket2::SockAddr::as_socket,
+        RECV_INTEREST
+    );
 
     /// Send `buf` to `target` (its first resolved address). Cancel-safe
     /// once the address is resolved.
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let target = first_addr(target).await?;
-        if let Some(sent) = self.io.send_now(|| self.io.send_to(buf, target)) {
-            return sent;
-        }
         self.async_io(Interest::WRITABLE, || self.io.send_to(buf, target))
             .await
     }
@@ -127,9 +134,6 @@ impl UdpSocket {
         buf: &[u8],
         target: SocketAddr,
     ) -> Poll<io::Result<usize>> {
-        if let Some(sent) = self.io.send_now(|| self.io.send_to(buf, target)) {
-            return Poll::Ready(sent);
-        }
         self.io
             .registration()
             .poll_io(cx, Direction::Write, || self.io.send_to(buf, target))
@@ -137,57 +141,33 @@ impl UdpSocket {
 
     /// Send once without waiting: `WouldBlock` if the socket is not ready.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        if let Some(sent) = self.io.send_now(|| self.io.send_to(buf, target)) {
-            return sent;
-        }
         self.try_io(Interest::WRITABLE, || self.io.send_to(buf, target))
     }
 
-    crate::net::datagram_buf_methods!(SocketAddr, socket2::SockAddr::as_socket);
+    crate::net::datagram_buf_methods!(SocketAddr, socket2::SockAddr::as_socket, RECV_INTEREST);
 
     crate::net::ip_options!();
-
-    // The peeks: with the io_uring driver, a datagram the ring already
-    // received comes before the socket's queue (net/datagram.rs), so each
-    // looks at it first, before any readiness wait (`peek_pending`), and
-    // again whenever readiness fires.
 
     /// Like [`recv`](Self::recv) (from the connected peer), but the
     /// datagram stays queued. Cancel-safe.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(peeked) = self.peek_pending(to_slice(buf)) {
-            return peeked;
-        }
-        self.async_io(Interest::READABLE, || {
-            self.peek_pending(to_slice(buf))
-                .unwrap_or_else(|| self.io.peek(buf))
-        })
-        .await
+        self.async_io(RECV_INTEREST, || self.io.peek(buf)).await
     }
 
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(peeked) = self.peek_pending(to_slice(buf)) {
-            return peeked;
-        }
         self.try_io(Interest::READABLE, || self.io.peek(buf))
     }
 
     /// The sender of the next queued datagram, which stays queued.
     /// Cancel-safe.
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
-        if let Some(peeked) = self.peek_pending(pending_sender) {
-            return peeked;
-        }
-        self.async_io(Interest::READABLE, || self.peek_sender_now())
+        self.async_io(RECV_INTEREST, || self.peek_sender_now())
             .await
     }
 
     /// Poll-style [`peek_sender`](Self::peek_sender).
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
-        if let Some(peeked) = self.peek_pending(pending_sender) {
-            return Poll::Ready(peeked);
-        }
         self.io
             .registration()
             .poll_io(cx, Direction::Read, || self.peek_sender_now())
@@ -195,32 +175,21 @@ impl UdpSocket {
 
     /// [`peek_sender`](Self::peek_sender) once, without waiting.
     pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
-        if let Some(peeked) = self.peek_pending(pending_sender) {
-            return peeked;
-        }
         self.try_io(Interest::READABLE, || self.peek_sender_now())
     }
 
     fn peek_sender_now(&self) -> io::Result<SocketAddr> {
-        self.peek_pending(pending_sender).unwrap_or_else(|| {
-            socket2::SockRef::from(self)
-                .peek_sender()?
-                .as_socket()
-                .ok_or_else(|| io::Error::other("sender is not an IP address"))
-        })
+        socket2::SockRef::from(self)
+            .peek_sender()?
+            .as_socket()
+            .ok_or_else(|| io::Error::other("sender is not an IP address"))
     }
 
     /// Like [`recv_from`](Self::recv_from), but the datagram stays queued.
     /// Cancel-safe.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if let Some(peeked) = self.peek_pending(to_slice_from(buf, SockAddr::as_socket)) {
-            return peeked;
-        }
-        self.async_io(Interest::READABLE, || {
-            self.peek_pending(to_slice_from(buf, SockAddr::as_socket))
-                .unwrap_or_else(|| self.io.peek_from(buf))
-        })
-        .await
+        self.async_io(RECV_INTEREST, || self.io.peek_from(buf))
+            .await
     }
 
     /// Poll-style [`peek_from`](Self::peek_from), into `buf`'s unfilled
@@ -230,19 +199,13 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut crate::io::ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
-        if let Some(peeked) = self.peek_pending(to_read_buf_from(buf, SockAddr::as_socket)) {
-            return Poll::Ready(peeked);
-        }
         self.io.registration().poll_io(cx, Direction::Read, || {
-            self.peek_pending(to_read_buf_from(buf, SockAddr::as_socket))
-                .unwrap_or_else(|| {
-                    crate::net::recv_from_into_read_buf(
-                        socket2::SockRef::from(self),
-                        buf,
-                        true,
-                        SockAddr::as_socket,
-                    )
-                })
+            crate::net::recv_from_into_read_buf(
+                socket2::SockRef::from(self),
+                buf,
+                true,
+                SockAddr::as_socket,
+            )
         })
     }
 
@@ -252,31 +215,14 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut crate::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if let Some(peeked) = self.peek_pending(to_read_buf(buf)) {
-            return Poll::Ready(peeked);
-        }
         self.io.registration().poll_io(cx, Direction::Read, || {
-            self.peek_pending(to_read_buf(buf)).unwrap_or_else(|| {
-                crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)
-            })
+            crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)
         })
     }
 
     /// Peek once without waiting: `WouldBlock` if no datagram is queued.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if let Some(peeked) = self.peek_pending(to_slice_from(buf, SockAddr::as_socket)) {
-            return peeked;
-        }
         self.try_io(Interest::READABLE, || self.io.peek_from(buf))
-    }
-
-    /// A look at the datagram a ring receive brought, if one waits.
-    /// `None`: peek at the socket.
-    fn peek_pending<T>(
-        &self,
-        f: impl FnOnce(&[u8], &SockAddr) -> io::Result<T>,
-    ) -> Option<io::Result<T>> {
-        self.io.take_datagram(false, f)
     }
 
     /// `SO_BROADCAST`: allow sending to broadcast addresses.
@@ -356,7 +302,7 @@ impl UdpSocket {
     /// The pending socket error, if any (e.g. an ICMP "port unreachable"
     /// for a connected socket).
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.take_socket_error()
+        self.io.take_error()
     }
 }
 
@@ -389,9 +335,4 @@ impl AsFd for UdpSocket {
         // SAFETY: the descriptor stays open as long as `self` is borrowed.
         unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
     }
-}
-
-/// A pending datagram's sender, for the `peek_sender` family.
-fn pending_sender(_: &[u8], from: &SockAddr) -> io::Result<SocketAddr> {
-    crate::net::datagram::sender(from, SockAddr::as_socket)
 }

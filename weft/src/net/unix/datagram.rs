@@ -3,8 +3,8 @@
 //! Owns: a datagram socket registered with the I/O driver. As for UDP, a
 //! short datagram read says nothing about the queue, so readiness is only
 //! cleared on `WouldBlock` (`Registration::poll_io` / `async_io`), never by
-//! the stream shortcut. With the io_uring driver, receives go through the
-//! ring (net/datagram.rs).
+//! the stream shortcut. Receives are readiness-based on both I/O drivers
+//! (`net/datagram.rs`).
 
 use super::SocketAddr;
 use crate::io::poll_evented::PollEvented;
@@ -90,9 +90,7 @@ impl UnixDatagram {
         UnixDatagram::from_mio(mio::net::UnixDatagram::from_std(socket))
     }
 
-    /// Deregister and return the std socket (still non-blocking). With the
-    /// io_uring driver, a datagram the ring already received and nobody
-    /// took is dropped: hand a socket back between receives.
+    /// Deregister and return the std socket (still non-blocking).
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         let mio = self.io.into_inner()?;
         // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.
@@ -134,7 +132,7 @@ impl UnixDatagram {
 
     /// The pending socket error, if any.
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.take_socket_error()
+        self.io.take_error()
     }
 
     /// Shut down the read, write or both directions.
@@ -144,16 +142,13 @@ impl UnixDatagram {
 
     crate::net::readiness_methods!("socket");
 
-    crate::net::datagram_methods!(SocketAddr, unix_sender);
+    crate::net::datagram_methods!(SocketAddr, unix_sender, crate::io::Interest::READABLE);
 
-    crate::net::datagram_buf_methods!(SocketAddr, unix_sender);
+    crate::net::datagram_buf_methods!(SocketAddr, unix_sender, crate::io::Interest::READABLE);
 
     /// Send `buf` to the socket bound at `target`. Cancel-safe.
     pub async fn send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
-        if let Some(sent) = self.io.send_now(|| self.send_to_path(buf, target)) {
-            return sent;
-        }
         self.async_io(Interest::WRITABLE, || self.send_to_path(buf, target))
             .await
     }
@@ -166,9 +161,6 @@ impl UnixDatagram {
         target: impl AsRef<Path>,
     ) -> Poll<io::Result<usize>> {
         let target = target.as_ref();
-        if let Some(sent) = self.io.send_now(|| self.send_to_path(buf, target)) {
-            return Poll::Ready(sent);
-        }
         self.io
             .registration()
             .poll_io(cx, Direction::Write, || self.send_to_path(buf, target))
@@ -177,9 +169,6 @@ impl UnixDatagram {
     /// Send once without waiting: `WouldBlock` if the socket is not ready.
     pub fn try_send_to(&self, buf: &[u8], target: impl AsRef<Path>) -> io::Result<usize> {
         let target = target.as_ref();
-        if let Some(sent) = self.io.send_now(|| self.send_to_path(buf, target)) {
-            return sent;
-        }
         self.try_io(Interest::WRITABLE, || self.send_to_path(buf, target))
     }
 }

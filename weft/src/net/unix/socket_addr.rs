@@ -4,7 +4,8 @@
 //! Owns: a std `SocketAddr` behind Tokio's surface (`is_unnamed`,
 //! `as_pathname`, and `as_abstract_name` as a method rather than std's
 //! extension trait); `From` converts both ways; and reading one from the
-//! raw `sockaddr_un` an io_uring accept wrote ([`SocketAddr::from_raw`]).
+//! raw `sockaddr_un` the kernel wrote for a datagram's sender
+//! ([`SocketAddr::from_raw`]).
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -52,8 +53,7 @@ impl SocketAddr {
 
 impl SocketAddr {
     /// The address in `raw`, the bytes of a `sockaddr_un` the kernel wrote
-    /// (as many as the length it reported): an io_uring accept's peer, a
-    /// datagram's sender. Nothing past the family (or not even that:
+    /// (as many as the length it reported): a datagram's sender. Nothing past the family (or not even that:
     /// recvfrom(2) reports an unnamed sender with length 0) is unnamed.
     pub(crate) fn from_raw(raw: &[u8]) -> io::Result<SocketAddr> {
         let path_at = std::mem::offset_of!(libc::sockaddr_un, sun_path);

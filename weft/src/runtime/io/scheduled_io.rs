@@ -209,7 +209,7 @@ impl ScheduledIo {
         Poll::Pending
     }
 
-    /// Like [`poll_ready`](Self::poll_ready) for any interest, for a waiter
+    /// Like [`poll_direction`](Self::poll_direction) for any interest, for a waiter
     /// that owns slot `key` (allocated on first use, freed by
     /// [`drop_waiter`](Self::drop_waiter)). Once an event woke the waiter,
     /// this is ready with the readiness left, even none (as Tokio's

@@ -93,10 +93,10 @@ fn loom_abandon_and_completion_free_the_slot_once() {
     });
 }
 
-/// What a waiter's look at a shared op found (`UringDatagrams::poll_recv`).
+/// What a waiter's look at a shared op found.
 #[derive(Debug, PartialEq)]
 enum Looked {
-    /// It took the result (a datagram).
+    /// It took the result.
     Took(i32),
     /// Another took it first: no op in flight; it would start one (so it
     /// does not sleep).
@@ -105,13 +105,14 @@ enum Looked {
     Sleeps,
 }
 
-/// Two tasks receiving on one datagram socket while the reaper posts its
-/// receive's completion: each joins the waiter list (waiters.rs), then
-/// looks at the socket's op under its state lock (and the op under the
-/// ring's), as `UringDatagrams::poll_recv` does. A task that sleeps is
-/// always woken, whichever way the three interleave, and the datagram
-/// goes to one. (Written for a listener's accept on the ring, which
-/// shared the same list until listeners moved to readiness.)
+/// Two tasks waiting on one shared op while the reaper posts its
+/// completion: each joins the waiter list (waiters.rs), then looks at the
+/// op under its owner's state lock (and the op under the ring's), as a
+/// stream's writer and its `writable()` waiters do with the send in
+/// flight (send.rs). A task that sleeps is always woken, whichever way
+/// the three interleave, and the result goes to one. (Written for a
+/// listener's accept on the ring, and kept for a datagram socket's
+/// receive, both readiness-based now.)
 #[test]
 fn loom_a_waiter_that_sleeps_is_always_woken() {
     use super::waiters::Waiters;
@@ -119,8 +120,8 @@ fn loom_a_waiter_that_sleeps_is_always_woken() {
         let waiters = std::sync::Arc::new(Waiters::default());
         let table = Arc::new(Mutex::new(OpTable::default()));
         let op_waker = Waker::from(waiters.clone());
-        let key = lock(&table).insert_op(vec![0; 8], Some(op_waker), SlotKind::MakesFd);
-        // The socket's state: its receive in flight.
+        let key = lock(&table).insert_op(vec![0; 8], Some(op_waker), SlotKind::Plain);
+        // The owner's state: its op in flight.
         let state = Arc::new(Mutex::new(Some(key)));
         let reaper = {
             let table = table.clone();
@@ -132,9 +133,9 @@ fn loom_a_waiter_that_sleeps_is_always_woken() {
                 }
             })
         };
-        let receive = move |waiters: std::sync::Arc<Waiters>,
-                            state: Arc<Mutex<Option<OpKey>>>,
-                            table: Arc<Mutex<OpTable>>| {
+        let look = move |waiters: std::sync::Arc<Waiters>,
+                         state: Arc<Mutex<Option<OpKey>>>,
+                         table: Arc<Mutex<OpTable>>| {
             let flag = std::sync::Arc::new(Flag(AtomicBool::new(false)));
             waiters.join(&Waker::from(flag.clone()));
             let mut state = lock(&state);
@@ -152,16 +153,16 @@ fn loom_a_waiter_that_sleeps_is_always_woken() {
         };
         let other = {
             let (waiters, state, table) = (waiters.clone(), state.clone(), table.clone());
-            thread::spawn(move || receive(waiters, state, table))
+            thread::spawn(move || look(waiters, state, table))
         };
-        let mine = receive(waiters, state, table);
+        let mine = look(waiters, state, table);
         reaper.join().unwrap();
         let theirs = other.join().unwrap();
         let took = [&mine, &theirs]
             .iter()
             .filter(|(looked, _)| matches!(looked, Looked::Took(42)))
             .count();
-        assert!(took <= 1, "one datagram, taken twice");
+        assert!(took <= 1, "one result, taken twice");
         for (looked, flag) in [mine, theirs] {
             if looked == Looked::Sleeps {
                 assert!(

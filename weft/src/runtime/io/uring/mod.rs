@@ -24,17 +24,17 @@
 //!
 //! What runs on the rings: stream receives and sends (`recv.rs`,
 //! `send.rs`), file reads, writes and syncs (`file.rs`), opens and other
-//! calls on paths (`path.rs`), TCP connects (`connect.rs`) and datagram
-//! receives, UDP and Unix (`datagram.rs`); each file says who owns its op
-//! and what happens when its owner goes away. Datagram sends and Unix
-//! connects stay plain syscalls on readiness: both complete inside the call (an
-//! `AF_UNIX` connect either connects or fails at once), so the ring would
-//! only add a wait for the worker's flush. Listeners accept on readiness
-//! too: an accept in flight on a ring holds the listening socket, and a
-//! killed process's ring is torn down asynchronously, so its port stayed
-//! in use for milliseconds after the process was gone (a restart on the
-//! same port failed with `AddrInUse`); the readiness accept also cost
-//! less CPU per connection (BENCHMARKS.md, "io_uring driver"). An `AsyncFd`'s readiness comes
+//! calls on paths (`path.rs`) and TCP connects (`connect.rs`); each file
+//! says who owns its op and what happens when its owner goes away.
+//! Datagram sends and Unix connects stay plain syscalls on readiness:
+//! both complete inside the call (an `AF_UNIX` connect either connects or
+//! fails at once), so the ring would only add a wait for the worker's
+//! flush. Listeners' accepts and datagram receives are readiness-based
+//! too: a request in flight on a ring holds its socket, and a killed
+//! process's ring is torn down asynchronously, so its ports stayed in use
+//! for milliseconds after the process was gone (a restart on the same
+//! port failed with `AddrInUse`); neither cost less CPU on the ring
+//! (BENCHMARKS.md, "io_uring driver"). An `AsyncFd`'s readiness comes
 //! from poll requests on the rings (`poll.rs`), armed by the waits that
 //! need it.
 //!
@@ -59,7 +59,6 @@
 //!   owner, never reported.
 
 mod connect;
-mod datagram;
 mod file;
 pub(crate) mod ops;
 mod park_poll;
@@ -78,7 +77,6 @@ mod loom_park_poll;
 mod loom_poll;
 
 pub(crate) use self::connect::ConnectOp;
-pub(crate) use self::datagram::UringDatagrams;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::path::{PathCall, PathOp};
 pub(crate) use self::poll::{DriverRings, UringPoll};
@@ -217,7 +215,6 @@ fn probe() -> Result<(), String> {
         .map_err(|e| format!("IORING_REGISTER_PROBE failed: {e}"))?;
     for (code, name) in [
         (io_uring::opcode::Recv::CODE, "RECV"),
-        (io_uring::opcode::RecvMsg::CODE, "RECVMSG"),
         (io_uring::opcode::AsyncCancel::CODE, "ASYNC_CANCEL"),
         (io_uring::opcode::Send::CODE, "SEND"),
         (io_uring::opcode::PollAdd::CODE, "POLL_ADD"),
@@ -225,7 +222,6 @@ fn probe() -> Result<(), String> {
         (io_uring::opcode::Fsync::CODE, "FSYNC"),
         (io_uring::opcode::Write::CODE, "WRITE"),
         (io_uring::opcode::OpenAt::CODE, "OPENAT"),
-        (io_uring::opcode::Accept::CODE, "ACCEPT"),
         (io_uring::opcode::Connect::CODE, "CONNECT"),
     ] {
         if !probe.is_supported(code) {

@@ -119,7 +119,7 @@ enum State {
 /// What becomes of a request whose owner leaves before taking its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Leave {
-    /// Cancelled in the kernel (a receive, an open, an accept, ...).
+    /// Cancelled in the kernel (a receive, an open, ...).
     Cancel,
     /// A send the table carries on to its last byte (`OrphanSend`).
     Send(OrphanSend),
@@ -193,7 +193,7 @@ pub(crate) enum Completed {
     },
     /// An orphaned send is over: shut down (if asked) and close `fd`.
     Finished(OrphanSend),
-    /// An orphaned open or accept created this descriptor: close it.
+    /// An orphaned open created this descriptor: close it.
     CloseFd(std::os::fd::RawFd),
 }
 

@@ -1,6 +1,6 @@
-//! The tasks waiting on one op that several tasks share (a datagram
-//! socket's receive in flight, a stream's send queue): the op's waker is
-//! the whole list.
+//! The tasks waiting on one op that several tasks share (a stream's send
+//! in flight: its writer and `writable()` waiters): the op's waker is the
+//! whole list.
 //!
 //! Invariant: **every waiting task hears of a completion**. The op wakes
 //! the whole list, and a task joins the list *before* it looks at the op,

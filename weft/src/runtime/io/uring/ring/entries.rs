@@ -38,26 +38,6 @@ impl Ring {
         unsafe { self.start(entry, buf, Some(waker), submit_now) }
     }
 
-    /// Start a `recvmsg(2)` of one datagram from `fd` into `buf`, laid out
-    /// as [`datagram::Layout`](super::datagram) says: the header and the
-    /// sender's address first, then up to `max` bytes of data in the
-    /// buffer's spare capacity (not zeroed).
-    pub(crate) fn start_recvmsg(
-        &self,
-        fd: RawFd,
-        mut buf: Vec<u8>,
-        max: usize,
-        waker: &Waker,
-        submit_now: bool,
-    ) -> io::Result<OpKey> {
-        let header = super::super::datagram::prepare(&mut buf, max);
-        let entry = opcode::RecvMsg::new(types::Fd(fd), header).build();
-        // SAFETY: `prepare` made the header, its iovec and the address
-        // room, and the iovec points at `max` bytes of capacity, all in
-        // `buf`'s allocation.
-        unsafe { self.start(entry, buf, Some(waker), submit_now) }
-    }
-
     /// Start a `send(2)` of `buf[from..]` on `fd` (`MSG_NOSIGNAL`: a peer
     /// that is gone is an `EPIPE` error, never a signal; `MSG_WAITALL`: the
     /// kernel sends the rest of a short one itself, on stream sockets

@@ -726,7 +726,7 @@ fn finish_orphan(send: Option<OrphanSend>) {
     }
 }
 
-/// Close a descriptor an orphaned open or accept created (ops.rs).
+/// Close a descriptor an orphaned open created (ops.rs).
 fn close_orphan_fd(fd: RawFd) {
     // SAFETY: the kernel made `fd` for a request whose owner is gone; the
     // table hands it out exactly once (ops.rs), and nobody else knows it.
