@@ -191,6 +191,40 @@ rt_test! {
         });
     }
 
+    /// Several tasks peeking at one shared stream at once all see the
+    /// bytes when they come, as on Tokio (before, `peek` kept one waker:
+    /// the last task to poll it).
+    #[test]
+    fn many_tasks_peeking_at_one_stream_all_see_the_bytes() {
+        rt().block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let (client, accepted) = weft::join!(TcpStream::connect(addr), listener.accept());
+            let mut client = client.unwrap();
+            let server = Arc::new(accepted.unwrap().0);
+            let peekers: Vec<_> = (0..4)
+                .map(|_| {
+                    let server = server.clone();
+                    weft::spawn(async move {
+                        let mut buf = [0u8; 8];
+                        let n = server.peek(&mut buf).await.unwrap();
+                        buf[..n].to_vec()
+                    })
+                })
+                .collect();
+            // Every peeker waits before the bytes come.
+            weft::time::sleep(Duration::from_millis(20)).await;
+            client.write_all(b"hello").await.unwrap();
+            for peeker in peekers {
+                let seen = timeout(Duration::from_secs(5), peeker)
+                    .await
+                    .expect("a peeker was never woken")
+                    .unwrap();
+                assert_eq!(seen, b"hello");
+            }
+        });
+    }
+
     #[test]
     fn large_transfer_through_copy_both_ways() {
         rt().block_on(async {

@@ -6,7 +6,7 @@
 
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::io::poll_evented::PollEvented;
-use crate::io::ReadBuf;
+use crate::io::{Interest, ReadBuf};
 use crate::net::addr::{each_addr, ToSocketAddrs};
 use crate::net::halves;
 use crate::runtime::io::scheduled_io::Direction;
@@ -156,10 +156,28 @@ impl TcpStream {
 
     crate::net::stream_methods!();
 
-    /// Read without consuming the data. Cancel-safe.
+    /// Read without consuming the data. Cancel-safe. Any number of tasks
+    /// may peek at once: each waits in the readiness waiter list, as in
+    /// Tokio (`poll_peek` keeps one waker).
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut buf = ReadBuf::new(buf);
-        std::future::poll_fn(|cx| self.poll_peek(cx, &mut buf)).await
+        // Bytes a ring receive already brought come first (and make the
+        // stream readable now; poll_evented.rs), before any wait and
+        // again whenever readiness fires.
+        let leftover = |buf: &mut [u8]| {
+            self.io.read_leftover(false, |src| {
+                let n = src.len().min(buf.len());
+                buf[..n].copy_from_slice(&src[..n]);
+                n
+            })
+        };
+        self.io.settle_read();
+        if let Some(peeked) = leftover(buf) {
+            return peeked;
+        }
+        self.async_io(Interest::READABLE, || {
+            leftover(buf).unwrap_or_else(|| self.io.peek(buf))
+        })
+        .await
     }
 
     /// Poll-style [`peek`](Self::peek): copies what is queued into `buf`'s
