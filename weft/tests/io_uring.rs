@@ -377,9 +377,11 @@ fn auto_picks_uring_where_the_kernel_allows_it() {
     assert_eq!(rt.metrics().io_driver(), Some(IoDriver::Uring));
 }
 
-/// A UDP receive given up mid-flight loses no datagram: it comes back,
-/// once and in order, from the next receive, whether that is a ring
-/// receive, `try_recv_from`, a peek or `recv_buf_from`.
+/// A UDP receive given up mid-way loses no datagram: it comes back, once
+/// and in order, from the next receive, whether that is `recv_from`,
+/// `try_recv_from`, a peek or `recv_buf_from`. (Written when datagram
+/// receives went through the ring, where the dropped receive's op took
+/// the datagram; they are readiness-based now, as on epoll.)
 #[test]
 fn a_dropped_udp_receive_loses_no_datagram_whichever_way_the_next_receive_goes() {
     use weft::net::UdpSocket;
@@ -389,7 +391,7 @@ fn a_dropped_udp_receive_loses_no_datagram_whichever_way_the_next_receive_goes()
             let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
             let mut buf = [0u8; 64];
-            // Each round: a receive starts (on the ring), is dropped, then
+            // Each round: a receive starts, is dropped, then
             // two datagrams arrive; the first must be what the next
             // receive of each kind gets, the second what follows it.
             for round in 0..4u8 {
@@ -401,7 +403,7 @@ fn a_dropped_udp_receive_loses_no_datagram_whichever_way_the_next_receive_goes()
                 assert!(dropped, "{name}: a datagram before any was sent");
                 a.send_to(&[round, 1], b_addr).await.unwrap();
                 a.send_to(&[round, 2], b_addr).await.unwrap();
-                // Let the ring's receive take the first one.
+                // Let both arrive.
                 weft::time::sleep(Duration::from_millis(20)).await;
                 let (first, from) = match round {
                     0 => b.recv_from(&mut buf).await.unwrap(),

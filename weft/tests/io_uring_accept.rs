@@ -317,7 +317,7 @@ const KILLED_CHILD: &str = "WEFT_TEST_KILLED_LISTENER";
 /// The address the killed-process test binds: one of its own, so that no
 /// other test of this file binding `127.0.0.1:0` concurrently can take
 /// its ports, and a connect from `127.0.0.1` can never connect to itself.
-const KILLED_ADDR: &str = "127.77.0.2";
+const KILLED_ADDR: &str = "127.77.0.3";
 
 /// A process killed while its listener waits in `accept`, a connection
 /// it accepted waits in a read and a UDP socket waits in a receive frees

@@ -47,9 +47,9 @@ rt_test! {
     #[test]
     fn an_icmp_error_ends_a_waiting_receive() {
         rt().block_on(async {
-            // A port nobody listens on, on an address of its own, which no
-            // concurrent test binds.
-            let gone = UdpSocket::bind("127.77.0.4:0").await.unwrap();
+            // A port nobody listens on, on an address only this test
+            // binds (each flavour binds and drops it at once).
+            let gone = UdpSocket::bind("127.77.0.6:0").await.unwrap();
             let gone_addr = gone.local_addr().unwrap();
             drop(gone);
             let a = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
@@ -82,8 +82,33 @@ rt_test! {
             weft::time::sleep(Duration::from_millis(20)).await;
             let r = timeout(Duration::from_secs(5), a.recv_from(&mut buf)).await;
             refused(r.map(|r| r.map(|(n, _)| n)), "recv_from");
+            a.send(b"anyone?").await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let r = timeout(Duration::from_secs(5), a.peek_from(&mut buf)).await;
+            refused(r.map(|r| r.map(|(n, _)| n)), "peek_from");
+            a.send(b"anyone?").await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let r = timeout(Duration::from_secs(5), a.peek_sender()).await;
+            refused(r.map(|r| r.map(|_| 0)), "peek_sender");
+            let mut vec = Vec::with_capacity(16);
+            a.send(b"anyone?").await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            refused(timeout(Duration::from_secs(5), a.recv_buf(&mut vec)).await, "recv_buf");
+            a.send(b"anyone?").await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let r = timeout(Duration::from_secs(5), a.recv_buf_from(&mut vec)).await;
+            refused(r.map(|r| r.map(|(n, _)| n)), "recv_buf_from");
             // The error was taken: nothing is left to report.
             assert!(a.take_error().unwrap().is_none());
+            // And the socket still receives: a peer on the same address.
+            let peer = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            a.connect(peer.local_addr().unwrap()).await.unwrap();
+            peer.send_to(b"back", a.local_addr().unwrap()).await.unwrap();
+            let n = timeout(Duration::from_secs(5), a.recv(&mut buf))
+                .await
+                .expect("a datagram after the errors")
+                .unwrap();
+            assert_eq!(&buf[..n], b"back");
         });
     }
 

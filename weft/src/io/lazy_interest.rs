@@ -1,6 +1,6 @@
 //! The poller interest of a stream socket whose reads go through io_uring:
-//! it starts with less than reads and writes, and gains read, write or
-//! priority interest when a readiness-based operation first needs it.
+//! it starts with writes only, and gains read or priority interest when a
+//! readiness-based operation first needs it.
 //!
 //! Owns: the interest the socket was registered with (`base`) and what was
 //! added since.
@@ -24,28 +24,22 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 const READ: u8 = 1;
-const WRITE: u8 = 2;
-const PRIORITY: u8 = 4;
+const PRIORITY: u8 = 2;
 
-/// The parts of an interest this tracks, with their bits.
-const PARTS: [(u8, Interest); 3] = [
-    (READ, Interest::READABLE),
-    (WRITE, Interest::WRITABLE),
-    (PRIORITY, Interest::PRIORITY),
-];
+/// The parts of an interest this adds, with their bits.
+const PARTS: [(u8, Interest); 2] = [(READ, Interest::READABLE), (PRIORITY, Interest::PRIORITY)];
 
 pub(crate) struct LazyInterest {
-    /// The registration's own interest (`None`: registered quietly, for
-    /// nothing).
-    base: Option<Interest>,
-    /// `READ`, `WRITE` and `PRIORITY` bits added to `base`.
+    /// The registration's own interest.
+    base: Interest,
+    /// `READ` and `PRIORITY` bits added to `base`.
     added: AtomicU8,
     changing: Mutex<()>,
 }
 
 impl LazyInterest {
-    /// A socket registered for `base` (`None`: quietly, for nothing).
-    pub(crate) fn new(base: Option<Interest>) -> LazyInterest {
+    /// A socket registered for `base`.
+    pub(crate) fn new(base: Interest) -> LazyInterest {
         LazyInterest {
             base,
             added: AtomicU8::new(0),
@@ -53,13 +47,13 @@ impl LazyInterest {
         }
     }
 
-    /// Make sure the poller reports `wanted` (its read, write and priority
-    /// parts) for `fd`, registered through `registration`. After the first
-    /// time, one load.
+    /// Make sure the poller reports `wanted` (its read and priority parts)
+    /// for `fd`, registered through `registration`. After the first time,
+    /// one load.
     pub(crate) fn want(&self, registration: &Registration, fd: RawFd, wanted: Interest) {
         let bits = PARTS
             .iter()
-            .filter(|&&(_, part)| has(wanted, part) && !self.base.is_some_and(|b| has(b, part)))
+            .filter(|&&(_, part)| has(wanted, part) && !has(self.base, part))
             .fold(0, |bits, &(bit, _)| bits | bit);
         if self.added.load(Ordering::Acquire) & bits == bits {
             return;
@@ -69,20 +63,14 @@ impl LazyInterest {
         let interest = PARTS
             .iter()
             .filter(|&&(bit, _)| added & bit != 0)
-            .map(|&(_, part)| part)
-            .chain(self.base)
-            .reduce(|a, b| a | b);
+            .fold(self.base, |interest, &(_, part)| interest | part);
         // Changing the interest of a registered, open socket fails only if
         // the descriptor is gone, which the operation that follows reports.
-        if let Some(interest) = interest {
-            let _ = registration.reregister_fd(fd, interest);
-        }
+        let _ = registration.reregister_fd(fd, interest);
     }
 }
 
 /// Whether `interest` includes `part` (one of `PARTS`).
 fn has(interest: Interest, part: Interest) -> bool {
-    (part.is_readable() && interest.is_readable())
-        || (part.is_writable() && interest.is_writable())
-        || (part.is_priority() && interest.is_priority())
+    (part.is_readable() && interest.is_readable()) || (part.is_priority() && interest.is_priority())
 }

@@ -93,25 +93,39 @@ impl<E: mio::event::Source> PollEvented<E> {
         })
     }
 
-    /// A stream socket (TCP, Unix): registered for reads and writes, and
-    /// reading through io_uring when the runtime's driver has rings.
+    /// A stream socket (TCP, Unix): registered for reads and writes; when
+    /// the runtime's driver has rings, reading and writing through them
+    /// and registered for writes only, gaining read or priority interest
+    /// when a readiness-based operation needs it (lazy_interest.rs).
     #[track_caller]
-    pub(crate) fn new_stream(io: E) -> io::Result<Self>
+    pub(crate) fn new_stream(mut io: E) -> io::Result<Self>
     where
         E: AsRawFd + 'static,
     {
-        let fd = io.as_raw_fd();
-        let tcp = std::any::TypeId::of::<E>() == std::any::TypeId::of::<mio::net::TcpStream>();
-        Self::new_socket(io, Some(Interest::WRITABLE), |on_rings| {
-            on_rings.then(|| {
-                Box::new(UringStream {
-                    read: UringRead::default(),
-                    write: UringWrite::default(),
-                    fd,
-                    write_shut: std::sync::atomic::AtomicBool::new(false),
-                    tcp,
-                })
-            })
+        let driver = crate::runtime::io::registration::current_driver();
+        if driver.io().is_none_or(|io| io.rings().is_none()) {
+            let both = Interest::READABLE | Interest::WRITABLE;
+            let registration = Registration::new_with(driver, &mut io, both)?;
+            return Ok(PollEvented {
+                io: Some(io),
+                registration,
+                uring: None,
+                ring_interest: None,
+            });
+        }
+        let registration = Registration::new_with(driver, &mut io, Interest::WRITABLE)?;
+        let uring = Box::new(UringStream {
+            read: UringRead::default(),
+            write: UringWrite::default(),
+            fd: io.as_raw_fd(),
+            write_shut: std::sync::atomic::AtomicBool::new(false),
+            tcp: std::any::TypeId::of::<E>() == std::any::TypeId::of::<mio::net::TcpStream>(),
+        });
+        Ok(PollEvented {
+            io: Some(io),
+            registration,
+            uring: Some(uring),
+            ring_interest: Some(LazyInterest::new(Interest::WRITABLE)),
         })
     }
 
@@ -124,38 +138,6 @@ impl<E: mio::event::Source> PollEvented<E> {
     #[track_caller]
     pub(crate) fn new_datagram(io: E) -> io::Result<Self> {
         Self::new_with_interest(io, Interest::READABLE | Interest::WRITABLE)
-    }
-
-    /// Register a socket whose reads go through the rings if the driver
-    /// has them (`ring_state` makes their state, told whether it does),
-    /// for `ring_interest` then (`None`: for nothing, quiet;
-    /// lazy_interest.rs says why), else for reads and writes.
-    #[track_caller]
-    #[allow(clippy::type_complexity)]
-    fn new_socket(
-        mut io: E,
-        ring_interest: Option<Interest>,
-        ring_state: impl FnOnce(bool) -> Option<Box<UringStream>>,
-    ) -> io::Result<Self>
-    where
-        E: AsRawFd,
-    {
-        let driver = crate::runtime::io::registration::current_driver();
-        let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
-        let registration = match (on_rings, ring_interest) {
-            (false, _) => {
-                Registration::new_with(driver, &mut io, Interest::READABLE | Interest::WRITABLE)?
-            }
-            (true, Some(interest)) => Registration::new_with(driver, &mut io, interest)?,
-            (true, None) => Registration::new_quiet(driver, io.as_raw_fd())?,
-        };
-        let uring = ring_state(on_rings);
-        Ok(PollEvented {
-            io: Some(io),
-            registration,
-            uring,
-            ring_interest: on_rings.then(|| LazyInterest::new(ring_interest)),
-        })
     }
 
     /// Read readiness for a `poll_read_ready`/`poll_recv_ready`: ready at
@@ -241,11 +223,6 @@ impl<E: mio::event::Source> PollEvented<E> {
         if let Some(stream) = &self.uring {
             stream.read.settle(rings);
         }
-    }
-
-    /// Before a wait for writability (lazy_interest.rs).
-    pub(crate) fn arm_write_interest(&self) {
-        self.want_interest(Interest::WRITABLE);
     }
 
     /// Before a wait for priority readiness (a ring-backed stream asks the

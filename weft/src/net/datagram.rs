@@ -29,8 +29,6 @@ macro_rules! datagram_methods {
             &self,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
-            self.io.arm_write_interest();
-            std::task::ready!(self.io.poll_writes_drained(cx));
             self.io.registration().poll_write_ready(cx).map_ok(drop)
         }
 
@@ -131,8 +129,9 @@ pub(crate) use datagram_methods;
 
 /// `recv_buf`, `recv_buf_from` and their `try_` forms for the datagram
 /// sockets: receive into a `bytes::BufMut`'s spare capacity (not zeroed
-/// first) and advance it. `$addr` is the sender's address type and
-/// `$as_addr` turns socket2's address into it.
+/// first) and advance it. `$addr` is the sender's address type,
+/// `$as_addr` turns socket2's address into it, and `$recv_interest` is
+/// what the `async` receives wait for.
 macro_rules! datagram_buf_methods {
     ($addr:ty, $as_addr:path, $recv_interest:expr) => {
         /// Receive one datagram from the connected peer into `buf`'s spare

@@ -28,10 +28,8 @@ macro_rules! readiness_methods {
                 }
             }
             if interest.is_writable() {
-                // io_uring: a datagram socket asks the poller for write
-                // readiness only from now on; a stream is writable once
-                // the send in flight ended.
-                self.io.arm_write_interest();
+                // io_uring: a stream is writable once the send in flight
+                // ended.
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
             }
             if interest.is_priority() {
@@ -61,7 +59,6 @@ macro_rules! readiness_methods {
                 self.io.settle_read();
             }
             if interest.is_writable() {
-                self.io.arm_write_interest();
                 if !self.io.writes_idle() {
                     return Err(std::io::ErrorKind::WouldBlock.into());
                 }
@@ -83,7 +80,6 @@ macro_rules! readiness_methods {
                 self.io.settle_read();
             }
             if interest.is_writable() {
-                self.io.arm_write_interest();
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
             }
             if interest.is_priority() {

@@ -84,9 +84,7 @@ impl UdpSocket {
         UdpSocket::from_mio(mio::net::UdpSocket::from_std(socket))
     }
 
-    /// Deregister and return the std socket (still non-blocking). With the
-    /// io_uring driver, a datagram the ring already received and nobody
-    /// took is dropped: hand a socket back between receives.
+    /// Deregister and return the std socket (still non-blocking).
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         let mio = self.io.into_inner()?;
         // SAFETY: `into_raw_fd` hands us sole ownership of the descriptor.

@@ -175,6 +175,9 @@ impl TcpStream {
             return peeked;
         }
         self.async_io(Interest::READABLE, || {
+            // A ring receive started by a reader after this wait began may
+            // have taken the bytes whose arrival woke it: end it first.
+            self.io.settle_read();
             leftover(buf).unwrap_or_else(|| self.io.peek(buf))
         })
         .await
