@@ -256,12 +256,13 @@ macro_rules! dgram_group {
                     (Ok(_), None) => {}
                 }
                 if self.m.err[s] && self.m.cancelled[s] {
-                    // On io_uring the receive a dropped `recv` left in
-                    // flight takes the error off the socket, and a send
-                    // sees it only once that receive's completion was
-                    // reaped (README: documented). `take_error` sees it
-                    // either way: take it now, after a yield (the driver
-                    // runs, and so does the ring's completion).
+                    // Written when, on io_uring, the receive a dropped
+                    // `recv` left in flight took the error off the
+                    // socket (datagram receives are readiness-based
+                    // since): take it with `take_error`, after a yield,
+                    // on both runtimes. Kept: it narrows nothing Tokio
+                    // and weft now differ on, and the next session may
+                    // drop it (and the `StdRoundTrip` skip below).
                     k::task::yield_now().await;
                     let e = match &self.socks[s] {
                         Some(Sock::Udp(u)) => u.take_error(),
@@ -425,9 +426,9 @@ macro_rules! dgram_group {
                         res(r, |()| "".into())
                     }
                     DOp::StdRoundTrip(s) => {
-                        // On io_uring a receive a dropped read left in
-                        // flight may hold a datagram `into_std` loses
-                        // (README: documented).
+                        // Written when, on io_uring, a receive a dropped
+                        // read left in flight could hold a datagram
+                        // `into_std` lost (readiness-based since).
                         if self.m.cancelled[s] {
                             return "skip".into();
                         }

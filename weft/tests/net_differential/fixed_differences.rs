@@ -105,10 +105,12 @@ fn reset_taken_by_an_abandoned_receive_goes_to_the_next_write() {
     }
 }
 
-/// A UDP socket connected to a port nobody listens on, with a ring
-/// receive left in flight by a dropped `recv_from`, sends: the ICMP error
-/// comes back and that receive takes it off the socket. `take_error`:
-/// Tokio `Some(ConnectionRefused)`; weft (io_uring) `None`.
+/// A UDP socket connected to a port nobody listens on, with a
+/// `recv_from` dropped mid-way, sends: the ICMP error comes back.
+/// `take_error`: Tokio `Some(ConnectionRefused)`; weft on io_uring once
+/// said `None`, when its ring receive left in flight by the dropped
+/// `recv_from` took the error off the socket (datagram receives are
+/// readiness-based since).
 #[test]
 fn udp_take_error_sees_the_error_a_receive_took() {
     let ops = vec![
