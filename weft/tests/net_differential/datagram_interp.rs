@@ -255,24 +255,6 @@ macro_rules! dgram_group {
                     }
                     (Ok(_), None) => {}
                 }
-                if self.m.err[s] && self.m.cancelled[s] {
-                    // Written when, on io_uring, the receive a dropped
-                    // `recv` left in flight took the error off the
-                    // socket (datagram receives are readiness-based
-                    // since): take it with `take_error`, after a yield,
-                    // on both runtimes. Kept: it narrows nothing Tokio
-                    // and weft now differ on, and the next session may
-                    // drop it (and the `StdRoundTrip` skip below).
-                    k::task::yield_now().await;
-                    let e = match &self.socks[s] {
-                        Some(Sock::Udp(u)) => u.take_error(),
-                        Some(Sock::Unix(u)) => u.take_error(),
-                        None => Ok(None),
-                    };
-                    self.m.err[s] = false;
-                    let e = res(e, |e| format!("{:?}", e.map(|e| e.kind())));
-                    return format!("{}, take_error {e}", res(r, |k| k.to_string()));
-                }
                 res(r, |k| k.to_string())
             }
 
@@ -280,10 +262,14 @@ macro_rules! dgram_group {
                 let Some(sock) = &self.socks[s] else {
                     return "skip".into();
                 };
-                if self.unix && how.is_peek() || self.m.only_error(s) {
+                if self.unix && how.is_peek() {
                     return "skip".into();
                 }
-                if !self.m.ready(s) {
+                let error_now = self.m.only_error(s) && !self.unix && how.waits_for_errors();
+                if self.m.only_error(s) && !error_now {
+                    return "skip".into();
+                }
+                if !self.m.ready(s) && !error_now {
                     // A Unix datagram socket shut for reading polls
                     // readable (`EPOLLIN | EPOLLRDHUP`) yet `recv` says
                     // `EAGAIN`: Tokio's `recv` then spins on its
@@ -295,7 +281,6 @@ macro_rules! dgram_group {
                     if self.m.rd_shut[s] {
                         return "skip".into();
                     }
-                    self.m.cancelled[s] = true;
                     return match poll_once(recv_one(sock, how, n, false, log)) {
                         None => "Pending".into(),
                         Some(r) => res(r, |(x, _)| x),
@@ -425,32 +410,23 @@ macro_rules! dgram_group {
                         }
                         res(r, |()| "".into())
                     }
-                    DOp::StdRoundTrip(s) => {
-                        // Written when, on io_uring, a receive a dropped
-                        // read left in flight could hold a datagram
-                        // `into_std` lost (readiness-based since).
-                        if self.m.cancelled[s] {
-                            return "skip".into();
+                    DOp::StdRoundTrip(s) => match self.socks[s].take() {
+                        Some(Sock::Udp(u)) => {
+                            let std = u.into_std().expect("into_std");
+                            let nb = nonblocking(&std);
+                            self.socks[s] =
+                                Some(Sock::Udp(UdpSocket::from_std(std).expect("from_std")));
+                            format!("nonblocking {nb}")
                         }
-                        match self.socks[s].take() {
-                            Some(Sock::Udp(u)) => {
-                                let std = u.into_std().expect("into_std");
-                                let nb = nonblocking(&std);
-                                self.socks[s] =
-                                    Some(Sock::Udp(UdpSocket::from_std(std).expect("from_std")));
-                                format!("nonblocking {nb}")
-                            }
-                            Some(Sock::Unix(u)) => {
-                                let std = u.into_std().expect("into_std");
-                                let nb = nonblocking(&std);
-                                self.socks[s] = Some(Sock::Unix(
-                                    UnixDatagram::from_std(std).expect("from_std"),
-                                ));
-                                format!("nonblocking {nb}")
-                            }
-                            None => "skip".into(),
+                        Some(Sock::Unix(u)) => {
+                            let std = u.into_std().expect("into_std");
+                            let nb = nonblocking(&std);
+                            self.socks[s] =
+                                Some(Sock::Unix(UnixDatagram::from_std(std).expect("from_std")));
+                            format!("nonblocking {nb}")
                         }
-                    }
+                        None => "skip".into(),
+                    },
                     DOp::Drop(s) => {
                         self.m.gone[s] |= self.socks[s].take().is_some();
                         "".into()

@@ -63,6 +63,22 @@ impl Rv {
         )
     }
 
+    /// The `async` receives and peeks, which on UDP also wait for an
+    /// error alone (`READABLE | ERROR`, on both runtimes), so they return
+    /// a pending error deterministically.
+    pub fn waits_for_errors(self) -> bool {
+        matches!(
+            self,
+            Rv::Recv
+                | Rv::RecvFrom
+                | Rv::RecvBuf
+                | Rv::RecvBufFrom
+                | Rv::Peek
+                | Rv::PeekFrom
+                | Rv::PeekSender
+        )
+    }
+
     pub fn is_peek(self) -> bool {
         matches!(
             self,
@@ -201,8 +217,6 @@ pub struct DModel {
     pub gone: [bool; 3],
     /// Socket `i`'s read direction is shut down (Unix).
     pub rd_shut: [bool; 3],
-    /// A receive on socket `i` was polled and dropped.
-    pub cancelled: [bool; 3],
     /// Bytes sent so far (for the pattern).
     pub sent: usize,
 }
@@ -214,10 +228,12 @@ impl DModel {
     }
 
     /// Only an error is pending on `s`: `EPOLLERR` without `EPOLLIN`.
-    /// Tokio's `readable()` does not wake for it, and whether a receive
-    /// sees the error then depends on readiness Tokio saw for earlier
-    /// datagrams (not behaviour a program can rely on). `take_error` and
-    /// sends show the error deterministically; receives are skipped.
+    /// Tokio's `readable()` does not wake for it, and whether a `poll_*`
+    /// or `try_*` receive sees the error then depends on readiness Tokio
+    /// saw for earlier datagrams (not behaviour a program can rely on).
+    /// `take_error`, sends and UDP's `async` receives (which wait for the
+    /// error too) show it deterministically; the other receives are
+    /// skipped.
     pub fn only_error(&self, s: usize) -> bool {
         self.q[s].is_empty() && self.err[s]
     }
