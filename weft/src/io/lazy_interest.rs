@@ -2,8 +2,8 @@
 //! it starts with writes only, and gains read or priority interest when a
 //! readiness-based operation first needs it.
 //!
-//! Owns: the interest the socket was registered with (`base`) and what was
-//! added since.
+//! Owns: what was added since the socket was registered for
+//! [`LazyInterest::BASE`].
 //!
 //! Why: on the rings, readiness the program never waits for only wakes the
 //! driver. A stream's read interest would wake it for every arrival the
@@ -29,23 +29,16 @@ const PRIORITY: u8 = 2;
 /// The parts of an interest this adds, with their bits.
 const PARTS: [(u8, Interest); 2] = [(READ, Interest::READABLE), (PRIORITY, Interest::PRIORITY)];
 
+#[derive(Default)]
 pub(crate) struct LazyInterest {
-    /// The registration's own interest.
-    base: Interest,
-    /// `READ` and `PRIORITY` bits added to `base`.
+    /// `READ` and `PRIORITY` bits added to [`BASE`](Self::BASE).
     added: AtomicU8,
     changing: Mutex<()>,
 }
 
 impl LazyInterest {
-    /// A socket registered for `base`.
-    pub(crate) fn new(base: Interest) -> LazyInterest {
-        LazyInterest {
-            base,
-            added: AtomicU8::new(0),
-            changing: Mutex::new(()),
-        }
-    }
+    /// What a ring-backed stream registers for: writes only.
+    pub(crate) const BASE: Interest = Interest::WRITABLE;
 
     /// Make sure the poller reports `wanted` (its read and priority parts)
     /// for `fd`, registered through `registration`. After the first time,
@@ -53,7 +46,7 @@ impl LazyInterest {
     pub(crate) fn want(&self, registration: &Registration, fd: RawFd, wanted: Interest) {
         let bits = PARTS
             .iter()
-            .filter(|&&(_, part)| has(wanted, part) && !has(self.base, part))
+            .filter(|&&(_, part)| has(wanted, part))
             .fold(0, |bits, &(bit, _)| bits | bit);
         if self.added.load(Ordering::Acquire) & bits == bits {
             return;
@@ -63,7 +56,7 @@ impl LazyInterest {
         let interest = PARTS
             .iter()
             .filter(|&&(bit, _)| added & bit != 0)
-            .fold(self.base, |interest, &(_, part)| interest | part);
+            .fold(Self::BASE, |interest, &(_, part)| interest | part);
         // Changing the interest of a registered, open socket fails only if
         // the descriptor is gone, which the operation that follows reports.
         let _ = registration.reregister_fd(fd, interest);

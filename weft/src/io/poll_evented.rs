@@ -48,9 +48,6 @@ pub(crate) struct PollEvented<E: mio::event::Source> {
     /// Reads and writes through io_uring (a stream socket on a runtime
     /// with rings). Boxed: most resources have none, and stay small.
     uring: Option<Box<UringStream>>,
-    /// With `uring`: what the poller is asked for, which grows as
-    /// readiness-based operations need it (lazy_interest.rs).
-    ring_interest: Option<LazyInterest>,
 }
 
 struct UringStream {
@@ -58,6 +55,9 @@ struct UringStream {
     write: UringWrite,
     /// The socket's descriptor, for the ring's operations.
     fd: std::os::fd::RawFd,
+    /// What the poller is asked for, which grows as readiness-based
+    /// operations need it (lazy_interest.rs).
+    interest: LazyInterest,
     /// `poll_shutdown` shut the write direction down: later writes go
     /// straight to the socket, which fails them at once (`EPIPE`, or the
     /// socket's error) as it does for Tokio, instead of queueing a send
@@ -89,7 +89,6 @@ impl<E: mio::event::Source> PollEvented<E> {
             io: Some(io),
             registration,
             uring: None,
-            ring_interest: None,
         })
     }
 
@@ -110,14 +109,14 @@ impl<E: mio::event::Source> PollEvented<E> {
                 io: Some(io),
                 registration,
                 uring: None,
-                ring_interest: None,
             });
         }
-        let registration = Registration::new_with(driver, &mut io, Interest::WRITABLE)?;
+        let registration = Registration::new_with(driver, &mut io, LazyInterest::BASE)?;
         let uring = Box::new(UringStream {
             read: UringRead::default(),
             write: UringWrite::default(),
             fd: io.as_raw_fd(),
+            interest: LazyInterest::default(),
             write_shut: std::sync::atomic::AtomicBool::new(false),
             tcp: std::any::TypeId::of::<E>() == std::any::TypeId::of::<mio::net::TcpStream>(),
         });
@@ -125,7 +124,6 @@ impl<E: mio::event::Source> PollEvented<E> {
             io: Some(io),
             registration,
             uring: Some(uring),
-            ring_interest: Some(LazyInterest::new(Interest::WRITABLE)),
         })
     }
 
@@ -233,12 +231,8 @@ impl<E: mio::event::Source> PollEvented<E> {
 
     /// Have the poller report `wanted` for a ring-backed socket.
     fn want_interest(&self, wanted: Interest) {
-        let Some(stream) = &self.uring else {
-            return;
-        };
-        let fd = stream.fd;
-        if let Some(interest) = &self.ring_interest {
-            interest.want(&self.registration, fd, wanted);
+        if let Some(stream) = &self.uring {
+            stream.interest.want(&self.registration, stream.fd, wanted);
         }
     }
 

@@ -174,13 +174,16 @@ impl TcpStream {
         if let Some(peeked) = leftover(buf) {
             return peeked;
         }
-        self.async_io(Interest::READABLE, || {
-            // A ring receive started by a reader after this wait began may
-            // have taken the bytes whose arrival woke it: end it first.
-            self.io.settle_read();
-            leftover(buf).unwrap_or_else(|| self.io.peek(buf))
-        })
-        .await
+        self.io
+            .registration()
+            .async_io(Interest::READABLE, || {
+                // A ring receive started by a reader after this wait began
+                // may have taken the bytes whose arrival woke it: end it
+                // first.
+                self.io.settle_read();
+                leftover(buf).unwrap_or_else(|| self.io.peek(buf))
+            })
+            .await
     }
 
     /// Poll-style [`peek`](Self::peek): copies what is queued into `buf`'s

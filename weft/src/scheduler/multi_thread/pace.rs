@@ -57,12 +57,18 @@ impl Pace {
     /// in a slow sleep, and a spawn while every worker is busy must not
     /// start the kick cycle).
     pub(super) fn after_close_sample(&mut self, monitor: &Monitor, seen: Sighting) {
-        if seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0 {
+        if self.wants_lifo_recheck(&seen) {
             self.lifo_recheck = true;
             self.period = LIFO_RECHECK.min(monitor.min_period);
-        } else if seen.spawned && (seen.can_help || seen.several_workers) {
+        } else if seen.spawned && seen.several_workers {
             self.period = self.period.min(monitor.max_period);
         }
+    }
+
+    /// A spawn filled a slot whose worker had just started a poll, someone
+    /// could take it, and the last re-checks did not come up empty.
+    fn wants_lifo_recheck(&self, seen: &Sighting) -> bool {
+        seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0
     }
 
     pub(super) fn after_sample(&mut self, monitor: &Monitor, seen: Sighting) {
@@ -75,8 +81,7 @@ impl Pace {
         // idle worker, so sample only for the threshold. A filled slot is
         // re-checked only after a spawn: message passing fills it with
         // woken tasks all the time.
-        self.lifo_recheck =
-            seen.can_help && seen.spawned && seen.lifo_waiting && self.lifo_cooldown == 0;
+        self.lifo_recheck = self.wants_lifo_recheck(&seen);
         let quick = seen.can_help && (self.lifo_recheck || seen.same_poll || seen.spawned);
         // Spawns going on while every worker is busy: a worker that parks
         // soon could take a stranded child, and sleeping slow would let
