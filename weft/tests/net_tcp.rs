@@ -225,6 +225,96 @@ rt_test! {
         });
     }
 
+    /// A read started after a readiness wait began, then dropped, does not
+    /// leave that wait asleep when the bytes come (on io_uring, the read's
+    /// receive would take them off the socket unseen by the poller), and
+    /// loses none of them: for each kind of read wait (`readable`, `ready`,
+    /// `peek`, `poll_read_ready`, `poll_peek`), with the read in the
+    /// waiting task (whose waker the read's receive then holds) or in
+    /// another task (so only readiness can wake the waiter). Not
+    /// `poll_read_ready` or `poll_peek` with the read in another task:
+    /// they keep one waker, which a read's takes over, as on Tokio.
+    #[test]
+    fn a_read_wait_is_woken_though_a_read_started_after_it_was_dropped() {
+        use std::future::{poll_fn, Future};
+        use std::pin::pin;
+        use std::task::Poll;
+        use weft::io::{Interest, ReadBuf};
+        use weft::net::tcp::OwnedReadHalf;
+
+        /// Wait for read readiness the `kind` way: what a peek saw, if it
+        /// peeks.
+        async fn wait_for_read(stream: &TcpStream, kind: usize) -> Option<Vec<u8>> {
+            let mut peeked = [0u8; 8];
+            match kind {
+                0 => stream.readable().await.unwrap(),
+                1 => assert!(stream.ready(Interest::READABLE).await.unwrap().is_readable()),
+                2 => {
+                    let n = stream.peek(&mut peeked).await.unwrap();
+                    return Some(peeked[..n].to_vec());
+                }
+                3 => poll_fn(|cx| stream.poll_read_ready(cx)).await.unwrap(),
+                _ => {
+                    let mut buf = ReadBuf::new(&mut peeked);
+                    poll_fn(|cx| stream.poll_peek(cx, &mut buf)).await.unwrap();
+                    return Some(buf.filled().to_vec());
+                }
+            }
+            None
+        }
+
+        async fn poll_a_read_once(rd: &mut OwnedReadHalf) {
+            let mut buf = [0u8; 8];
+            let mut read = pin!(rd.read(&mut buf));
+            let polled = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx).is_pending())).await;
+            assert!(polled, "a read before any byte was sent");
+        }
+
+        rt().block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let cases = (0..5).flat_map(|k| [(k, false), (k, true)]);
+            for (kind, read_elsewhere) in cases.filter(|&(k, elsewhere)| k < 3 || !elsewhere) {
+                let case = format!("kind {kind}, read in another task: {read_elsewhere}");
+                let (client, accepted) = weft::join!(TcpStream::connect(addr), listener.accept());
+                let mut client = client.unwrap();
+                let (mut rd, wr) = accepted.unwrap().0.into_split();
+                let (waiting_tx, waiting_rx) = weft::sync::oneshot::channel();
+                let waiter = weft::spawn(async move {
+                    let mut wait = pin!(wait_for_read(wr.as_ref(), kind));
+                    let pending = poll_fn(|cx| Poll::Ready(wait.as_mut().poll(cx).is_pending()));
+                    assert!(pending.await, "kind {kind}: ready before any byte was sent");
+                    if !read_elsewhere {
+                        poll_a_read_once(&mut rd).await;
+                    }
+                    waiting_tx.send(rd).ok().unwrap();
+                    wait.await
+                });
+                let mut rd = waiting_rx.await.unwrap();
+                if read_elsewhere {
+                    poll_a_read_once(&mut rd).await;
+                }
+                // The runtime parks: a receive the read started reaches
+                // the kernel before the bytes come.
+                weft::time::sleep(Duration::from_millis(5)).await;
+                client.write_all(b"hello").await.unwrap();
+                let peeked = timeout(Duration::from_secs(5), waiter)
+                    .await
+                    .unwrap_or_else(|_| panic!("{case}: the wait was never woken"))
+                    .unwrap();
+                let mut got = [0u8; 8];
+                let n = timeout(Duration::from_secs(5), rd.read(&mut got))
+                    .await
+                    .expect("the bytes were lost")
+                    .unwrap();
+                assert_eq!(&got[..n], b"hello", "{case}");
+                if let Some(peeked) = peeked {
+                    assert_eq!(peeked, b"hello", "{case}: what the peek saw");
+                }
+            }
+        });
+    }
+
     #[test]
     fn large_transfer_through_copy_both_ways() {
         rt().block_on(async {

@@ -40,6 +40,12 @@ impl LazyInterest {
     /// What a ring-backed stream registers for: writes only.
     pub(crate) const BASE: Interest = Interest::WRITABLE;
 
+    /// Whether read interest was added: only then can a task wait for
+    /// read readiness (every such wait asks for it first).
+    pub(crate) fn has_reads(&self) -> bool {
+        self.added.load(Ordering::Acquire) & READ != 0
+    }
+
     /// Make sure the poller reports `wanted` (its read and priority parts)
     /// for `fd`, registered through `registration`. After the first time,
     /// one load.

@@ -35,7 +35,7 @@ use crate::io::lazy_interest::LazyInterest;
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
-use crate::runtime::io::uring::{Rings, UringRead, UringWrite};
+use crate::runtime::io::uring::{RingRead, Rings, UringRead, UringWrite};
 use std::io::{self, Write};
 use std::mem::MaybeUninit;
 use std::ops::Deref;
@@ -145,7 +145,40 @@ impl<E: mio::event::Source> PollEvented<E> {
         if self.has_leftover() {
             return Poll::Ready(Ok(()));
         }
-        self.registration.poll_read_ready(cx).map_ok(drop)
+        let polled = self.registration.poll_read_ready(cx);
+        if polled.is_pending() && self.ring_took_bytes() {
+            return Poll::Ready(Ok(()));
+        }
+        polled.map_ok(drop)
+    }
+
+    /// A read wait registered and found no readiness: end a ring receive
+    /// started before it registered, and whether that (or an earlier one)
+    /// left bytes, which make the stream readable now (`uring/recv.rs`,
+    /// "Readiness waiters"). No receive can start after this while the
+    /// waiter stays registered.
+    pub(crate) fn ring_took_bytes(&self) -> bool {
+        if self.uring.is_none() {
+            return false;
+        }
+        self.settle_read();
+        self.has_leftover()
+    }
+
+    /// Wait for `interest` in the readiness waiter list; a ring-backed
+    /// stream's leftover bytes count as readable ([`ring_took_bytes`]
+    /// once registered). The caller settled first.
+    ///
+    /// [`ring_took_bytes`]: Self::ring_took_bytes
+    pub(crate) async fn readiness(
+        &self,
+        interest: Interest,
+    ) -> io::Result<crate::runtime::io::scheduled_io::ReadyEvent> {
+        self.registration
+            .readiness_or(interest, || {
+                interest.is_readable() && self.ring_took_bytes()
+            })
+            .await
     }
 
     fn ring_io(&self) -> Option<(&UringStream, &Rings)> {
@@ -335,11 +368,20 @@ impl<E: mio::event::Source> PollEvented<E> {
             let restore = ready!(crate::coop::poll_proceed(cx));
             let io = self.registration.io_handle();
             let ring = io.current_ring(rings);
-            let n = ready!(uring
+            let readiness_waited =
+                || uring.interest.has_reads() && self.registration.has_read_waiters();
+            match uring
                 .read
-                .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf))?;
-            restore.made_progress();
-            return Poll::Ready(Ok(n));
+                .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf, readiness_waited)
+            {
+                RingRead::Polled(polled) => {
+                    let n = ready!(polled)?;
+                    restore.made_progress();
+                    return Poll::Ready(Ok(n));
+                }
+                // Read on readiness below, which spends the budget itself.
+                RingRead::OnReadiness => drop(restore),
+            }
         }
         let len = buf.len().min(MAX_RW_COUNT);
         let ptr = buf.as_mut_ptr().cast::<libc::c_void>();

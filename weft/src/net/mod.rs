@@ -35,7 +35,7 @@ macro_rules! readiness_methods {
             if interest.is_priority() {
                 self.io.arm_priority_interest();
             }
-            Ok(self.io.registration().readiness(interest).await?.ready)
+            Ok(self.io.readiness(interest).await?.ready)
         }
 
         #[doc = concat!("Wait until the ", $noun, " may be readable. Cancel-safe.")]
@@ -85,7 +85,19 @@ macro_rules! readiness_methods {
             if interest.is_priority() {
                 self.io.arm_priority_interest();
             }
-            self.io.registration().async_io(interest, f).await
+            // Once registered, end a ring receive started meanwhile (it
+            // would take the bytes this waits for; `f` reads the socket,
+            // never bytes a receive kept).
+            let settle = || {
+                if interest.is_readable() {
+                    self.io.settle_read();
+                }
+                false
+            };
+            self.io
+                .registration()
+                .async_io_or(interest, settle, f)
+                .await
         }
     };
 }

@@ -176,13 +176,14 @@ impl TcpStream {
         }
         self.io
             .registration()
-            .async_io(Interest::READABLE, || {
-                // A ring receive started by a reader after this wait began
-                // may have taken the bytes whose arrival woke it: end it
-                // first.
-                self.io.settle_read();
-                leftover(buf).unwrap_or_else(|| self.io.peek(buf))
-            })
+            .async_io_or(
+                Interest::READABLE,
+                || self.io.ring_took_bytes(),
+                || {
+                    self.io.settle_read();
+                    leftover(buf).unwrap_or_else(|| self.io.peek(buf))
+                },
+            )
             .await
     }
 
@@ -194,19 +195,30 @@ impl TcpStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<usize>> {
-        self.io.settle_read();
-        if let Some(r) = self.io.read_leftover(false, |src| {
-            let n = src.len().min(buf.remaining());
-            buf.put_slice(&src[..n]);
-            n
-        }) {
-            return Poll::Ready(r);
-        }
-        self.io.registration().poll_io(cx, Direction::Read, || {
+        loop {
+            self.io.settle_read();
+            if let Some(r) = self.io.read_leftover(false, |src| {
+                let n = src.len().min(buf.remaining());
+                buf.put_slice(&src[..n]);
+                n
+            }) {
+                return Poll::Ready(r);
+            }
+            let ev = match self.io.registration().poll_ready(cx, Direction::Read) {
+                Poll::Ready(ev) => ev?,
+                // Registered: bytes a ring receive took count as readable
+                // (they are peeked at the top of the loop).
+                Poll::Pending if self.io.ring_took_bytes() => continue,
+                Poll::Pending => return Poll::Pending,
+            };
             let before = buf.filled().len();
-            crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)?;
-            Ok(buf.filled().len() - before)
-        })
+            match crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.io.registration().clear_readiness(ev);
+                }
+                result => return Poll::Ready(result.map(|()| buf.filled().len() - before)),
+            }
+        }
     }
 
     /// Borrowed read and write halves, usable from two tasks in the same

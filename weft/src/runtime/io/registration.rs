@@ -11,7 +11,7 @@
 //! the epoll registration stays quiet (errors and hang-ups, and priority
 //! if asked for).
 
-use super::ready::Interest;
+use super::ready::{Interest, Ready};
 use super::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
 use super::uring::{DriverRings, UringPoll};
 use super::{shutdown_error, Key};
@@ -294,6 +294,18 @@ impl Registration {
     /// however many times it asks in one poll. The operation that follows
     /// spends it (`async_io` below; the `poll_*` paths).
     pub(crate) async fn readiness(&self, interest: Interest) -> io::Result<ReadyEvent> {
+        self.readiness_or(interest, || false).await
+    }
+
+    /// [`readiness`](Self::readiness) that also ends, as readable, when
+    /// `readable_now` says so after the wait registered and found nothing
+    /// (bytes an io_uring receive took, which the poller never reports:
+    /// `PollEvented::ring_took_bytes`).
+    pub(crate) async fn readiness_or(
+        &self,
+        interest: Interest,
+        mut readable_now: impl FnMut() -> bool,
+    ) -> io::Result<ReadyEvent> {
         struct Waiter<'a> {
             io: &'a ScheduledIo,
             key: Option<usize>,
@@ -312,7 +324,12 @@ impl Registration {
                 Poll::Ready(ev) => ev,
                 Poll::Pending => {
                     self.arm(interest)?;
-                    return Poll::Pending;
+                    if !readable_now() {
+                        return Poll::Pending;
+                    }
+                    let mut ev = waiter.io.ready_now(interest);
+                    ev.ready |= Ready::READABLE;
+                    ev
                 }
             };
             if ev.is_shutdown {
@@ -327,10 +344,21 @@ impl Registration {
     pub(crate) async fn async_io<R>(
         &self,
         interest: Interest,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.async_io_or(interest, || false, op).await
+    }
+
+    /// [`async_io`](Self::async_io) over
+    /// [`readiness_or`](Self::readiness_or).
+    pub(crate) async fn async_io_or<R>(
+        &self,
+        interest: Interest,
+        mut readable_now: impl FnMut() -> bool,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> io::Result<R> {
         loop {
-            let ev = self.readiness(interest).await?;
+            let ev = self.readiness_or(interest, &mut readable_now).await?;
             // The operation itself spends a unit (refunded if it would
             // block), so a loop of always-ready operations still yields.
             let restore = poll_fn(coop::poll_proceed).await;
@@ -342,5 +370,11 @@ impl Registration {
                 }
             }
         }
+    }
+
+    /// Whether a task waits for read readiness
+    /// (`ScheduledIo::has_read_waiters`).
+    pub(crate) fn has_read_waiters(&self) -> bool {
+        self.io.has_read_waiters()
     }
 }

@@ -129,6 +129,21 @@ impl ScheduledIo {
         self.take_wakers(Ready::ALL, out);
     }
 
+    /// Whether a task waits for read readiness (a `poll_read_ready`-style
+    /// reader, or a `readiness` future whose interest includes reads): an
+    /// io_uring stream reads on readiness meanwhile, rather than start a
+    /// receive that would take the bytes the waiter waits for
+    /// (`uring/recv.rs`, "Readiness waiters").
+    pub(crate) fn has_read_waiters(&self) -> bool {
+        let waiters = lock(&self.waiters);
+        waiters.reader.is_some()
+            || waiters
+                .others
+                .iter()
+                .flatten()
+                .any(|other| other.interest.is_readable())
+    }
+
     /// Move the wakers of the waiters interested in `ready` into `out`.
     fn take_wakers(&self, ready: Ready, out: &mut Vec<Waker>) {
         let mut waiters = lock(&self.waiters);

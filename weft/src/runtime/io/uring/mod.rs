@@ -75,12 +75,14 @@ mod loom_ops;
 mod loom_park_poll;
 #[cfg(all(test, loom))]
 mod loom_poll;
+#[cfg(all(test, loom))]
+mod loom_read_wait;
 
 pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::path::{PathCall, PathOp};
 pub(crate) use self::poll::{DriverRings, UringPoll};
-pub(crate) use self::recv::UringRead;
+pub(crate) use self::recv::{RingRead, UringRead};
 pub(crate) use self::ring::Ring;
 pub(crate) use self::send::UringWrite;
 

@@ -15,6 +15,19 @@
 //!   data lands in `leftover` for the next read.
 //! - The receive asks for at most what the reader's buffer can hold (and
 //!   64 KiB), so `leftover` stays empty while readers keep their buffer.
+//!
+//! Readiness waiters: a receive takes bytes off the socket, so the poller
+//! sees no readiness for them, and a task waiting for read readiness
+//! (`readable()`, `peek`, `poll_read_ready`) would sleep on. Hence no
+//! receive starts while one waits: [`UringRead::poll_read`] asks, under
+//! the state's lock, whether one does, and if so the reader reads on
+//! readiness instead ([`RingRead::OnReadiness`]). A waiter asks for read
+//! readiness, registers, and only then settles (`PollEvented`'s read
+//! waits). Both steps take the state's lock, so either the reader's check
+//! comes after the settle and sees the waiter, or its receive started
+//! before the settle, which ends it (a receive that had already brought
+//! bytes leaves them as `leftover`, which the waiter counts as readable).
+//! `loom_read_wait.rs` models this handshake.
 
 use super::ops::Polled;
 use super::Rings;
@@ -51,6 +64,17 @@ struct ReadState {
     /// socket's `SO_ERROR`), so the next read returns it, after any
     /// leftover bytes, as a read of the socket would have.
     error: Option<io::Error>,
+}
+
+/// What a ring read came to.
+#[must_use]
+pub(crate) enum RingRead {
+    /// The read's answer, or `Pending` with the receive in flight holding
+    /// the reader's waker.
+    Polled(Poll<io::Result<usize>>),
+    /// A task waits for read readiness and no bytes or receive are
+    /// pending here: read the socket on readiness (module doc).
+    OnReadiness,
 }
 
 /// What to do with a receive's completion.
@@ -117,8 +141,10 @@ impl UringRead {
 
     /// `poll_read` through the ring: leftover bytes first, then the
     /// receive in flight, else start one on ring `ring` (`owned`: the
-    /// caller is its worker, so the submission may wait for its flush).
-    /// `Ready(Ok(0))` with a non-empty `dst` is the end of the stream.
+    /// caller is its worker, so the submission may wait for its flush),
+    /// unless `readiness_waited` says a task waits for read readiness
+    /// (module doc). `Ready(Ok(0))` with a non-empty `dst` is the end of
+    /// the stream.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn poll_read(
         &self,
@@ -128,39 +154,47 @@ impl UringRead {
         fd: RawFd,
         cx: &mut Context<'_>,
         dst: &mut [MaybeUninit<u8>],
-    ) -> Poll<io::Result<usize>> {
+        mut readiness_waited: impl FnMut() -> bool,
+    ) -> RingRead {
         let mut state = self.lock();
+        let ready = |result| RingRead::Polled(Poll::Ready(result));
         loop {
             if state.has_leftover() || (dst.is_empty() && state.op.is_none()) {
-                return Poll::Ready(Ok(state.read_leftover(dst)));
+                return ready(Ok(state.read_leftover(dst)));
             }
             if let Some(e) = state.error.take() {
-                return Poll::Ready(Err(e));
+                return ready(Err(e));
             }
             if is_shutdown {
-                return Poll::Ready(Err(super::super::shutdown_error()));
+                return ready(Err(super::super::shutdown_error()));
             }
             if let Some((index, key)) = state.op {
                 match rings.get(index).poll(key, cx.waker()) {
-                    Polled::Pending => return Poll::Pending,
+                    Polled::Pending => return RingRead::Polled(Poll::Pending),
                     Polled::Done { result, buf } => match state.received(result, buf) {
-                        Received::Data => {
-                            return Poll::Ready(Ok(state.read_leftover(dst)));
-                        }
+                        Received::Data => return ready(Ok(state.read_leftover(dst))),
                         Received::Retry => continue,
-                        Received::Failed(e) => return Poll::Ready(Err(e)),
+                        Received::Failed(e) => return ready(Err(e)),
                     },
                 }
             }
+            // No receive in flight and nothing kept.
+            if readiness_waited() {
+                return RingRead::OnReadiness;
+            }
             let buf = std::mem::take(&mut state.spare);
             let len = dst.len().clamp(1, MAX_RECV);
-            let key =
+            let started =
                 rings
                     .get(ring)
-                    .start_recv(fd, buf, len, cx.waker(), !owned, state.drained)?;
+                    .start_recv(fd, buf, len, cx.waker(), !owned, state.drained);
+            let key = match started {
+                Ok(key) => key,
+                Err(e) => return ready(Err(e)),
+            };
             state.op = Some((ring, key));
             state.asked = len;
-            return Poll::Pending;
+            return RingRead::Polled(Poll::Pending);
         }
     }
 
