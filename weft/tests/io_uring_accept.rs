@@ -14,7 +14,9 @@ mod uring;
 use uring::runtimes;
 
 use std::future::Future;
+use std::os::fd::OwnedFd;
 use std::time::Duration;
+use weft::io::unix::AsyncFd;
 use weft::io::{AsyncReadExt, AsyncWriteExt};
 use weft::net::{TcpListener, TcpStream};
 
@@ -363,22 +365,32 @@ fn a_killed_process_frees_its_ports_at_once() {
             );
             std::thread::sleep(Duration::from_millis(2));
         };
-        let ports = wait_for("ports");
-        let (tcp, udp) = ports.split_once(' ').unwrap();
-        let (tcp, udp): (u16, u16) = (tcp.parse().unwrap(), udp.parse().unwrap());
+        let ports: Vec<u16> = wait_for("ports")
+            .split(' ')
+            .map(|port| port.parse().unwrap())
+            .collect();
+        let [tcp, udp, fd_tcp, fd_udp] = ports[..] else {
+            panic!("attempt {attempt}: ports {ports:?}")
+        };
         let _client = std::net::TcpStream::connect((KILLED_ADDR, tcp)).unwrap();
         wait_for("ready");
         child.0.kill().unwrap();
         child.0.wait().unwrap();
-        if let Err(e) = std::net::TcpListener::bind((KILLED_ADDR, tcp)) {
-            panic!(
-                "attempt {attempt}: TCP port {tcp} still in use after its process was reaped: {e}"
-            );
+        for (what, port) in [("TCP", tcp), ("AsyncFd TCP", fd_tcp)] {
+            if let Err(e) = std::net::TcpListener::bind((KILLED_ADDR, port)) {
+                panic!(
+                    "attempt {attempt}: {what} port {port} still in use after its process was \
+                     reaped: {e}"
+                );
+            }
         }
-        if let Err(e) = std::net::UdpSocket::bind((KILLED_ADDR, udp)) {
-            panic!(
-                "attempt {attempt}: UDP port {udp} still in use after its process was reaped: {e}"
-            );
+        for (what, port) in [("UDP", udp), ("AsyncFd UDP", fd_udp)] {
+            if let Err(e) = std::net::UdpSocket::bind((KILLED_ADDR, port)) {
+                panic!(
+                    "attempt {attempt}: {what} port {port} still in use after its process was \
+                     reaped: {e}"
+                );
+            }
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -401,10 +413,16 @@ fn killed_child(dir: &std::path::Path) -> ! {
     rt.block_on(async {
         let listener = TcpListener::bind((KILLED_ADDR, 0)).await.unwrap();
         let udp = weft::net::UdpSocket::bind((KILLED_ADDR, 0)).await.unwrap();
+        // The same two kinds of socket under `AsyncFd` (weft-ruby's
+        // selector waits for a Ruby server's sockets this way).
+        let fd_listener = std::net::TcpListener::bind((KILLED_ADDR, 0)).unwrap();
+        let fd_udp = std::net::UdpSocket::bind((KILLED_ADDR, 0)).unwrap();
         let ports = format!(
-            "{} {}",
+            "{} {} {} {}",
             listener.local_addr().unwrap().port(),
-            udp.local_addr().unwrap().port()
+            udp.local_addr().unwrap().port(),
+            fd_listener.local_addr().unwrap().port(),
+            fd_udp.local_addr().unwrap().port(),
         );
         // Written whole, then renamed: the parent never reads half of it.
         std::fs::write(dir.join("ports.tmp"), ports).unwrap();
@@ -415,6 +433,10 @@ fn killed_child(dir: &std::path::Path) -> ! {
         // An accept and a receive waiting on a worker, then tell the parent.
         weft::spawn(async move { listener.accept().await });
         weft::spawn(async move { udp.recv_from(&mut [0; 64]).await });
+        for socket in [OwnedFd::from(fd_listener), OwnedFd::from(fd_udp)] {
+            let fd = AsyncFd::new(socket).unwrap();
+            weft::spawn(async move { fd.readable().await.map(|mut ready| ready.clear_ready()) });
+        }
         weft::time::sleep(Duration::from_millis(20)).await;
         std::fs::write(dir.join("ready"), b"").unwrap();
         weft::time::sleep(Duration::from_secs(30)).await;

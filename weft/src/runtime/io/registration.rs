@@ -9,7 +9,8 @@
 //! io_uring rings (an `AsyncFd`'s) learns its readiness from poll requests
 //! on the rings (`uring/poll.rs`): a wait that finds none arms them, and
 //! the epoll registration stays quiet (errors and hang-ups, and priority
-//! if asked for).
+//! if asked for). Not a socket without a peer ([`has_no_peer`]: a
+//! listener, an unconnected datagram socket), which waits on epoll.
 
 use super::ready::{Interest, Ready};
 use super::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
@@ -57,6 +58,32 @@ pub(crate) fn current_driver() -> driver::Handle {
     handle
 }
 
+/// Whether `fd` is a socket without a peer (a listener, an unconnected
+/// datagram socket): such an `AsyncFd` waits on epoll on the io_uring
+/// driver too. A poll request in flight on a ring holds its socket, and
+/// a killed process's rings are torn down by the kernel only after it is
+/// gone, so its listening port stayed bound for milliseconds and a
+/// supervisor restarting it at once got `AddrInUse` (the same reason
+/// listeners and datagram sockets are readiness-based: BENCHMARKS.md, "A
+/// connection per request"). One `getpeername(2)` per registration.
+fn has_no_peer(fd: RawFd) -> bool {
+    // SAFETY: `sockaddr_storage` is plain integers, for which all zeros is
+    // a valid value.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: `addr` and `len` are valid out-pointers, `len` holding
+    // `addr`'s size; a descriptor that is not a connected socket only
+    // makes the call fail.
+    let r = unsafe {
+        libc::getpeername(
+            fd,
+            (&mut addr as *mut libc::sockaddr_storage).cast(),
+            &mut len,
+        )
+    };
+    r != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOTCONN)
+}
+
 impl Registration {
     /// Register `source` with the current runtime's driver.
     ///
@@ -96,7 +123,7 @@ impl Registration {
     pub(crate) fn new_fd(fd: RawFd, interest: Interest) -> io::Result<Registration> {
         let driver = current_driver();
         let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
-        if !on_rings {
+        if !on_rings || has_no_peer(fd) {
             return Registration::new_with(driver, &mut mio::unix::SourceFd(&fd), interest);
         }
         // Still registered with epoll, quietly: the registration keeps
