@@ -95,6 +95,67 @@ rt_test! {
     }
 }
 
+/// A FIFO opened for reading waits for a writer, as open(2) and Tokio do,
+/// then reads what it writes (through `File::open`, `OpenOptions` and
+/// `fs::read`):
+/// on io_uring the ring's open did not wait, and reads saw the end of the
+/// file at once, with no writer yet.
+#[test]
+fn a_fifo_opened_for_reading_waits_for_its_writer() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    use weft::io::AsyncReadExt;
+    let dir = std::env::temp_dir().join(format!("weft-fs-fifo-read-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("fifo");
+    let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let rt = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for how in ["File::open", "OpenOptions", "fs::read"] {
+        let started = Instant::now();
+        let writer = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(100));
+                let mut fifo = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+                fifo.write_all(b"through the fifo").unwrap();
+            })
+        };
+        rt.block_on(async {
+            let reading = async {
+                let mut fifo = match how {
+                    "fs::read" => return weft::fs::read(&path).await.unwrap(),
+                    "File::open" => weft::fs::File::open(&path).await.unwrap(),
+                    _ => weft::fs::OpenOptions::new()
+                        .read(true)
+                        .open(&path)
+                        .await
+                        .unwrap(),
+                };
+                let waited = started.elapsed();
+                assert!(
+                    waited >= Duration::from_millis(90),
+                    "{how}: opened after {waited:?}, before its writer"
+                );
+                let mut read = Vec::new();
+                fifo.read_to_end(&mut read).await.unwrap();
+                read
+            };
+            let read = weft::time::timeout(Duration::from_secs(10), reading)
+                .await
+                .unwrap_or_else(|_| panic!("{how}: the read waited for ever"));
+            assert_eq!(read, b"through the fifo", "{how}");
+        });
+        writer.join().unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A FIFO opened for writing waits for a reader, as open(2) and Tokio do:
 /// on io_uring the ring's first, non-blocking attempt fails with ENXIO,
 /// which went to the caller before.
