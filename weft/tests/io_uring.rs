@@ -520,6 +520,75 @@ fn epoll_events_of(fd: std::os::fd::RawFd) -> Option<u32> {
     None
 }
 
+/// A ring-backed stream is out of epoll until a readiness operation asks
+/// (an add and a removal per connection saved): reads and writes through
+/// the ring leave it out; a `try_write` adds writes (and succeeds once
+/// the readiness the add reported arrived, with no wait in between); a
+/// read wait adds reads; and a fresh stream's `writable()` ends at once.
+#[test]
+fn ring_backed_streams_enter_epoll_when_a_readiness_operation_asks() {
+    use std::os::fd::AsRawFd;
+    use std::time::Duration;
+    use weft::io::{AsyncReadExt, AsyncWriteExt};
+    use weft::net::{TcpListener, TcpStream};
+    const IN: u32 = libc::EPOLLIN as u32;
+    const OUT: u32 = libc::EPOLLOUT as u32;
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let (client, accepted) = weft::join!(TcpStream::connect(addr), listener.accept());
+            let (mut client, mut server) = (client.unwrap(), accepted.unwrap().0);
+            client.write_all(b"ping").await.unwrap();
+            let mut buf = [0u8; 4];
+            server.read_exact(&mut buf).await.unwrap();
+            for (who, fd) in [
+                ("client", client.as_raw_fd()),
+                ("server", server.as_raw_fd()),
+            ] {
+                assert_eq!(epoll_events_of(fd), None, "{name}: the {who} is in epoll");
+            }
+
+            // try_write alone: WouldBlock at most until the add's report.
+            let mut tries = 0;
+            loop {
+                match server.try_write(b"pong") {
+                    Ok(n) => break assert_eq!(n, 4, "{name}"),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < 100 => {
+                        tries += 1;
+                        weft::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    Err(e) => panic!("{name}: try_write after {tries} tries: {e}"),
+                }
+            }
+            let events = epoll_events_of(server.as_raw_fd()).expect("added by try_write");
+            assert_eq!(events & (IN | OUT), OUT, "{name}: asked for {events:#x}");
+
+            // A read wait adds reads.
+            let waited = weft::time::timeout(Duration::from_secs(5), server.readable());
+            let (waited, _) = weft::join!(waited, async {
+                weft::time::sleep(Duration::from_millis(10)).await;
+                client.write_all(b"more").await.unwrap();
+            });
+            waited.expect("the read wait never ended").unwrap();
+            let events = epoll_events_of(server.as_raw_fd()).unwrap();
+            assert_eq!(
+                events & (IN | OUT),
+                IN | OUT,
+                "{name}: asked for {events:#x}"
+            );
+
+            // A fresh stream's first wait is for readiness it already has.
+            let (fresh, _accepted) = weft::join!(TcpStream::connect(addr), listener.accept());
+            let fresh = fresh.unwrap();
+            weft::time::timeout(Duration::from_secs(5), fresh.writable())
+                .await
+                .expect("a fresh stream's writable() never ended")
+                .unwrap();
+        });
+    }
+}
+
 /// `AsyncFd`s on the rings are in epoll for nothing but errors and
 /// hang-ups (not even `EPOLLPRI`, which every arrival's wake-up carries):
 /// their readiness comes from poll requests on the rings. UDP sockets,

@@ -78,7 +78,6 @@ macro_rules! forward_writes_to_inner {
 pub(crate) use forward_writes_to_inner;
 
 mod async_fd;
-pub(crate) mod lazy_interest;
 pub(crate) mod poll_evented;
 mod read_buf;
 mod stdio;

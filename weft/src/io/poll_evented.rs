@@ -31,7 +31,6 @@
 //! flight, and `writable()` waits for it. A dropped stream's send still
 //! goes out, finished by the ring.
 
-use crate::io::lazy_interest::LazyInterest;
 use crate::runtime::io::ready::Interest;
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
@@ -55,9 +54,6 @@ struct UringStream {
     write: UringWrite,
     /// The socket's descriptor, for the ring's operations.
     fd: std::os::fd::RawFd,
-    /// What the poller is asked for, which grows as readiness-based
-    /// operations need it (lazy_interest.rs).
-    interest: LazyInterest,
     /// `poll_shutdown` shut the write direction down: later writes go
     /// straight to the socket, which fails them at once (`EPIPE`, or the
     /// socket's error) as it does for Tokio, instead of queueing a send
@@ -94,8 +90,8 @@ impl<E: mio::event::Source> PollEvented<E> {
 
     /// A stream socket (TCP, Unix): registered for reads and writes; when
     /// the runtime's driver has rings, reading and writing through them
-    /// and registered for writes only, gaining read or priority interest
-    /// when a readiness-based operation needs it (lazy_interest.rs).
+    /// and out of the poller until a readiness-based operation needs it
+    /// (`runtime/io/lazy_interest.rs`).
     #[track_caller]
     pub(crate) fn new_stream(mut io: E) -> io::Result<Self>
     where
@@ -111,12 +107,11 @@ impl<E: mio::event::Source> PollEvented<E> {
                 uring: None,
             });
         }
-        let registration = Registration::new_with(driver, &mut io, LazyInterest::BASE)?;
+        let registration = Registration::new_unpolled(driver, io.as_raw_fd())?;
         let uring = Box::new(UringStream {
             read: UringRead::default(),
             write: UringWrite::default(),
             fd: io.as_raw_fd(),
-            interest: LazyInterest::default(),
             write_shut: std::sync::atomic::AtomicBool::new(false),
             tcp: std::any::TypeId::of::<E>() == std::any::TypeId::of::<mio::net::TcpStream>(),
         });
@@ -247,25 +242,8 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// through the ring, keeping what it brought for
     /// [`read_leftover`](Self::read_leftover).
     pub(crate) fn settle_read(&self) {
-        let Some(rings) = self.registration.rings() else {
-            return;
-        };
-        self.want_interest(Interest::READABLE);
-        if let Some(stream) = &self.uring {
+        if let Some((stream, rings)) = self.ring_io() {
             stream.read.settle(rings);
-        }
-    }
-
-    /// Before a wait for priority readiness (a ring-backed stream asks the
-    /// poller for none until then).
-    pub(crate) fn arm_priority_interest(&self) {
-        self.want_interest(Interest::PRIORITY);
-    }
-
-    /// Have the poller report `wanted` for a ring-backed socket.
-    fn want_interest(&self, wanted: Interest) {
-        if let Some(stream) = &self.uring {
-            stream.interest.want(&self.registration, stream.fd, wanted);
         }
     }
 
@@ -369,7 +347,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             let io = self.registration.io_handle();
             let ring = io.current_ring(rings);
             let readiness_waited =
-                || uring.interest.has_reads() && self.registration.has_read_waiters();
+                || self.registration.reads_wanted() && self.registration.has_read_waiters();
             match uring
                 .read
                 .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf, readiness_waited)

@@ -32,9 +32,6 @@ macro_rules! readiness_methods {
                 // ended.
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
             }
-            if interest.is_priority() {
-                self.io.arm_priority_interest();
-            }
             Ok(self.io.readiness(interest).await?.ready)
         }
 
@@ -63,9 +60,6 @@ macro_rules! readiness_methods {
                     return Err(std::io::ErrorKind::WouldBlock.into());
                 }
             }
-            if interest.is_priority() {
-                self.io.arm_priority_interest();
-            }
             self.io.registration().try_io(interest, f)
         }
 
@@ -81,9 +75,6 @@ macro_rules! readiness_methods {
             }
             if interest.is_writable() {
                 std::future::poll_fn(|cx| self.io.poll_writes_drained(cx)).await;
-            }
-            if interest.is_priority() {
-                self.io.arm_priority_interest();
             }
             // Once registered, end a ring receive started meanwhile (it
             // would take the bytes this waits for; `f` reads the socket,

@@ -26,6 +26,7 @@
 //!   one ring left out (a one-worker runtime's, `Rings::unwatched`) is
 //!   reaped by every turn that polls epoll.
 
+mod lazy_interest;
 #[cfg(all(test, loom))]
 mod loom_scheduled_io;
 pub(crate) mod ready;
@@ -282,6 +283,33 @@ impl Handle {
         }
         self.registered.fetch_add(1, Ordering::Relaxed);
         Ok((key, io))
+    }
+
+    /// A slot for a resource not (yet) in the poller: a ring-backed
+    /// stream, which [`add_fd`](Self::add_fd)s itself when a readiness
+    /// operation first needs it (lazy_interest.rs).
+    pub(crate) fn register_unpolled(&self) -> io::Result<(Key, Arc<ScheduledIo>)> {
+        if self.is_shutdown.load(Ordering::Acquire) {
+            return Err(shutdown_error());
+        }
+        let io = Arc::new(ScheduledIo::new());
+        let key = self.lock().insert(io.clone());
+        self.registered.fetch_add(1, Ordering::Relaxed);
+        Ok((key, io))
+    }
+
+    /// Put `fd`, whose slot is `key`, in the poller for `interest`.
+    pub(crate) fn add_fd(
+        &self,
+        fd: std::os::fd::RawFd,
+        key: Key,
+        interest: Interest,
+    ) -> io::Result<()> {
+        self.registry.register(
+            &mut mio::unix::SourceFd(&fd),
+            key.token(),
+            interest.to_mio(),
+        )
     }
 
     /// Register the descriptor `fd` for nothing but what epoll always

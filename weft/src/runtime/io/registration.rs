@@ -12,6 +12,7 @@
 //! if asked for). Not a socket without a peer ([`has_no_peer`]: a
 //! listener, an unconnected datagram socket), which waits on epoll.
 
+use super::lazy_interest::LazyInterest;
 use super::ready::{Interest, Ready};
 use super::scheduled_io::{Direction, ReadyEvent, ScheduledIo};
 use super::uring::{DriverRings, UringPoll};
@@ -30,11 +31,15 @@ pub(crate) struct Registration {
     io: Arc<ScheduledIo>,
     /// Poll requests on the rings, for a descriptor polled there.
     ring_poll: Option<Arc<UringPoll<DriverRings>>>,
-    /// The descriptor, if it was registered quietly (`new_quiet`): mio
-    /// never saw it, so it leaves epoll as a bare descriptor (a mio
-    /// source would refuse, in debug builds, to deregister a registration
-    /// it did not make).
+    /// The descriptor, if it was registered quietly (`new_quiet`) or
+    /// not at all (`new_unpolled`): mio never saw it, so it leaves epoll
+    /// as a bare descriptor (a mio source would refuse, in debug builds,
+    /// to deregister a registration it did not make).
     quiet_fd: Option<RawFd>,
+    /// A ring-backed stream's interest, added to the poller as waits and
+    /// `try_io` need it (lazy_interest.rs). Boxed: most registrations
+    /// have none.
+    lazy: Option<Box<LazyInterest>>,
 }
 
 /// The handle of the current runtime's I/O driver, or a panic that says
@@ -110,6 +115,23 @@ impl Registration {
             io,
             ring_poll: None,
             quiet_fd: None,
+            lazy: None,
+        })
+    }
+
+    /// A ring-backed stream's registration: a slot, and `fd` out of the
+    /// poller until a readiness operation asks for some interest
+    /// (lazy_interest.rs).
+    pub(crate) fn new_unpolled(driver: driver::Handle, fd: RawFd) -> io::Result<Registration> {
+        let io_handle = driver.io().expect("checked by current_driver");
+        let (key, io) = io_handle.register_unpolled()?;
+        Ok(Registration {
+            driver,
+            key,
+            io,
+            ring_poll: None,
+            quiet_fd: Some(fd),
+            lazy: Some(Box::default()),
         })
     }
 
@@ -158,6 +180,7 @@ impl Registration {
             io,
             ring_poll: None,
             quiet_fd: Some(fd),
+            lazy: None,
         })
     }
 
@@ -173,16 +196,6 @@ impl Registration {
         self.io_handle().rings()
     }
 
-    /// Change the poller's interest in `fd` (the descriptor this was
-    /// registered for).
-    pub(crate) fn reregister_fd(
-        &self,
-        fd: std::os::fd::RawFd,
-        interest: Interest,
-    ) -> io::Result<()> {
-        self.io_handle().reregister_fd(fd, self.key, interest)
-    }
-
     /// Stop events for `source` (call before closing it). Poll requests
     /// on the rings are cancelled first.
     pub(crate) fn deregister(&self, source: &mut impl mio::event::Source) -> io::Result<()> {
@@ -193,6 +206,10 @@ impl Registration {
             .driver
             .io()
             .expect("a registration exists only with an I/O driver");
+        if self.lazy.as_ref().is_some_and(|lazy| !lazy.is_polled()) {
+            io.forget(self.key);
+            return Ok(());
+        }
         match self.quiet_fd {
             Some(fd) => io.deregister(&mut mio::unix::SourceFd(&fd), self.key),
             None => io.deregister(source, self.key),
@@ -264,10 +281,27 @@ impl Registration {
     /// A wait for `interest` found no readiness: on the rings, make sure
     /// poll requests will report it (epoll needs nothing).
     fn arm(&self, interest: Interest) -> io::Result<()> {
+        self.want(interest)?;
         match &self.ring_poll {
             Some(polls) => polls.arm(interest),
             None => Ok(()),
         }
+    }
+
+    /// A ring-backed stream: have the poller report `interest` (once
+    /// asked, one load). Every other registration has its interest.
+    fn want(&self, interest: Interest) -> io::Result<()> {
+        match (&self.lazy, self.quiet_fd) {
+            (Some(lazy), Some(fd)) => lazy.want(self.io_handle(), self.key, fd, interest),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a task may wait for read readiness: a ring-backed stream's
+    /// reads were asked of the poller (every such wait asks), or any
+    /// other registration.
+    pub(crate) fn reads_wanted(&self) -> bool {
+        self.lazy.as_ref().is_none_or(|lazy| lazy.has_reads())
     }
 
     /// Forget readiness that turned out stale (the operation would block).
@@ -302,6 +336,8 @@ impl Registration {
         interest: Interest,
         op: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
+        // Readiness comes later, for the next try or wait.
+        self.want(interest)?;
         let ev = self.io.ready_now(interest);
         if ev.ready.is_empty() {
             return Err(io::ErrorKind::WouldBlock.into());

@@ -46,10 +46,10 @@ impl Stream {
         }
     }
 
-    /// A read wait (`readable()`): ask for reads, register, then settle.
-    /// Whether it ends at once (bytes kept) or sleeps registered.
+    /// A read wait (`readable()`): register, ask the poller for reads
+    /// (`Registration::arm`), then settle. Whether it ends at once (bytes
+    /// kept) or sleeps registered.
     fn wait(&self, key: &mut Option<usize>) -> bool {
-        self.reads_wanted.store(true, Ordering::Release);
         let mut cx = Context::from_waker(Waker::noop());
         if self
             .io
@@ -58,6 +58,7 @@ impl Stream {
         {
             return true;
         }
+        self.reads_wanted.store(true, Ordering::Release);
         self.settle();
         lock(&self.state).leftover
     }

@@ -21,13 +21,14 @@
 //! (`readable()`, `peek`, `poll_read_ready`) would sleep on. Hence no
 //! receive starts while one waits: [`UringRead::poll_read`] asks, under
 //! the state's lock, whether one does, and if so the reader reads on
-//! readiness instead ([`RingRead::OnReadiness`]). A waiter asks for read
-//! readiness, registers, and only then settles (`PollEvented`'s read
-//! waits). Both steps take the state's lock, so either the reader's check
-//! comes after the settle and sees the waiter, or its receive started
-//! before the settle, which ends it (a receive that had already brought
-//! bytes leaves them as `leftover`, which the waiter counts as readable).
-//! `loom_read_wait.rs` models this handshake.
+//! readiness instead ([`RingRead::OnReadiness`]). A waiter registers,
+//! asks the poller for reads (`Registration::arm`), and only then settles
+//! (`PollEvented::ring_took_bytes`). Both the reader's check and the
+//! settle take the state's lock, so either the check comes after the
+//! settle and sees the waiter (and the reads asked for), or its receive
+//! started before the settle, which ends it (a receive that had already
+//! brought bytes leaves them as `leftover`, which the waiter counts as
+//! readable). `loom_read_wait.rs` models this handshake.
 
 use super::ops::Polled;
 use super::Rings;
