@@ -522,9 +522,10 @@ fn epoll_events_of(fd: std::os::fd::RawFd) -> Option<u32> {
 
 /// A ring-backed stream is out of epoll until a readiness operation asks
 /// (an add and a removal per connection saved): reads and writes through
-/// the ring leave it out; a `try_write` adds writes (and succeeds once
-/// the readiness the add reported arrived, with no wait in between); a
-/// read wait adds reads; and a fresh stream's `writable()` ends at once.
+/// the ring leave it out; a first `try_write` adds writes and a first
+/// `try_read` reads, each finding the readiness there is at once (as on a
+/// stream registered when made); a read wait ends when bytes come; and a
+/// fresh stream's `writable()` ends at once.
 #[test]
 fn ring_backed_streams_enter_epoll_when_a_readiness_operation_asks() {
     use std::os::fd::AsRawFd;
@@ -549,34 +550,30 @@ fn ring_backed_streams_enter_epoll_when_a_readiness_operation_asks() {
                 assert_eq!(epoll_events_of(fd), None, "{name}: the {who} is in epoll");
             }
 
-            // try_write alone: WouldBlock at most until the add's report.
-            let mut tries = 0;
-            loop {
-                match server.try_write(b"pong") {
-                    Ok(n) => break assert_eq!(n, 4, "{name}"),
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < 100 => {
-                        tries += 1;
-                        weft::time::sleep(Duration::from_millis(1)).await;
-                    }
-                    Err(e) => panic!("{name}: try_write after {tries} tries: {e}"),
-                }
-            }
+            // A first try_write adds writes, and finds the room there is.
+            assert_eq!(server.try_write(b"pong").unwrap(), 4, "{name}");
             let events = epoll_events_of(server.as_raw_fd()).expect("added by try_write");
             assert_eq!(events & (IN | OUT), OUT, "{name}: asked for {events:#x}");
 
-            // A read wait adds reads.
-            let waited = weft::time::timeout(Duration::from_secs(5), server.readable());
-            let (waited, _) = weft::join!(waited, async {
-                weft::time::sleep(Duration::from_millis(10)).await;
-                client.write_all(b"more").await.unwrap();
-            });
-            waited.expect("the read wait never ended").unwrap();
+            // A first try_read adds reads, and finds the bytes there are.
+            client.write_all(b"data").await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            assert_eq!(server.try_read(&mut buf).unwrap(), 4, "{name}");
+            assert_eq!(&buf, b"data", "{name}");
             let events = epoll_events_of(server.as_raw_fd()).unwrap();
             assert_eq!(
                 events & (IN | OUT),
                 IN | OUT,
                 "{name}: asked for {events:#x}"
             );
+
+            // A read wait ends when bytes come.
+            let waited = weft::time::timeout(Duration::from_secs(5), server.readable());
+            let (waited, _) = weft::join!(waited, async {
+                weft::time::sleep(Duration::from_millis(10)).await;
+                client.write_all(b"more").await.unwrap();
+            });
+            waited.expect("the read wait never ended").unwrap();
 
             // A fresh stream's first wait is for readiness it already has.
             let (fresh, _accepted) = weft::join!(TcpStream::connect(addr), listener.accept());

@@ -94,29 +94,15 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 async fn read_on_ring(path: &Path) -> io::Result<Vec<u8>> {
     use crate::io::AsyncReadExt;
     const CHUNK: usize = 64 * 1024;
-    let mut file = OpenOptions::new()
-        .read(true)
-        .open_checking(path, false)
-        .await?;
+    let mut file = File::open(path).await?;
     let mut contents = Vec::with_capacity(CHUNK);
-    let mut first = true;
     loop {
         if contents.len() == contents.capacity() {
             contents.reserve(contents.len());
         }
         if file.read_buf(&mut contents).await? == 0 {
-            // A FIFO with no writer yet (the ring's open did not wait for
-            // one, as std's does) may read as ended: open it again the
-            // waiting way, holding this one meanwhile, and read on. (On
-            // Linux 6.18 the ring's read of such a FIFO waits for data,
-            // where read(2) returns 0: this guards other kernels.)
-            if std::mem::take(&mut first) && open_options::is_fifo(&file) {
-                file = File::open(path).await?;
-                continue;
-            }
             return Ok(contents);
         }
-        first = false;
     }
 }
 

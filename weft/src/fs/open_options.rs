@@ -166,64 +166,26 @@ impl OpenOptions {
     /// # Panics
     /// Outside a runtime.
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
-        self.open_checking(path.as_ref(), true).await
-    }
-
-    /// [`open`](Self::open); with `!fifo_check`, a FIFO opened for
-    /// reading on the ring is returned without waiting for a writer (and
-    /// without the `fstat` that finds out): for `fs::read`, which looks
-    /// only when its first read finds the end of the file.
-    pub(super) async fn open_checking(&self, path: &Path, fifo_check: bool) -> io::Result<File> {
         let ring = self.1.and_then(OpenFlags::to_open_flags);
         if let (Some((flags, mode)), Some(driver)) = (ring, FileOp::current_driver()) {
             // After the writes begun before it, as `asyncify` below.
             super::write_order::after_earlier_writes().await;
-            match PathOp::open(driver, path, flags, mode)?.await {
+            match PathOp::open(driver, path.as_ref(), flags, mode)?.await {
                 // The ring first tries an open that does not block, and a
                 // FIFO opened for writing with no reader then fails with
                 // ENXIO where open(2) waits for one: that open goes to the
-                // blocking pool, which waits, as Tokio's does.
+                // blocking pool, which waits, as Tokio's does. (A FIFO
+                // opened for reading does not wait for a writer on the
+                // ring: README, differences.)
                 Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
-                Ok(opened) if fifo_check && waits_for_a_writer(flags) && is_fifo(&opened) => {
-                    // A FIFO opened for reading: the ring's open did not
-                    // wait for a writer, as open(2) does (its reads would
-                    // see the end of the file at once). Open it again on
-                    // the blocking pool, which waits; holding this one
-                    // meanwhile, so a writer that comes finds a reader
-                    // and nothing it writes is lost.
-                    let path = path.to_owned();
-                    let options = self.0.clone();
-                    let std = asyncify(move || options.open(path)).await?;
-                    drop(opened);
-                    return Ok(File::from_std(std));
-                }
                 opened => return Ok(File::from_std(opened?)),
             }
         }
-        let path = path.to_owned();
+        let path = path.as_ref().to_owned();
         let options = self.0.clone();
         let std = asyncify(move || options.open(path)).await?;
         Ok(File::from_std(std))
     }
-}
-
-/// Whether `open(2)` with `flags` would wait for a writer if the file is a
-/// FIFO: opened for reading only, and without `O_NONBLOCK`.
-fn waits_for_a_writer(flags: i32) -> bool {
-    flags & libc::O_ACCMODE == libc::O_RDONLY && flags & (libc::O_NONBLOCK | libc::O_PATH) == 0
-}
-
-/// Whether `fd` is a FIFO (or a pipe): one `fstat` (the raw syscall:
-/// glibc's and std's ask for more, through a path lookup or `statx`). A
-/// failure says no, and the file is used as opened.
-pub(super) fn is_fifo(fd: &impl std::os::fd::AsRawFd) -> bool {
-    // SAFETY: `libc::stat` is plain integers, for which all zeros is a
-    // valid value.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `st` is a valid out-pointer for the fstat syscall, whose
-    // struct on Linux is libc's `stat`; a bad descriptor only fails it.
-    let r = unsafe { libc::syscall(libc::SYS_fstat, fd.as_raw_fd(), &mut st as *mut libc::stat) };
-    r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFIFO
 }
 
 #[cfg(unix)]

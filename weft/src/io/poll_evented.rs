@@ -2,9 +2,12 @@
 //! loops every socket type shares.
 //!
 //! Owns: the mio source (until drop or `into_inner`) and its
-//! [`Registration`]. Invariant: the source is registered for as long as
-//! this value holds it, and deregistered before it is closed or handed
-//! back, so the driver never sees events for a closed descriptor.
+//! [`Registration`]. Invariant: the source has its registration for as
+//! long as this value holds it (in the poller from the start, or, a
+//! ring-backed stream, once a readiness operation asks:
+//! `runtime/io/lazy_interest.rs`), and leaves the poller before it is
+//! closed or handed back, so the driver never sees events for a closed
+//! descriptor.
 //!
 //! Edge-triggered epoll reports an edge once. A read that returns fewer
 //! bytes than asked drained the socket, so the readiness is cleared right
@@ -136,8 +139,7 @@ impl<E: mio::event::Source> PollEvented<E> {
     /// Read readiness for a `poll_read_ready`/`poll_recv_ready`: ready at
     /// once if a ring receive brought bytes nobody took.
     pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.settle_read();
-        if self.has_leftover() {
+        if self.ring_took_bytes() {
             return Poll::Ready(Ok(()));
         }
         let polled = self.registration.poll_read_ready(cx);
@@ -147,11 +149,11 @@ impl<E: mio::event::Source> PollEvented<E> {
         polled.map_ok(drop)
     }
 
-    /// A read wait registered and found no readiness: end a ring receive
-    /// started before it registered, and whether that (or an earlier one)
-    /// left bytes, which make the stream readable now (`uring/recv.rs`,
-    /// "Readiness waiters"). No receive can start after this while the
-    /// waiter stays registered.
+    /// End a ring receive in flight, and say whether that (or an earlier
+    /// one) left bytes, which make the stream readable now. Called before
+    /// a read wait, and again once it registered and found no readiness
+    /// (`uring/recv.rs`, "Readiness waiters"): no receive can start after
+    /// that while the waiter stays registered.
     pub(crate) fn ring_took_bytes(&self) -> bool {
         if self.uring.is_none() {
             return false;

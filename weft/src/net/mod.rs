@@ -22,8 +22,7 @@ macro_rules! readiness_methods {
             if interest.is_readable() {
                 // io_uring streams: bytes a receive already brought make
                 // the stream readable now (poll_evented.rs).
-                self.io.settle_read();
-                if self.io.has_leftover() {
+                if self.io.ring_took_bytes() {
                     return Ok(crate::io::Ready::READABLE);
                 }
             }

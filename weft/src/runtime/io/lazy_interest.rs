@@ -16,7 +16,10 @@
 //! operation asks ([`Registration`](super::registration::Registration)
 //! calls [`LazyInterest::want`] from its waits, after the waiter is
 //! registered, and from `try_io`): the add reports what is ready already,
-//! so no edge before it is lost.
+//! so no edge before it is lost; and since that report comes on the
+//! poller's next turn, the registration also asks `poll(2)` once per
+//! interest added and sets what it says at once, so a `try_*` right
+//! after finds a ready socket ready, as on a stream registered when made.
 //!
 //! Invariants: interest is only ever added; `added` changes only under
 //! `changing`, together with the poller's registration (`EPOLL_CTL_ADD`
@@ -63,26 +66,28 @@ impl LazyInterest {
     }
 
     /// Make sure the poller reports `wanted` for `fd` (registered under
-    /// `key`). After the first time, one load.
+    /// `key`). After the first time, one load. `Some(interest)`: the
+    /// poller's interest grew to `interest`, and reports what is ready
+    /// already only on its next turn.
     pub(crate) fn want(
         &self,
         io: &Handle,
         key: Key,
         fd: RawFd,
         wanted: Interest,
-    ) -> io::Result<()> {
+    ) -> io::Result<Option<Interest>> {
         let bits = PARTS
             .iter()
             .filter(|&&(_, part)| has(wanted, part))
             .fold(0, |bits, &(bit, _)| bits | bit);
         if self.added.load(Ordering::Acquire) & bits == bits {
-            return Ok(());
+            return Ok(None);
         }
         let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
         let before = self.added.load(Ordering::Acquire);
         let after = before | bits;
         if after == before {
-            return Ok(());
+            return Ok(None);
         }
         let interest = PARTS
             .iter()
@@ -96,7 +101,7 @@ impl LazyInterest {
             io.reregister_fd(fd, key, interest)?;
         }
         self.added.store(after, Ordering::Release);
-        Ok(())
+        Ok(Some(interest))
     }
 }
 

@@ -269,15 +269,24 @@ impl Handle {
         source: &mut impl mio::event::Source,
         interest: Interest,
     ) -> io::Result<(Key, Arc<ScheduledIo>)> {
+        self.new_slot(|key| {
+            self.registry
+                .register(source, key.token(), interest.to_mio())
+        })
+    }
+
+    /// A slot for a new resource, which `add` puts in the poller (the slot
+    /// is freed again if it fails).
+    fn new_slot(
+        &self,
+        add: impl FnOnce(Key) -> io::Result<()>,
+    ) -> io::Result<(Key, Arc<ScheduledIo>)> {
         if self.is_shutdown.load(Ordering::Acquire) {
             return Err(shutdown_error());
         }
         let io = Arc::new(ScheduledIo::new());
         let key = self.lock().insert(io.clone());
-        if let Err(e) = self
-            .registry
-            .register(source, key.token(), interest.to_mio())
-        {
+        if let Err(e) = add(key) {
             let _ = self.lock().remove(key);
             return Err(e);
         }
@@ -289,13 +298,7 @@ impl Handle {
     /// stream, which [`add_fd`](Self::add_fd)s itself when a readiness
     /// operation first needs it (lazy_interest.rs).
     pub(crate) fn register_unpolled(&self) -> io::Result<(Key, Arc<ScheduledIo>)> {
-        if self.is_shutdown.load(Ordering::Acquire) {
-            return Err(shutdown_error());
-        }
-        let io = Arc::new(ScheduledIo::new());
-        let key = self.lock().insert(io.clone());
-        self.registered.fetch_add(1, Ordering::Relaxed);
-        Ok((key, io))
+        self.new_slot(|_| Ok(()))
     }
 
     /// Put `fd`, whose slot is `key`, in the poller for `interest`.
@@ -327,35 +330,30 @@ impl Handle {
         fd: std::os::fd::RawFd,
     ) -> io::Result<(Key, Arc<ScheduledIo>)> {
         use std::os::fd::AsRawFd;
-        if self.is_shutdown.load(Ordering::Acquire) {
-            return Err(shutdown_error());
-        }
-        let io = Arc::new(ScheduledIo::new());
-        let key = self.lock().insert(io.clone());
-        let mut event = libc::epoll_event {
-            events: libc::EPOLLET as u32,
-            u64: key.token().0 as u64,
-        };
-        // SAFETY: `event` is a valid epoll_event for the call, and the
-        // epoll descriptor is the registry's own. Later changes go through
-        // mio as a bare descriptor (`SourceFd`), which mio tracks nothing
-        // for; the registration deregisters it the same way (a mio
-        // source would refuse, in debug builds, one mio did not register).
-        let added = unsafe {
-            libc::epoll_ctl(
-                self.registry.as_raw_fd(),
-                libc::EPOLL_CTL_ADD,
-                fd,
-                &mut event,
-            )
-        };
-        if added < 0 {
-            let e = io::Error::last_os_error();
-            let _ = self.lock().remove(key);
-            return Err(e);
-        }
-        self.registered.fetch_add(1, Ordering::Relaxed);
-        Ok((key, io))
+        self.new_slot(|key| {
+            let mut event = libc::epoll_event {
+                events: libc::EPOLLET as u32,
+                u64: key.token().0 as u64,
+            };
+            // SAFETY: `event` is a valid epoll_event for the call, and the
+            // epoll descriptor is the registry's own. Later changes go
+            // through mio as a bare descriptor (`SourceFd`), which mio
+            // tracks nothing for; the registration deregisters it the same
+            // way (a mio source would refuse, in debug builds, one mio did
+            // not register).
+            let added = unsafe {
+                libc::epoll_ctl(
+                    self.registry.as_raw_fd(),
+                    libc::EPOLL_CTL_ADD,
+                    fd,
+                    &mut event,
+                )
+            };
+            if added < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })
     }
 
     /// Change what the poller reports for the descriptor registered under

@@ -23,7 +23,7 @@ use std::future::poll_fn;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
-use std::task::{ready, Context, Poll};
+use std::task::{ready, Context, Poll, Waker};
 
 pub(crate) struct Registration {
     driver: driver::Handle,
@@ -70,7 +70,10 @@ pub(crate) fn current_driver() -> driver::Handle {
 /// gone, so its listening port stayed bound for milliseconds and a
 /// supervisor restarting it at once got `AddrInUse` (the same reason
 /// listeners and datagram sockets are readiness-based: BENCHMARKS.md, "A
-/// connection per request"). One `getpeername(2)` per registration.
+/// connection per request"). One `getpeername(2)` per registration. (A
+/// connected datagram socket has a peer and stays on the rings; so does a
+/// stream still connecting, wrongly the other way: it waits on epoll, as
+/// on the epoll driver.)
 fn has_no_peer(fd: RawFd) -> bool {
     // SAFETY: `sockaddr_storage` is plain integers, for which all zeros is
     // a valid value.
@@ -278,8 +281,10 @@ impl Registration {
         self.poll_ready(cx, Direction::Write)
     }
 
-    /// A wait for `interest` found no readiness: on the rings, make sure
-    /// poll requests will report it (epoll needs nothing).
+    /// A wait for `interest` found no readiness (its waker is stored):
+    /// make sure it will be reported: a ring-backed stream asks the poller
+    /// for it, if it has not yet (lazy_interest.rs); an `AsyncFd` on the
+    /// rings arms poll requests; any other registration has its interest.
     fn arm(&self, interest: Interest) -> io::Result<()> {
         self.want(interest)?;
         match &self.ring_poll {
@@ -291,9 +296,43 @@ impl Registration {
     /// A ring-backed stream: have the poller report `interest` (once
     /// asked, one load). Every other registration has its interest.
     fn want(&self, interest: Interest) -> io::Result<()> {
-        match (&self.lazy, self.quiet_fd) {
-            (Some(lazy), Some(fd)) => lazy.want(self.io_handle(), self.key, fd, interest),
-            _ => Ok(()),
+        let (Some(lazy), Some(fd)) = (&self.lazy, self.quiet_fd) else {
+            return Ok(());
+        };
+        if let Some(added) = lazy.want(self.io_handle(), self.key, fd, interest)? {
+            self.set_ready_now(fd, added);
+        }
+        Ok(())
+    }
+
+    /// Set the readiness `poll(2)` finds now for `interest` (the poller's
+    /// report of it comes on its next turn: lazy_interest.rs).
+    fn set_ready_now(&self, fd: RawFd, interest: Interest) {
+        let mut events = libc::POLLRDHUP;
+        if interest.is_readable() {
+            events |= libc::POLLIN;
+        }
+        if interest.is_writable() {
+            events |= libc::POLLOUT;
+        }
+        if interest.is_priority() {
+            events |= libc::POLLPRI;
+        }
+        let mut pollfd = libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid `pollfd` for the call, which does not wait
+        // (timeout 0); a descriptor that is gone only shows as `POLLNVAL`.
+        if unsafe { libc::poll(&mut pollfd, 1, 0) } != 1 {
+            return;
+        }
+        let ready = super::uring::ready_from_poll(pollfd.revents as u16 as u32);
+        if !ready.is_empty() {
+            let mut wakers = Vec::new();
+            self.io.set_readiness(ready, &mut wakers);
+            wakers.into_iter().for_each(Waker::wake);
         }
     }
 

@@ -36,7 +36,8 @@
 //! port failed with `AddrInUse`); neither cost less CPU on the ring
 //! (BENCHMARKS.md, "io_uring driver"). An `AsyncFd`'s readiness comes
 //! from poll requests on the rings (`poll.rs`), armed by the waits that
-//! need it.
+//! need it, unless its socket has no peer (a listener, an unconnected
+//! datagram socket: epoll, for the same reason).
 //!
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
@@ -81,7 +82,7 @@ mod loom_read_wait;
 pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::file::FileOp;
 pub(crate) use self::path::{PathCall, PathOp};
-pub(crate) use self::poll::{DriverRings, UringPoll};
+pub(crate) use self::poll::{ready_from_poll, DriverRings, UringPoll};
 pub(crate) use self::recv::{RingRead, UringRead};
 pub(crate) use self::ring::Ring;
 pub(crate) use self::send::UringWrite;
