@@ -29,3 +29,17 @@ echo_cpu_run() { # bin runtime driver load conns duration
   kill "$pid"; wait "$pid" 2>/dev/null || true
   awk -v d=$((t1 - t0)) -v hz="$hz" -v n="$trips" 'BEGIN { printf "%.3f %d\n", d / hz * 1e6 / n, n }'
 }
+
+# Build `bins` (cargo --bin arguments) from git revision $1 in a temporary
+# worktree (removed when the script exits) into $AB_TARGET (default
+# ./target-ab, gitignored and kept between runs, so a rebuild is quick).
+# Sets base_target. For the experiments/*-ab.sh A/B scripts.
+build_base() {
+  local rev=$1 wt
+  shift
+  wt=$(mktemp -d)
+  git worktree add -f "$wt" "$rev" >/dev/null
+  trap "git worktree remove --force '$wt'" EXIT
+  base_target=${AB_TARGET:-$PWD/target-ab}
+  (cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench "$@" >&2)
+}

@@ -25,11 +25,7 @@ esac
 cargo build --release -p weft-bench --bin "${prefix}echo_server" --bin "${prefix}echo_load" >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-wt=$(mktemp -d)
-git worktree add -f "$wt" "$BASE" >/dev/null
-trap 'git worktree remove --force "$wt"' EXIT
-base_target=${AB_TARGET:-$PWD/target-ab}   # gitignored, kept between runs
-(cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench --bin "${prefix}echo_server" >&2)
+build_base "$BASE" --bin "${prefix}echo_server"
 load=$target_dir/release/${prefix}echo_load
 out=$(mktemp)
 run_one() { # name binary conns

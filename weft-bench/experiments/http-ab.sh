@@ -24,11 +24,7 @@ if [ "$CLOSE" = 1 ]; then wrk_args=(-H "Connection: close"); fi
 cargo build --release -p weft-bench --bin hello_http_weft >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-wt=$(mktemp -d)
-git worktree add -f "$wt" "$BASE" >/dev/null
-trap 'git worktree remove --force "$wt"' EXIT
-base_target=${AB_TARGET:-$PWD/target-ab}   # gitignored, kept between runs
-(cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench --bin hello_http_weft >&2)
+build_base "$BASE" --bin hello_http_weft
 out=$(mktemp)
 run_one() { # name binary port
   local pid t0 t1 result requests

@@ -126,16 +126,29 @@ impl Registration {
     /// poller until a readiness operation asks for some interest
     /// (lazy_interest.rs).
     pub(crate) fn new_unpolled(driver: driver::Handle, fd: RawFd) -> io::Result<Registration> {
-        let io_handle = driver.io().expect("checked by current_driver");
-        let (key, io) = io_handle.register_unpolled()?;
-        Ok(Registration {
+        let slot = driver
+            .io()
+            .expect("checked by current_driver")
+            .register_unpolled()?;
+        Ok(Registration::bare(driver, slot, fd, Some(Box::default())))
+    }
+
+    /// A registration of the bare descriptor `fd` (not a mio source) in
+    /// `slot`.
+    fn bare(
+        driver: driver::Handle,
+        (key, io): (super::Key, Arc<ScheduledIo>),
+        fd: RawFd,
+        lazy: Option<Box<LazyInterest>>,
+    ) -> Registration {
+        Registration {
             driver,
             key,
             io,
             ring_poll: None,
             quiet_fd: Some(fd),
-            lazy: Some(Box::default()),
-        })
+            lazy,
+        }
     }
 
     /// Register the descriptor `fd` for `interest` with the current
@@ -175,16 +188,11 @@ impl Registration {
     /// Register `fd` with `driver`'s poller for no readiness (a resource
     /// whose readiness comes from the rings: `Handle::register_quiet`).
     pub(crate) fn new_quiet(driver: driver::Handle, fd: RawFd) -> io::Result<Registration> {
-        let io_handle = driver.io().expect("checked by current_driver");
-        let (key, io) = io_handle.register_quiet(fd)?;
-        Ok(Registration {
-            driver,
-            key,
-            io,
-            ring_poll: None,
-            quiet_fd: Some(fd),
-            lazy: None,
-        })
+        let slot = driver
+            .io()
+            .expect("checked by current_driver")
+            .register_quiet(fd)?;
+        Ok(Registration::bare(driver, slot, fd, None))
     }
 
     /// The I/O driver's shared side.
