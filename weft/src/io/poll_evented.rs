@@ -142,11 +142,9 @@ impl<E: mio::event::Source> PollEvented<E> {
         if self.ring_took_bytes() {
             return Poll::Ready(Ok(()));
         }
-        let polled = self.registration.poll_read_ready(cx);
-        if polled.is_pending() && self.ring_took_bytes() {
-            return Poll::Ready(Ok(()));
-        }
-        polled.map_ok(drop)
+        self.registration
+            .poll_ready_or(cx, Direction::Read, || self.ring_took_bytes())
+            .map_ok(drop)
     }
 
     /// End a ring receive in flight, and say whether that (or an earlier
@@ -348,8 +346,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             let restore = ready!(crate::coop::poll_proceed(cx));
             let io = self.registration.io_handle();
             let ring = io.current_ring(rings);
-            let readiness_waited =
-                || self.registration.reads_wanted() && self.registration.has_read_waiters();
+            let readiness_waited = || self.registration.has_read_waiters();
             match uring
                 .read
                 .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf, readiness_waited)

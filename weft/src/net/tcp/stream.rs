@@ -195,30 +195,31 @@ impl TcpStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<usize>> {
-        loop {
-            self.io.settle_read();
-            if let Some(r) = self.io.read_leftover(false, |src| {
+        let leftover = |buf: &mut ReadBuf<'_>| {
+            self.io.read_leftover(false, |src| {
                 let n = src.len().min(buf.remaining());
                 buf.put_slice(&src[..n]);
                 n
-            }) {
-                return Poll::Ready(r);
-            }
-            let ev = match self.io.registration().poll_ready(cx, Direction::Read) {
-                Poll::Ready(ev) => ev?,
-                // Registered: bytes a ring receive took count as readable
-                // (they are peeked at the top of the loop).
-                Poll::Pending if self.io.ring_took_bytes() => continue,
-                Poll::Pending => return Poll::Pending,
-            };
-            let before = buf.filled().len();
-            match crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.io.registration().clear_readiness(ev);
-                }
-                result => return Poll::Ready(result.map(|()| buf.filled().len() - before)),
-            }
+            })
+        };
+        self.io.settle_read();
+        if let Some(r) = leftover(buf) {
+            return Poll::Ready(r);
         }
+        self.io.registration().poll_io_or(
+            cx,
+            Direction::Read,
+            || self.io.ring_took_bytes(),
+            || {
+                // As `peek`: bytes a ring receive kept come first.
+                self.io.settle_read();
+                leftover(buf).unwrap_or_else(|| {
+                    let before = buf.filled().len();
+                    crate::net::recv_into_read_buf(socket2::SockRef::from(self), buf, true)?;
+                    Ok(buf.filled().len() - before)
+                })
+            },
+        )
     }
 
     /// Borrowed read and write halves, usable from two tasks in the same

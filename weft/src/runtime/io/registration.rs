@@ -281,6 +281,29 @@ impl Registration {
         Poll::Ready(Ok(ev))
     }
 
+    /// [`poll_ready`](Self::poll_ready) that also ends, as readable, when
+    /// `readable_now` says so once the wait is registered (as
+    /// [`readiness_or`](Self::readiness_or)).
+    pub(crate) fn poll_ready_or(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        readable_now: impl FnOnce() -> bool,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        match self.poll_ready(cx, direction) {
+            Poll::Pending if readable_now() => Poll::Ready(Ok(self.readable_event())),
+            polled => polled,
+        }
+    }
+
+    /// The readiness now, readable: what a wait that `readable_now` ended
+    /// reports (its tick clears nothing newer).
+    fn readable_event(&self) -> ReadyEvent {
+        let mut ev = self.io.ready_now(Interest::READABLE);
+        ev.ready |= Ready::READABLE;
+        ev
+    }
+
     pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         self.poll_ready(cx, Direction::Read)
     }
@@ -344,13 +367,6 @@ impl Registration {
         }
     }
 
-    /// Whether a task may wait for read readiness: a ring-backed stream's
-    /// reads were asked of the poller (every such wait asks), or any
-    /// other registration.
-    pub(crate) fn reads_wanted(&self) -> bool {
-        self.lazy.as_ref().is_none_or(|lazy| lazy.has_reads())
-    }
-
     /// Forget readiness that turned out stale (the operation would block).
     pub(crate) fn clear_readiness(&self, event: ReadyEvent) {
         self.io.clear_readiness(event);
@@ -362,10 +378,22 @@ impl Registration {
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_or(cx, direction, || false, op)
+    }
+
+    /// [`poll_io`](Self::poll_io) over
+    /// [`poll_ready_or`](Self::poll_ready_or).
+    pub(crate) fn poll_io_or<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut readable_now: impl FnMut() -> bool,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         loop {
-            let ev = ready!(self.poll_ready(cx, direction))?;
+            let ev = ready!(self.poll_ready_or(cx, direction, &mut readable_now))?;
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(ev),
                 result => return Poll::Ready(result),
@@ -437,9 +465,7 @@ impl Registration {
                     if !readable_now() {
                         return Poll::Pending;
                     }
-                    let mut ev = waiter.io.ready_now(interest);
-                    ev.ready |= Ready::READABLE;
-                    ev
+                    self.readable_event()
                 }
             };
             if ev.is_shutdown {
@@ -483,8 +509,10 @@ impl Registration {
     }
 
     /// Whether a task waits for read readiness
-    /// (`ScheduledIo::has_read_waiters`).
+    /// (`ScheduledIo::has_read_waiters`). On a ring-backed stream only a
+    /// wait that asked the poller for reads can (every read wait asks), so
+    /// until one did this is one load, without the waiters' lock.
     pub(crate) fn has_read_waiters(&self) -> bool {
-        self.io.has_read_waiters()
+        self.lazy.as_ref().is_none_or(|lazy| lazy.has_reads()) && self.io.has_read_waiters()
     }
 }
