@@ -149,7 +149,9 @@ impl Driver {
     pub(crate) fn turn(&mut self, handle: &Handle, mut timeout: Option<Duration>) {
         if let Some(rings) = &handle.rings {
             let (index, owned) = handle.current_ring(rings);
-            if owned && timeout != Some(Duration::ZERO) {
+            // A ring holding nothing has nothing to wake its owner for:
+            // wait in epoll alone (uring/mod.rs).
+            if owned && timeout != Some(Duration::ZERO) && !rings.get(index).is_empty() {
                 // Wait in this worker's own ring (uring/ring/mod.rs, `park`);
                 // look at epoll, without waiting, only if it fired.
                 use std::os::fd::AsRawFd;

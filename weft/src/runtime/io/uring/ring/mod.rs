@@ -95,6 +95,10 @@ pub(crate) struct Ring {
     /// batch point submitted meanwhile costs a look under the lock (and
     /// submits early whatever else was pushed since).
     unwaited_pushed: AtomicBool,
+    /// The owner's waits in the ring so far ([`Ring::park`]'s blocking
+    /// enters), for the tests of where it waits.
+    #[cfg(test)]
+    waits: std::sync::atomic::AtomicUsize,
 }
 
 struct RingState {
@@ -215,6 +219,8 @@ impl Ring {
             fd: uring.as_raw_fd(),
             waiter: uring.clone(),
             unwaited_pushed: AtomicBool::new(false),
+            #[cfg(test)]
+            waits: Default::default(),
             state: Mutex::new(RingState {
                 uring,
                 table: OpTable::default(),
@@ -446,6 +452,22 @@ impl Ring {
         wake_all(wakers);
     }
 
+    /// Whether the owner's park may wait in epoll instead of this ring: no
+    /// request of the ring's is in the kernel or queued for it, and no
+    /// poll on the epoll descriptor is armed, so no completion can come
+    /// for the wait to end on before the owner starts something itself
+    /// (uring/mod.rs, "An owner whose ring holds nothing waits in epoll").
+    /// A wait in epoll is one `epoll_wait`; one in the ring is a poll
+    /// request armed on the epoll descriptor, the enter, and an
+    /// `epoll_wait` to take what fired.
+    pub(crate) fn is_empty(&self) -> bool {
+        let mut state = self.lock();
+        state.table.in_flight() == 0
+            && state.unsubmitted == 0
+            && state.park_poll.needs_arming()
+            && !state.sq().taskrun()
+    }
+
     /// Park the ring's owner (the worker holding the I/O driver) in the
     /// ring itself instead of in epoll: a poll on the driver's epoll
     /// descriptor `epoll_fd` is kept in the ring, so one wait returns for
@@ -484,6 +506,8 @@ impl Ring {
         }
         // Without the lock: other threads may poll or start this ring's ops
         // meanwhile (an entry they push and submit is theirs to submit).
+        #[cfg(test)]
+        self.waits.fetch_add(1, Ordering::Relaxed);
         let result = match timeout {
             Some(t) => {
                 let ts = types::Timespec::from(t);
@@ -749,5 +773,7 @@ fn wake_all(wakers: Vec<Waker>) {
     }
 }
 
+#[cfg(all(test, not(loom)))]
+mod park_tests;
 #[cfg(all(test, not(loom)))]
 mod tests;
