@@ -111,6 +111,23 @@ impl ReadState {
         n
     }
 
+    /// A buffer for the next receive: the spare, or else the leftover
+    /// buffer, all read by now. So a stream holds one buffer, not two,
+    /// until its reads outpace its reader, and a connection that reads
+    /// twice allocates once (a connection per request: the request, then
+    /// the read that finds the peer's close).
+    fn take_buffer(&mut self) -> Vec<u8> {
+        debug_assert!(
+            !self.has_leftover(),
+            "a receive starts only once every byte was read"
+        );
+        if self.spare.capacity() > 0 {
+            return std::mem::take(&mut self.spare);
+        }
+        self.pos = 0;
+        std::mem::take(&mut self.leftover)
+    }
+
     /// Take a completed receive: its bytes become `leftover`, its buffer
     /// the next spare.
     fn received(&mut self, result: i32, mut buf: Vec<u8>) -> Received {
@@ -183,7 +200,7 @@ impl UringRead {
             if readiness_waited() {
                 return RingRead::OnReadiness;
             }
-            let buf = std::mem::take(&mut state.spare);
+            let buf = state.take_buffer();
             let len = dst.len().clamp(1, MAX_RECV);
             let started =
                 rings
@@ -289,5 +306,37 @@ impl UringRead {
         if let Some((index, key)) = self.lock().op.take() {
             rings.get(index).abandon(key, super::ops::Leave::Cancel);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A stream that reads, hands every byte over and reads again starts
+    /// its second receive in the first one's buffer: a connection per
+    /// request allocates one receive buffer, not two.
+    #[test]
+    fn the_next_receive_reuses_the_buffer_its_reader_emptied() {
+        let mut state = ReadState::default();
+        let first = state.take_buffer();
+        assert_eq!(first.capacity(), 0, "a new stream holds no buffer");
+        let mut buf = Vec::with_capacity(8192);
+        buf.extend_from_slice(b"GET / HTTP/1.1\r\n\r\n");
+        let at = buf.as_ptr();
+        let n = buf.len();
+        buf.clear();
+        state.asked = 8192;
+        assert!(matches!(state.received(n as i32, buf), Received::Data));
+        let mut dst = [MaybeUninit::new(0); 64];
+        assert_eq!(state.read_leftover(&mut dst), n);
+        let second = state.take_buffer();
+        assert_eq!(
+            second.as_ptr(),
+            at,
+            "a second allocation for the second receive"
+        );
+        assert!(second.capacity() >= 8192);
+        assert!(!state.has_leftover());
     }
 }

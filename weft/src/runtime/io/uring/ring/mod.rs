@@ -399,8 +399,7 @@ impl Ring {
         let mut wakers = Vec::new();
         let mut state = self.lock();
         state.cancel(key.user_data(), &mut wakers);
-        let deadline = Instant::now() + GIVE_UP_AFTER;
-        let result = match state.wait_for_cancelled(key, Some(deadline), &mut wakers) {
+        let result = match state.wait_for_cancelled(key, Some(GIVE_UP_AFTER), &mut wakers) {
             Some((result, _buf)) => result,
             None => {
                 let (abandoned, _) = state.table.abandon(key, Leave::Cancel);
@@ -617,23 +616,30 @@ impl RingState {
     }
 
     /// Wait for a cancelled op's completion, asking for the cancel again
-    /// every [`RECANCEL_AFTER`]; `None` if `deadline` passes first. The
+    /// every [`RECANCEL_AFTER`]; `None` if `give_up_after` passes first. The
     /// op's stored waker is left in place (its completion wakes it).
     fn wait_for_cancelled(
         &mut self,
         key: OpKey,
-        deadline: Option<Instant>,
+        give_up_after: Option<Duration>,
         wakers: &mut Vec<Waker>,
     ) -> Option<(i32, Vec<u8>)> {
-        let mut cancelled_at = Instant::now();
+        // The usual case, a request the cancel's own enter ended, reads
+        // no clock: a stream dropped with a receive in flight (every
+        // connection hyper closes) comes through here.
+        if let Polled::Done { result, buf } = self.table.take_done(key) {
+            return Some((result, buf));
+        }
+        let began = Instant::now();
+        let mut cancelled_at = began;
         loop {
-            if let Polled::Done { result, buf } = self.table.take_done(key) {
-                return Some((result, buf));
-            }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            if give_up_after.is_some_and(|limit| began.elapsed() >= limit) {
                 return None;
             }
             self.wait(Duration::from_millis(1), wakers);
+            if let Polled::Done { result, buf } = self.table.take_done(key) {
+                return Some((result, buf));
+            }
             // A cancel might miss: one that reaches a readiness-driven
             // request while its wake-up is re-issuing it (the poll fired,
             // the retry found nothing and armed a new poll) was suspected
