@@ -337,9 +337,10 @@ rt_test! {
     /// A connected UDP socket whose send was refused (an ICMP "port
     /// unreachable" leaves an error pending, and nothing to read): a
     /// reader waiting meanwhile must still learn of a datagram that comes
-    /// later. On io_uring its read poll completes with `POLLERR` alone,
-    /// which wakes no read wait; reads then move to epoll (uring/poll.rs,
-    /// "error alone"), so the later datagram is seen, as on epoll.
+    /// later. (On io_uring a read poll completed with `POLLERR` alone,
+    /// which wakes no read wait, until such completions moved reads to
+    /// epoll, uring/poll.rs "error alone"; datagram sockets wait on epoll
+    /// there now.)
     #[test]
     fn a_reader_sees_data_arriving_after_an_error_alone() {
         rt().block_on(async {

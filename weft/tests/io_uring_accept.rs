@@ -322,8 +322,9 @@ const KILLED_CHILD: &str = "WEFT_TEST_KILLED_LISTENER";
 const KILLED_ADDR: &str = "127.77.0.3";
 
 /// A process killed while its listener waits in `accept`, a connection
-/// it accepted waits in a read and a UDP socket waits in a receive frees
-/// both ports by the time it has been reaped, as on Tokio: a supervisor
+/// it accepted waits in a read and UDP sockets wait in a receive (or, under
+/// `AsyncFd`, for readiness) frees every port by the time it has been
+/// reaped, as on Tokio: a supervisor
 /// restarting a crashed server on the same ports at once must not get
 /// `AddrInUse`. (An accept in flight on the ring held the listening
 /// socket until the kernel's asynchronous teardown of the ring, 3.5-6 ms
@@ -369,7 +370,7 @@ fn a_killed_process_frees_its_ports_at_once() {
             .split(' ')
             .map(|port| port.parse().unwrap())
             .collect();
-        let [tcp, udp, fd_tcp, fd_udp] = ports[..] else {
+        let [tcp, udp, fd_tcp, fd_udp, fd_connected_udp] = ports[..] else {
             panic!("attempt {attempt}: ports {ports:?}")
         };
         let _client = std::net::TcpStream::connect((KILLED_ADDR, tcp)).unwrap();
@@ -384,7 +385,11 @@ fn a_killed_process_frees_its_ports_at_once() {
                 );
             }
         }
-        for (what, port) in [("UDP", udp), ("AsyncFd UDP", fd_udp)] {
+        for (what, port) in [
+            ("UDP", udp),
+            ("AsyncFd UDP", fd_udp),
+            ("AsyncFd connected UDP", fd_connected_udp),
+        ] {
             if let Err(e) = std::net::UdpSocket::bind((KILLED_ADDR, port)) {
                 panic!(
                     "attempt {attempt}: {what} port {port} still in use after its process was \
@@ -417,12 +422,16 @@ fn killed_child(dir: &std::path::Path) -> ! {
         // selector waits for a Ruby server's sockets this way).
         let fd_listener = std::net::TcpListener::bind((KILLED_ADDR, 0)).unwrap();
         let fd_udp = std::net::UdpSocket::bind((KILLED_ADDR, 0)).unwrap();
+        // A connected one has a peer, as a stream does.
+        let fd_connected_udp = std::net::UdpSocket::bind((KILLED_ADDR, 0)).unwrap();
+        fd_connected_udp.connect(udp.local_addr().unwrap()).unwrap();
         let ports = format!(
-            "{} {} {} {}",
+            "{} {} {} {} {}",
             listener.local_addr().unwrap().port(),
             udp.local_addr().unwrap().port(),
             fd_listener.local_addr().unwrap().port(),
             fd_udp.local_addr().unwrap().port(),
+            fd_connected_udp.local_addr().unwrap().port(),
         );
         // Written whole, then renamed: the parent never reads half of it.
         std::fs::write(dir.join("ports.tmp"), ports).unwrap();
@@ -433,7 +442,11 @@ fn killed_child(dir: &std::path::Path) -> ! {
         // An accept and a receive waiting on a worker, then tell the parent.
         weft::spawn(async move { listener.accept().await });
         weft::spawn(async move { udp.recv_from(&mut [0; 64]).await });
-        for socket in [OwnedFd::from(fd_listener), OwnedFd::from(fd_udp)] {
+        for socket in [
+            OwnedFd::from(fd_listener),
+            OwnedFd::from(fd_udp),
+            OwnedFd::from(fd_connected_udp),
+        ] {
             let fd = AsyncFd::new(socket).unwrap();
             weft::spawn(async move { fd.readable().await.map(|mut ready| ready.clear_ready()) });
         }

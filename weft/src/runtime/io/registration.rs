@@ -9,8 +9,8 @@
 //! io_uring rings (an `AsyncFd`'s) learns its readiness from poll requests
 //! on the rings (`uring/poll.rs`): a wait that finds none arms them, and
 //! the epoll registration stays quiet (errors and hang-ups, and priority
-//! if asked for). Not a socket without a peer ([`has_no_peer`]: a
-//! listener, an unconnected datagram socket), which waits on epoll.
+//! if asked for). Not a datagram socket or a socket without a peer
+//! ([`waits_on_epoll`]: UDP, a listener), which waits on epoll.
 
 use super::lazy_interest::LazyInterest;
 use super::ready::{Interest, Ready};
@@ -63,25 +63,45 @@ pub(crate) fn current_driver() -> driver::Handle {
     handle
 }
 
-/// Whether `fd` is a socket without a peer (a listener, an unconnected
-/// datagram socket): such an `AsyncFd` waits on epoll on the io_uring
-/// driver too. A poll request in flight on a ring holds its socket, and
-/// a killed process's rings are torn down by the kernel only after it is
-/// gone, so its listening port stayed bound for milliseconds and a
-/// supervisor restarting it at once got `AddrInUse` (the same reason
-/// listeners and datagram sockets are readiness-based: BENCHMARKS.md, "A
-/// connection per request"). One `getpeername(2)` per registration. (A
-/// connected datagram socket has a peer and stays on the rings; so does a
-/// stream still connecting, wrongly the other way: it waits on epoll, as
-/// on the epoll driver.)
-fn has_no_peer(fd: RawFd) -> bool {
+/// Whether `fd` is a datagram socket or a socket without a peer (a
+/// listener): such an `AsyncFd` waits on epoll on the io_uring driver
+/// too. A poll request in flight on a ring holds its socket, and a killed
+/// process's rings are torn down by the kernel only after it is gone, so
+/// its port stayed bound for milliseconds and a supervisor restarting it
+/// at once got `AddrInUse` (the same reason listeners and datagram
+/// sockets are readiness-based: BENCHMARKS.md, "A connection per
+/// request"). A connected datagram socket holds its local port just as
+/// an unconnected one does. One `getsockopt(2)` per registration, and a
+/// `getpeername(2)` for a stream socket. (A stream still connecting has
+/// no peer yet and waits on epoll, as on the epoll driver.)
+fn waits_on_epoll(fd: RawFd) -> bool {
+    let mut kind: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `kind` and `len` are valid out-pointers, `len` holding
+    // `kind`'s size; a descriptor that is not a socket only makes the
+    // call fail.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&mut kind as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return false; // not a socket: a pipe, an eventfd, a terminal...
+    }
+    if kind == libc::SOCK_DGRAM {
+        return true;
+    }
     // SAFETY: `sockaddr_storage` is plain integers, for which all zeros is
     // a valid value.
     let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
     // SAFETY: `addr` and `len` are valid out-pointers, `len` holding
-    // `addr`'s size; a descriptor that is not a connected socket only
-    // makes the call fail.
+    // `addr`'s size; a socket that is not connected only makes the call
+    // fail.
     let r = unsafe {
         libc::getpeername(
             fd,
@@ -161,7 +181,7 @@ impl Registration {
     pub(crate) fn new_fd(fd: RawFd, interest: Interest) -> io::Result<Registration> {
         let driver = current_driver();
         let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
-        if !on_rings || has_no_peer(fd) {
+        if !on_rings || waits_on_epoll(fd) {
             return Registration::new_with(driver, &mut mio::unix::SourceFd(&fd), interest);
         }
         // Still registered with epoll, quietly: the registration keeps

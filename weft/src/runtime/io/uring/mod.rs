@@ -36,8 +36,8 @@
 //! port failed with `AddrInUse`); neither cost less CPU on the ring
 //! (BENCHMARKS.md, "io_uring driver"). An `AsyncFd`'s readiness comes
 //! from poll requests on the rings (`poll.rs`), armed by the waits that
-//! need it, unless its socket has no peer (a listener, an unconnected
-//! datagram socket: epoll, for the same reason).
+//! need it, unless it is a datagram socket or a socket without a peer
+//! (a listener: epoll, for the same reason).
 //!
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any

@@ -37,7 +37,9 @@
 //!   readiness to epoll for good (`EPOLLOUT`, edge-triggered).
 //! - **Reads after an error alone.** A read request on a socket holding a
 //!   pending error and nothing to read (an ICMP refusal on a connected UDP
-//!   socket) completes with `POLLERR` alone: that readiness (`ERROR`,
+//!   socket; datagram sockets wait on epoll now, registration.rs
+//!   `waits_on_epoll`, so this stays for any other socket that gets one)
+//!   completes with `POLLERR` alone: that readiness (`ERROR`,
 //!   `WRITE_CLOSED`, as mio reads it) wakes no plain read wait (only
 //!   weft-ruby's `_or_error` ones), and armed again
 //!   the request would complete the same way until someone takes the
