@@ -147,8 +147,11 @@ impl Driver {
     /// Wait up to `timeout` (forever if `None`) for events and dispatch
     /// them. Returns early when [`Handle::unpark`] is called.
     pub(crate) fn turn(&mut self, handle: &Handle, mut timeout: Option<Duration>) {
+        // The ring this thread owns, if any.
+        let mut own_ring = None;
         if let Some(rings) = &handle.rings {
             let (index, owned) = handle.current_ring(rings);
+            own_ring = owned.then_some(index);
             // A ring holding nothing has nothing to wake its owner for:
             // wait in epoll alone (uring/mod.rs).
             if owned && timeout != Some(Duration::ZERO) && !rings.get(index).is_empty() {
@@ -179,7 +182,12 @@ impl Driver {
         }
         if let Some(rings) = &handle.rings {
             if let Some(index) = rings.unwatched() {
-                rings.get(index).reap(&mut self.wakers);
+                // An empty ring has nothing to reap; only its owner may
+                // trust the flag (ring/mod.rs, `is_empty`). The owner's park
+                // comes here when its ring is empty.
+                if own_ring != Some(index) || !rings.get(index).is_empty() {
+                    rings.get(index).reap(&mut self.wakers);
+                }
             }
         }
         if events.is_empty() {

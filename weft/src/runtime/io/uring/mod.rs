@@ -61,7 +61,10 @@
 //!   ring's lock, no request in flight, none queued and no poll on the
 //!   epoll descriptor armed, no completion can reach the ring until the
 //!   owner starts something after its wait, and it waits in `epoll_wait`
-//!   alone (`Ring::is_empty`), watched ring or not. That saves the poll
+//!   alone (`Ring::is_empty`, a flag each release of the ring's lock
+//!   sets, which the owner reads without the lock), watched ring or not;
+//!   its batch points and the reap of an unwatched ring after an epoll
+//!   turn skip an empty ring too. That saves the poll
 //!   request on the epoll descriptor and a second syscall on every park
 //!   of a worker whose I/O is all readiness-based (datagrams, listeners,
 //!   pipes) or which only waits for timers and wake-ups: 8–12% of the

@@ -95,6 +95,10 @@ pub(crate) struct Ring {
     /// batch point submitted meanwhile costs a look under the lock (and
     /// submits early whatever else was pushed since).
     unwaited_pushed: AtomicBool,
+    /// The ring held nothing at the lock's latest release: no request in
+    /// flight, none queued, no poll on the epoll descriptor armed
+    /// ([`Ring::is_empty`]).
+    empty: AtomicBool,
     /// The owner's waits in the ring so far ([`Ring::park`]'s blocking
     /// enters), for the tests of where it waits.
     #[cfg(test)]
@@ -118,10 +122,11 @@ struct RingState {
     refuse_submits: usize,
 }
 
-/// The ring's state under its lock. Its release posts the wake-up a reap
-/// owed the parked owner meanwhile (park_poll.rs), once per hold, and
-/// wakes what that post reaped only after the lock is let go.
-struct Locked<'a>(Option<MutexGuard<'a, RingState>>);
+/// The ring's state under its lock. Its release records whether the ring
+/// holds nothing ([`Ring::is_empty`]), posts the wake-up a reap owed the
+/// parked owner meanwhile (park_poll.rs), once per hold, and wakes what
+/// that post reaped only after the lock is let go.
+struct Locked<'a>(Option<MutexGuard<'a, RingState>>, &'a AtomicBool);
 
 impl std::ops::Deref for Locked<'_> {
     type Target = RingState;
@@ -140,6 +145,10 @@ impl Drop for Locked<'_> {
     #[inline]
     fn drop(&mut self) {
         if let Some(mut state) = self.0.take() {
+            // Stored under the lock, so the flag's order of stores is the
+            // lock's: its latest value is the ring's state at the latest
+            // release.
+            self.1.store(state.holds_nothing(), Ordering::Relaxed);
             if state.park_poll.take_owed_wake() {
                 post_owed_wake(state);
             }
@@ -219,6 +228,7 @@ impl Ring {
             fd: uring.as_raw_fd(),
             waiter: uring.clone(),
             unwaited_pushed: AtomicBool::new(false),
+            empty: AtomicBool::new(true),
             #[cfg(test)]
             waits: Default::default(),
             state: Mutex::new(RingState {
@@ -247,7 +257,10 @@ impl Ring {
     }
 
     fn lock(&self) -> Locked<'_> {
-        Locked(Some(self.state.lock().unwrap_or_else(|e| e.into_inner())))
+        Locked(
+            Some(self.state.lock().unwrap_or_else(|e| e.into_inner())),
+            &self.empty,
+        )
     }
 
     /// Give `buf` to a new table slot and push `entry` under its name.
@@ -416,6 +429,9 @@ impl Ring {
     /// completed (one `io_uring_enter` if anything was pushed, none
     /// otherwise). Returns the wakers to call.
     pub(crate) fn flush(&self, wakers: &mut Vec<Waker>) {
+        if self.is_empty() {
+            return; // nothing to submit, nothing that can complete
+        }
         let mut state = self.lock();
         if state.unsubmitted > 0 || state.sq().taskrun() {
             // One enter submits the batch and runs the completion work
@@ -451,20 +467,19 @@ impl Ring {
         wake_all(wakers);
     }
 
-    /// Whether the owner's park may wait in epoll instead of this ring: no
-    /// request of the ring's is in the kernel or queued for it, and no
-    /// poll on the epoll descriptor is armed, so no completion can come
-    /// for the wait to end on before the owner starts something itself
-    /// (uring/mod.rs, "An owner whose ring holds nothing waits in epoll").
-    /// A wait in epoll is one `epoll_wait`; one in the ring is a poll
-    /// request armed on the epoll descriptor, the enter, and an
-    /// `epoll_wait` to take what fired.
+    /// Whether the ring holds nothing: no request of the ring's is in the
+    /// kernel or queued for it, and no poll on the epoll descriptor is
+    /// armed. Read without the lock, and meant for the owner: only it
+    /// starts requests on its ring, so once it sees the ring empty, the
+    /// ring stays so until the owner starts something (uring/mod.rs, "An
+    /// owner whose ring holds nothing waits in epoll"); a value another
+    /// thread's release left stale says "not empty", which only costs a
+    /// look under the lock. Then its park waits in epoll instead (one
+    /// `epoll_wait`, where one in the ring is a poll request armed on the
+    /// epoll descriptor, the enter, and an `epoll_wait` to take what
+    /// fired), and its batch points and reaps skip the ring.
     pub(crate) fn is_empty(&self) -> bool {
-        let mut state = self.lock();
-        state.table.in_flight() == 0
-            && state.unsubmitted == 0
-            && state.park_poll.needs_arming()
-            && !state.sq().taskrun()
+        self.empty.load(Ordering::Relaxed)
     }
 
     /// Park the ring's owner (the worker holding the I/O driver) in the
@@ -569,6 +584,12 @@ impl Drop for Ring {
 
 impl RingState {
     /// The submission queue.
+    /// No request in flight, none queued, the poll on the epoll
+    /// descriptor not armed ([`Ring::is_empty`]).
+    fn holds_nothing(&self) -> bool {
+        self.table.in_flight() == 0 && self.unsubmitted == 0 && self.park_poll.needs_arming()
+    }
+
     fn sq(&mut self) -> squeue::SubmissionQueue<'_> {
         // SAFETY: as for the completion queue in `reap`: only touched
         // under the ring's lock, which `&mut self` proves is held.
