@@ -76,6 +76,7 @@
 //!   owner, never reported.
 
 mod connect;
+mod empty_flag;
 mod file;
 pub(crate) mod ops;
 mod park_poll;
@@ -86,6 +87,8 @@ mod ring;
 mod send;
 mod waiters;
 
+#[cfg(all(test, loom))]
+mod loom_empty_flag;
 #[cfg(all(test, loom))]
 mod loom_ops;
 #[cfg(all(test, loom))]

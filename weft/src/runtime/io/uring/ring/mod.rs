@@ -55,6 +55,7 @@
 //!   next enters or leaves it, or is woken from a wait, a wait on this
 //!   lock included); wakers are called after it is released.
 
+use super::empty_flag::EmptyFlag;
 use super::ops::{
     Abandoned, Completed, Leave, LiveSend, OpKey, OpTable, OrphanSend, Polled, SlotKind,
     INTERNAL_USER_DATA,
@@ -98,7 +99,7 @@ pub(crate) struct Ring {
     /// The ring held nothing at the lock's latest release: no request in
     /// flight, none queued, no poll on the epoll descriptor armed
     /// ([`Ring::is_empty`]).
-    empty: AtomicBool,
+    empty: EmptyFlag,
     /// The owner's waits in the ring so far ([`Ring::park`]'s blocking
     /// enters), for the tests of where it waits.
     #[cfg(test)]
@@ -126,7 +127,7 @@ struct RingState {
 /// holds nothing ([`Ring::is_empty`]), posts the wake-up a reap owed the
 /// parked owner meanwhile (park_poll.rs), once per hold, and wakes what
 /// that post reaped only after the lock is let go.
-struct Locked<'a>(Option<MutexGuard<'a, RingState>>, &'a AtomicBool);
+struct Locked<'a>(Option<MutexGuard<'a, RingState>>, &'a EmptyFlag);
 
 impl std::ops::Deref for Locked<'_> {
     type Target = RingState;
@@ -145,10 +146,8 @@ impl Drop for Locked<'_> {
     #[inline]
     fn drop(&mut self) {
         if let Some(mut state) = self.0.take() {
-            // Stored under the lock, so the flag's order of stores is the
-            // lock's: its latest value is the ring's state at the latest
-            // release.
-            self.1.store(state.holds_nothing(), Ordering::Relaxed);
+            // Under the lock (empty_flag.rs).
+            self.1.record(state.holds_nothing());
             if state.park_poll.take_owed_wake() {
                 post_owed_wake(state);
             }
@@ -228,7 +227,7 @@ impl Ring {
             fd: uring.as_raw_fd(),
             waiter: uring.clone(),
             unwaited_pushed: AtomicBool::new(false),
-            empty: AtomicBool::new(true),
+            empty: EmptyFlag::new(),
             #[cfg(test)]
             waits: Default::default(),
             state: Mutex::new(RingState {
@@ -479,7 +478,7 @@ impl Ring {
     /// epoll descriptor, the enter, and an `epoll_wait` to take what
     /// fired), and its batch points and reaps skip the ring.
     pub(crate) fn is_empty(&self) -> bool {
-        self.empty.load(Ordering::Relaxed)
+        self.empty.owner_sees_empty()
     }
 
     /// Park the ring's owner (the worker holding the I/O driver) in the
