@@ -20,6 +20,9 @@ pub(crate) mod sealed {
     /// How an address is resolved.
     #[derive(Debug)]
     pub enum Resolved {
+        /// One literal address: no allocation (a `send_to` per datagram
+        /// resolves its address each time).
+        One(SocketAddr),
         Now(Vec<SocketAddr>),
         /// A host name for the system resolver.
         Lookup(String),
@@ -38,9 +41,7 @@ macro_rules! literal_addr {
         impl ToSocketAddrs for $t {}
         impl Sealed for $t {
             fn to_resolved(&self) -> Resolved {
-                Resolved::Now(std::net::ToSocketAddrs::to_socket_addrs(self)
-                    .map(Iterator::collect)
-                    .unwrap_or_default())
+                Resolved::One(SocketAddr::from(*self))
             }
         }
     )*};
@@ -66,7 +67,7 @@ impl ToSocketAddrs for str {}
 impl Sealed for str {
     fn to_resolved(&self) -> Resolved {
         match self.parse::<SocketAddr>() {
-            Ok(addr) => Resolved::Now(vec![addr]),
+            Ok(addr) => Resolved::One(addr),
             Err(_) => Resolved::Lookup(self.to_owned()),
         }
     }
@@ -83,7 +84,7 @@ impl ToSocketAddrs for (&str, u16) {}
 impl Sealed for (&str, u16) {
     fn to_resolved(&self) -> Resolved {
         match self.0.parse::<IpAddr>() {
-            Ok(ip) => Resolved::Now(vec![SocketAddr::new(ip, self.1)]),
+            Ok(ip) => Resolved::One(SocketAddr::new(ip, self.1)),
             Err(_) => Resolved::LookupWithPort(self.0.to_owned(), self.1),
         }
     }
@@ -105,7 +106,21 @@ impl<T: Sealed + ?Sized> Sealed for &T {
 
 /// Resolve `addr` to its socket addresses.
 pub(crate) async fn resolve<A: ToSocketAddrs>(addr: A) -> io::Result<Vec<SocketAddr>> {
-    let query = match addr.to_resolved() {
+    look_up(addr.to_resolved()).await
+}
+
+/// The first address `addr` resolves to, if any; a literal address
+/// without an allocation.
+pub(crate) async fn resolve_first<A: ToSocketAddrs>(addr: A) -> io::Result<Option<SocketAddr>> {
+    match addr.to_resolved() {
+        Resolved::One(addr) => Ok(Some(addr)),
+        other => Ok(look_up(other).await?.into_iter().next()),
+    }
+}
+
+async fn look_up(resolved: Resolved) -> io::Result<Vec<SocketAddr>> {
+    let query = match resolved {
+        Resolved::One(addr) => return Ok(vec![addr]),
         Resolved::Now(addrs) => return Ok(addrs),
         Resolved::Lookup(host) => host,
         Resolved::LookupWithPort(host, port) => format!("{host}:{port}"),
@@ -153,4 +168,65 @@ where
             "could not resolve to any address",
         )
     }))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Every literal address resolves to itself without an allocation (a
+    /// `send_to` resolves its address once per datagram); host names wait
+    /// for the resolver.
+    #[test]
+    fn literal_addresses_resolve_to_one_address_at_once() {
+        let v4: SocketAddr = "127.0.0.1:53".parse().unwrap();
+        let v6: SocketAddr = "[::1]:53".parse().unwrap();
+        let ip4 = Ipv4Addr::LOCALHOST;
+        let ip6 = Ipv6Addr::LOCALHOST;
+        let cases: [(&dyn Sealed, SocketAddr); 9] = [
+            (&v4, v4),
+            (&SocketAddrV4::new(ip4, 53), v4),
+            (&SocketAddrV6::new(ip6, 53, 0, 0), v6),
+            (&(IpAddr::V4(ip4), 53), v4),
+            (&(ip4, 53), v4),
+            (&(ip6, 53), v6),
+            (&"[::1]:53", v6),
+            (&("127.0.0.1", 53), v4),
+            (&String::from("127.0.0.1:53"), v4),
+        ];
+        for (i, (addr, expected)) in cases.into_iter().enumerate() {
+            match addr.to_resolved() {
+                Resolved::One(got) => assert_eq!(got, expected, "case {i}"),
+                other => panic!("case {i}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            "localhost:53".to_resolved(),
+            Resolved::Lookup(host) if host == "localhost:53"
+        ));
+        assert!(matches!(
+            ("localhost", 53).to_resolved(),
+            Resolved::LookupWithPort(host, 53) if host == "localhost"
+        ));
+        let list = [v4, v6];
+        assert!(matches!((&list[..]).to_resolved(), Resolved::Now(addrs) if addrs == list));
+    }
+
+    #[test]
+    fn resolve_first_takes_the_first_address_or_none() {
+        crate::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let first = resolve_first("127.0.0.1:9").await.unwrap();
+                assert_eq!(first, Some("127.0.0.1:9".parse().unwrap()));
+                let none: &[SocketAddr] = &[];
+                assert_eq!(resolve_first(none).await.unwrap(), None);
+                let both = resolve(("::1".parse::<IpAddr>().unwrap(), 9))
+                    .await
+                    .unwrap();
+                assert_eq!(both, vec!["[::1]:9".parse().unwrap()]);
+            });
+    }
 }

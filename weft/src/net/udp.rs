@@ -17,7 +17,7 @@
 
 use crate::io::poll_evented::PollEvented;
 use crate::io::Interest;
-use crate::net::addr::{each_addr, resolve, ToSocketAddrs};
+use crate::net::addr::{each_addr, resolve_first, ToSocketAddrs};
 use crate::runtime::io::scheduled_io::Direction;
 use socket2::SockAddr;
 use std::fmt;
@@ -306,10 +306,8 @@ impl UdpSocket {
 
 /// The first address `addr` resolves to.
 async fn first_addr<A: ToSocketAddrs>(addr: A) -> io::Result<SocketAddr> {
-    resolve(addr)
+    resolve_first(addr)
         .await?
-        .into_iter()
-        .next()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no addresses to send data to"))
 }
 
