@@ -43,3 +43,17 @@ build_base() {
   base_target=${AB_TARGET:-$PWD/target-ab}
   (cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench "$@" >&2)
 }
+
+# Dump the counts of the callgrind run $1 (started with
+# --callgrind-out-file=$2), stop it, and print the instructions counted
+# since the last `callgrind_control -z`. For the experiments/*-callgrind.sh
+# scripts. (valgrind can take seconds to end on SIGTERM: then SIGKILL.)
+callgrind_stop() { # pid out-file
+  callgrind_control -d "$1" >/dev/null
+  sleep 1
+  kill "$1"
+  sleep 2
+  kill -9 "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+  awk '/^summary:/ { print $2 }' "$2.1"
+}

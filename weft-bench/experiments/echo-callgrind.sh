@@ -9,6 +9,7 @@
 #   BIN_DIR=target-ab/release bash weft-bench/experiments/echo-callgrind.sh weft uring 1   # a base built by echo-ab.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. weft-bench/bench-lib.sh  # callgrind_stop
 runtime=${1:-weft} driver=${2:-uring} conns=${3:-1}
 case ${PROTO:-tcp} in
   tcp) prefix= ;;
@@ -26,12 +27,6 @@ load=target/release/${prefix}echo_load
 taskset -c 1 "$load" "$addr" "$conns" 1 >/dev/null
 callgrind_control -z "$pid" >/dev/null
 trips=$(taskset -c 1 "$load" "$addr" "$conns" 5)
-callgrind_control -d "$pid" >/dev/null
-sleep 1
-kill "$pid"
-sleep 2
-kill -9 "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
-total=$(awk '/^summary:/ { print $2 }' "$out/cg.out.1")
+total=$(callgrind_stop "$pid" "$out/cg.out")
 echo "${PROTO:-tcp} $runtime $driver, $conns connections: $trips round trips, $((total / trips)) user-space instructions per round trip"
 rm -rf "$out"

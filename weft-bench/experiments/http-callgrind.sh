@@ -10,6 +10,7 @@
 #   DRIVER=epoll bash weft-bench/experiments/http-callgrind.sh target-ab/release/hello_http_weft
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. weft-bench/bench-lib.sh  # callgrind_stop
 bin=${1:-target/release/hello_http_weft}
 DRIVER=${DRIVER:-uring}
 DURATION=${DURATION:-8}
@@ -29,12 +30,6 @@ taskset -c 1 wrk -t1 -c10 -d2 "${wrk_args[@]}" "http://127.0.0.1:$PORT/" >/dev/n
 callgrind_control -z "$pid" >/dev/null
 requests=$(taskset -c 1 wrk -t1 -c10 -d"$DURATION" "${wrk_args[@]}" "http://127.0.0.1:$PORT/" |
   awk '/requests in/ { print $1 }')
-callgrind_control -d "$pid" >/dev/null
-sleep 1
-kill "$pid"
-sleep 2
-kill -9 "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
-total=$(awk '/^summary:/ { print $2 }' "$out/cg.out.1")
+total=$(callgrind_stop "$pid" "$out/cg.out")
 echo "$DRIVER: $requests requests, $((total / requests)) user-space instructions per request"
 rm -rf "$out"

@@ -13,6 +13,16 @@ struct Ring {
 }
 
 impl Ring {
+    /// A ring with one request the owner started.
+    fn with_one_request() -> Arc<Ring> {
+        let ring = Arc::new(Ring {
+            in_flight: Mutex::new(0),
+            empty: EmptyFlag::new(),
+        });
+        ring.locked(|n| *n += 1);
+        ring
+    }
+
     /// A hold of the ring's lock, recording the flag at its release.
     fn locked<R>(&self, f: impl FnOnce(&mut usize) -> R) -> R {
         let mut in_flight = lock(&self.in_flight);
@@ -28,16 +38,9 @@ impl Ring {
 #[test]
 fn the_owner_never_sees_its_ring_empty_with_a_request_in_flight() {
     loom::model(|| {
-        let ring = Arc::new(Ring {
-            in_flight: Mutex::new(0),
-            empty: EmptyFlag::new(),
-        });
         // The owner's first request, then a reaper that completes one.
-        ring.locked(|n| *n += 1);
-        let reaper = {
-            let ring = ring.clone();
-            thread::spawn(move || ring.locked(|n| *n = n.saturating_sub(1)))
-        };
+        let ring = Ring::with_one_request();
+        let reaper = spawn_reaper(&ring);
         // A second request, started while the reaper may run.
         ring.locked(|n| *n += 1);
         let seen_empty = ring.empty.owner_sees_empty();
@@ -60,15 +63,8 @@ fn the_owner_never_sees_its_ring_empty_with_a_request_in_flight() {
 #[test]
 fn a_reap_by_another_thread_empties_the_ring_for_the_owner() {
     loom::model(|| {
-        let ring = Arc::new(Ring {
-            in_flight: Mutex::new(0),
-            empty: EmptyFlag::new(),
-        });
-        ring.locked(|n| *n += 1);
-        let reaper = {
-            let ring = ring.clone();
-            thread::spawn(move || ring.locked(|n| *n -= 1))
-        };
+        let ring = Ring::with_one_request();
+        let reaper = spawn_reaper(&ring);
         if ring.empty.owner_sees_empty() {
             assert_eq!(*lock(&ring.in_flight), 0, "empty read before the reap");
         }
@@ -76,4 +72,10 @@ fn a_reap_by_another_thread_empties_the_ring_for_the_owner() {
         // After the join the reap's store is the latest.
         assert!(ring.empty.owner_sees_empty());
     });
+}
+
+/// Another thread completing (reaping) one request.
+fn spawn_reaper(ring: &Arc<Ring>) -> thread::JoinHandle<()> {
+    let ring = ring.clone();
+    thread::spawn(move || ring.locked(|n| *n -= 1))
 }

@@ -582,13 +582,13 @@ impl Drop for Ring {
 }
 
 impl RingState {
-    /// The submission queue.
     /// No request in flight, none queued, the poll on the epoll
     /// descriptor not armed ([`Ring::is_empty`]).
     fn holds_nothing(&self) -> bool {
         self.table.in_flight() == 0 && self.unsubmitted == 0 && self.park_poll.needs_arming()
     }
 
+    /// The submission queue.
     fn sq(&mut self) -> squeue::SubmissionQueue<'_> {
         // SAFETY: as for the completion queue in `reap`: only touched
         // under the ring's lock, which `&mut self` proves is held.
@@ -644,22 +644,23 @@ impl RingState {
         give_up_after: Option<Duration>,
         wakers: &mut Vec<Waker>,
     ) -> Option<(i32, Vec<u8>)> {
-        // The usual case, a request the cancel's own enter ended, reads
-        // no clock: a stream dropped with a receive in flight (every
-        // connection hyper closes) comes through here.
-        if let Polled::Done { result, buf } = self.table.take_done(key) {
-            return Some((result, buf));
-        }
-        let began = Instant::now();
-        let mut cancelled_at = began;
+        // Read once the request is found still in the kernel: the usual
+        // case, a request the cancel's own enter ended (a stream dropped
+        // with a receive in flight, every connection hyper closes), reads
+        // no clock.
+        let mut clock: Option<(Instant, Instant)> = None; // (began, cancelled_at)
         loop {
+            if let Polled::Done { result, buf } = self.table.take_done(key) {
+                return Some((result, buf));
+            }
+            let (began, cancelled_at) = clock.get_or_insert_with(|| {
+                let now = Instant::now();
+                (now, now)
+            });
             if give_up_after.is_some_and(|limit| began.elapsed() >= limit) {
                 return None;
             }
             self.wait(Duration::from_millis(1), wakers);
-            if let Polled::Done { result, buf } = self.table.take_done(key) {
-                return Some((result, buf));
-            }
             // A cancel might miss: one that reaches a readiness-driven
             // request while its wake-up is re-issuing it (the poll fired,
             // the retry found nothing and armed a new poll) was suspected
@@ -669,7 +670,7 @@ impl RingState {
             // harmless: a request already gone is not found.
             if cancelled_at.elapsed() >= RECANCEL_AFTER {
                 self.cancel(key.user_data(), wakers);
-                cancelled_at = Instant::now();
+                *cancelled_at = Instant::now();
             }
         }
     }
