@@ -185,7 +185,7 @@ impl Poller {
         let interrupt_fd = Arc::new(unsafe { OwnedFd::from_raw_fd(raw) });
         let interrupt = {
             let _guard = rt.enter();
-            AsyncFd::with_interest(Fd(raw), Interest::READABLE)?
+            AsyncFd::with_interest_on_rings(Fd(raw), Interest::READABLE)?
         };
         let poller = Poller {
             inner: ManuallyDrop::new(PollerInner {

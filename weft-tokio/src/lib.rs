@@ -14,3 +14,15 @@
 //! ```
 
 pub use weft::*;
+
+/// Tokio's hidden `tokio::macros::support`, which Tokio's macros expand
+/// to and a few crates (and Tokio's own tests) name: the std items it
+/// re-exports.
+#[doc(hidden)]
+pub mod macros {
+    pub mod support {
+        pub use std::future::{poll_fn, Future, IntoFuture};
+        pub use std::pin::Pin;
+        pub use std::task::{Context, Poll};
+    }
+}

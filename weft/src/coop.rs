@@ -126,14 +126,20 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let outcome = BUDGET.try_with(|cell| {
         let before = cell.get();
         match before.0 {
-            None => Poll::Ready(RestoreOnPending(Cell::new(Budget::unconstrained()))),
+            None => Poll::Ready(RestoreOnPending(
+                Cell::new(Budget::unconstrained()),
+                std::marker::PhantomData,
+            )),
             Some(0) => Poll::Pending,
             Some(n) => {
                 cell.set(Budget(Some(n - 1)));
                 if n == 1 {
                     crate::runtime::context::budget_forced_yield();
                 }
-                Poll::Ready(RestoreOnPending(Cell::new(before)))
+                Poll::Ready(RestoreOnPending(
+                    Cell::new(before),
+                    std::marker::PhantomData,
+                ))
             }
         }
     });
@@ -147,7 +153,10 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
             Poll::Pending
         }
         // Thread-local already destroyed: behave as unconstrained.
-        Err(_) => Poll::Ready(RestoreOnPending(Cell::new(Budget::unconstrained()))),
+        Err(_) => Poll::Ready(RestoreOnPending(
+            Cell::new(Budget::unconstrained()),
+            std::marker::PhantomData,
+        )),
     }
 }
 
@@ -162,7 +171,12 @@ pub(crate) fn poll_proceed_and_make_progress(cx: &mut Context<'_>) -> Poll<()> {
 /// Refunds one budget unit on drop unless the operation made progress.
 #[must_use = "dropping the guard at once refunds the unit: hold it until the operation completes"]
 #[derive(Debug)]
-pub struct RestoreOnPending(Cell<Budget>);
+pub struct RestoreOnPending(
+    Cell<Budget>,
+    // Neither `Send` nor `Sync`, as Tokio's: the unit belongs to this
+    // thread's budget.
+    std::marker::PhantomData<*const ()>,
+);
 
 impl RestoreOnPending {
     /// The operation completed: keep the unit spent.

@@ -29,8 +29,7 @@
 //! Tokio against itself, to check that no timing noise is left.
 //!
 //! Run it on both weft I/O drivers: the default (io_uring where the kernel
-//! allows: an `AsyncFd` then waits with poll requests on the rings, while
-//! errors, hang-ups and priority still come from epoll) and
+//! allows; an `AsyncFd` is registered with epoll there too) and
 //! `WEFT_IO_DRIVER=epoll`.
 //!
 //! `AFD_DIFF_SEEDS=N` runs N seeds per family (defaults below: a few

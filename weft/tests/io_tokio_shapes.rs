@@ -156,6 +156,65 @@ fn seek_through_a_buf_reader_counts_from_the_logical_position() {
     });
 }
 
+/// A source as long as `u64` allows whose byte at position `p` is `p as
+/// u8`; it counts the seeks made on it.
+struct Positions {
+    at: u64,
+    seeks: usize,
+}
+
+impl AsyncRead for Positions {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        while buf.remaining() > 0 && self.at < u64::MAX {
+            buf.put_slice(&[self.at as u8]);
+            self.at += 1;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl weft::io::AsyncSeek for Positions {
+    fn start_seek(mut self: Pin<&mut Self>, to: SeekFrom) -> io::Result<()> {
+        let invalid = || io::Error::new(io::ErrorKind::InvalidInput, "out of range");
+        self.at = match to {
+            SeekFrom::Start(p) => p,
+            SeekFrom::End(d) => u64::MAX.checked_add_signed(d).ok_or_else(invalid)?,
+            SeekFrom::Current(d) => self.at.checked_add_signed(d).ok_or_else(invalid)?,
+        };
+        self.seeks += 1;
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        Poll::Ready(Ok(self.at))
+    }
+}
+
+/// A relative seek whose offset, less the buffered bytes, does not fit in
+/// an `i64` still lands where the caller asked (two seeks of the inner
+/// reader, as std's `BufReader` makes), and the buffer is refilled there.
+#[test]
+fn a_relative_seek_past_i64_min_once_buffered_bytes_count_still_lands() {
+    block_on(async {
+        let mut reader = BufReader::with_capacity(8, Positions { at: 0, seeks: 0 });
+        let far = reader.seek(SeekFrom::End(-100)).await.unwrap();
+        assert_eq!(far, u64::MAX - 100);
+        let mut three = [0u8; 3];
+        reader.read_exact(&mut three).await.unwrap(); // buffers 8, 5 left
+        assert_eq!(three, [far as u8, (far + 1) as u8, (far + 2) as u8]);
+        let seeks = reader.get_ref().seeks;
+        let to = reader.seek(SeekFrom::Current(i64::MIN)).await.unwrap();
+        assert_eq!(to, far + 3 - (1u64 << 63));
+        assert_eq!(reader.get_ref().seeks, seeks + 2);
+        assert_eq!(reader.fill_buf().await.unwrap()[0], to as u8);
+        assert_eq!(reader.stream_position().await.unwrap(), to);
+    });
+}
+
 #[test]
 fn seek_through_a_buf_writer_writes_the_buffer_first() {
     block_on(async {

@@ -586,11 +586,12 @@ fn ring_backed_streams_enter_epoll_when_a_readiness_operation_asks() {
     }
 }
 
-/// `AsyncFd`s on the rings are in epoll for nothing but errors and
-/// hang-ups (not even `EPOLLPRI`, which every arrival's wake-up carries):
-/// their readiness comes from poll requests on the rings. UDP sockets,
-/// which once received on the rings and were registered the same way,
-/// are registered for reads and writes, as on epoll.
+/// An `AsyncFd` is registered with epoll for reads and writes on both
+/// drivers, as on Tokio, and so is a UDP socket (which once received on
+/// the rings). Only a descriptor registered for the rings (the Ruby
+/// selector's `with_interest_on_rings`) is in epoll for nothing but errors
+/// and hang-ups (not even `EPOLLPRI`, which every arrival's wake-up
+/// carries): its readiness comes from poll requests on the rings.
 #[test]
 fn ring_backed_async_fds_ask_epoll_for_nothing() {
     use std::os::fd::AsRawFd;
@@ -608,6 +609,13 @@ fn ring_backed_async_fds_ask_epoll_for_nothing() {
             a.set_nonblocking(true).unwrap();
             let fd = AsyncFd::new(a).unwrap();
             let events = epoll_events_of(fd.as_raw_fd()).expect("registered");
+            assert_eq!(events & both, both, "{name}: AsyncFd asked for {events:#x}");
+
+            let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+            a.set_nonblocking(true).unwrap();
+            let both_ways = weft::io::Interest::READABLE | weft::io::Interest::WRITABLE;
+            let fd = AsyncFd::with_interest_on_rings(a, both_ways).unwrap();
+            let events = epoll_events_of(fd.as_raw_fd()).expect("registered");
             assert_eq!(events & ASKED, 0, "{name}: AsyncFd asked for {events:#x}");
             // Its readiness comes from the ring: epoll is still asked for
             // nothing after a wait.
@@ -616,4 +624,42 @@ fn ring_backed_async_fds_ask_epoll_for_nothing() {
             assert_eq!(events & ASKED, 0, "{name}: AsyncFd asked for {events:#x}");
         });
     }
+}
+
+/// A `block_on` future that writes and then blocks its thread (here on a
+/// std channel the peer answers only once it has the bytes) does not hold
+/// the bytes back on a current_thread runtime: its write is submitted at
+/// once, not at the worker's next batch point, which the blocked thread
+/// would never reach.
+#[test]
+fn a_block_on_write_reaches_the_peer_while_the_thread_blocks() {
+    use std::io::Read;
+    use weft::io::AsyncWriteExt;
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (got_tx, got_rx) = std::sync::mpsc::channel();
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 5];
+            s.read_exact(&mut buf).unwrap();
+            got_tx.send(buf).unwrap();
+        });
+        let rt = uring::current_thread();
+        let got = rt.block_on(async {
+            let mut stream = weft::net::TcpStream::connect(addr).await.unwrap();
+            stream.write_all(b"hello").await.unwrap();
+            // Blocks this (the runtime's only) thread until the peer read.
+            let got = got_rx.recv().unwrap();
+            drop(stream);
+            got
+        });
+        peer.join().unwrap();
+        done_tx.send(got).unwrap();
+    });
+    let got = done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the write never reached the peer while block_on's thread was blocked");
+    assert_eq!(&got, b"hello");
 }

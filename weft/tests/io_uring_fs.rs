@@ -513,3 +513,38 @@ fn path_calls_and_syncs_run_on_the_ring_with_stds_errors() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// `Handle::block_on` of a file call on a current_thread runtime that
+/// nobody drives (no thread in `Runtime::block_on`) completes, as on
+/// Tokio: the call runs on the blocking pool, since no thread would reap
+/// the ring it would otherwise go to. So does one from a blocking-pool
+/// thread while the runtime's own `block_on` waits.
+#[test]
+fn file_calls_complete_in_handle_block_on_on_an_undriven_current_thread_runtime() {
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = weft::runtime::Builder::new_current_thread()
+            .enable_all()
+            .io_driver(weft::runtime::IoDriver::Uring)
+            .build()
+            .unwrap();
+        let dir = scratch("undriven", "current_thread");
+        let path = dir.join("f");
+        std::fs::write(&path, b"contents").unwrap();
+        let _enter = rt.enter();
+        let read = weft::runtime::Handle::current().block_on(weft::fs::read_to_string(&path));
+        let from_pool = rt.block_on(async {
+            let handle = weft::runtime::Handle::current();
+            let path = path.clone();
+            weft::task::spawn_blocking(move || handle.block_on(weft::fs::read(&path)))
+                .await
+                .unwrap()
+        });
+        done_tx.send((read.unwrap(), from_pool.unwrap())).unwrap();
+    });
+    let (read, from_pool) = done_rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("a file call in Handle::block_on never completed");
+    assert_eq!(read, "contents");
+    assert_eq!(from_pool, b"contents");
+}

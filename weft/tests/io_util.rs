@@ -790,14 +790,80 @@ rt_test! {
         });
     }
 
+    /// Text that is not UTF-8: the error is `InvalidData` and holds what
+    /// Tokio's holds (a `Utf8Error` whose `valid_up_to` counts the string
+    /// the caller passed in; for `lines`, the line's bytes), the caller's
+    /// string is left as it was, and `lines` goes on with the next line.
     #[test]
-    #[should_panic(expected = "BufReader::with_capacity: capacity is 0")]
+    fn invalid_utf8_errors_hold_the_utf8_error() {
+        rt().block_on(async {
+            let mut line = String::from("ab");
+            let mut reader = BufReader::new(&b"cd\xffe\nrest\n"[..]);
+            let err = reader.read_line(&mut line).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidData);
+            let inner = err.into_inner().unwrap();
+            let utf8 = inner.downcast::<std::str::Utf8Error>().unwrap();
+            assert_eq!(utf8.valid_up_to(), 4, "\"ab\" and \"cd\"");
+            assert_eq!(line, "ab");
+
+            let mut text = String::from("xyz");
+            let mut reader: &[u8] = b"\xc3";
+            let err = reader.read_to_string(&mut text).await.unwrap_err();
+            let inner = err.into_inner().unwrap();
+            let utf8 = inner.downcast::<std::str::Utf8Error>().unwrap();
+            assert_eq!(utf8.valid_up_to(), 3);
+            assert_eq!(text, "xyz");
+
+            let mut lines = BufReader::new(&b"one\n\xfe\xff\r\ntwo"[..]).lines();
+            assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("one"));
+            let err = lines.next_line().await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidData);
+            let inner = err.into_inner().unwrap();
+            let bad = inner.downcast::<std::string::FromUtf8Error>().unwrap();
+            assert_eq!(bad.into_bytes(), b"\xfe\xff");
+            assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("two"));
+            assert_eq!(lines.next_line().await.unwrap(), None);
+        });
+    }
+
+    /// Copies between streams that are always ready (in-memory slices and
+    /// vectors) spend the task's budget, so a loop of them yields: each
+    /// copy here completes in one poll, and within one poll of the task the
+    /// budget runs out well before 10,000 of them.
+    #[test]
+    fn copies_between_always_ready_streams_spend_the_budget() {
+        rt().block_on(async {
+            for which in ["copy", "copy_buf"] {
+                let mut done = 0;
+                loop {
+                    let mut reader: &[u8] = b"hello";
+                    let mut writer: Vec<u8> = Vec::new();
+                    let polled = if which == "copy" {
+                        poll_once(&mut Box::pin(io::copy(&mut reader, &mut writer))).await
+                    } else {
+                        poll_once(&mut Box::pin(io::copy_buf(&mut reader, &mut writer))).await
+                    };
+                    match polled {
+                        Poll::Ready(n) => assert_eq!(n.unwrap(), 5),
+                        Poll::Pending => break,
+                    }
+                    done += 1;
+                    assert!(done < 10_000, "io::{which} never ran out of budget");
+                }
+                assert!(done > 0, "io::{which} was Pending with budget left");
+                yield_now().await; // a fresh budget for the next one
+            }
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "BufReader::with_capacity: capacity must be greater than zero")]
     fn buf_reader_with_capacity_zero_panics() {
         let _ = BufReader::with_capacity(0, &b""[..]);
     }
 
     #[test]
-    #[should_panic(expected = "BufStream::with_capacity: reader_capacity is 0")]
+    #[should_panic(expected = "BufStream::with_capacity: reader_capacity must be greater than zero")]
     fn buf_stream_with_reader_capacity_zero_panics() {
         let _ = weft::io::BufStream::with_capacity(0, 8, io::duplex(8).0);
     }

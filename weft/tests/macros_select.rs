@@ -190,6 +190,48 @@ fn all_disabled_without_else_panics() {
         });
 }
 
+/// Patterns bind as written: `ref mut` borrows the output mutably, `mut`
+/// takes it by value into a mutable binding, `ref` borrows it.
+#[test]
+fn ref_mut_mut_and_ref_bindings() {
+    weft::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let got = weft::select! {
+                Some(ref mut text) = async { Some(String::from("a")) } => {
+                    text.push('b');
+                    text.clone()
+                }
+            };
+            assert_eq!(got, "ab");
+            let got = weft::select! {
+                (mut n, ref tail) = async { (1, [2, 3]) } => {
+                    n += tail.iter().sum::<i32>();
+                    n
+                }
+            };
+            assert_eq!(got, 6);
+        });
+}
+
+/// A disabled branch's future whose output type nothing fixes (a closure
+/// that only panics) compiles, as on Tokio: its output falls back to `()`.
+#[test]
+fn a_disabled_branch_may_leave_its_output_type_open() {
+    weft::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let never = std::future::poll_fn(|_| panic!("a disabled branch was polled"));
+            let got = weft::select! {
+                _ = never, if false => 0,
+                v = ready(7) => v,
+            };
+            assert_eq!(got, 7);
+        });
+}
+
 #[test]
 fn sixty_four_branches() {
     let got = weft::runtime::Builder::new_current_thread()

@@ -111,6 +111,70 @@ rt_test! {
     use weft::net::{TcpListener, TcpSocket, TcpStream};
     use weft::time::timeout;
 
+    /// Wait (without the runtime) until `n` bytes are queued on `stream`.
+    fn wait_queued(stream: &TcpStream, n: usize) {
+        use std::os::fd::AsRawFd;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut buf = [0u8; 64];
+        loop {
+            // SAFETY: `buf` is 64 writable bytes; the descriptor is open.
+            let got = unsafe {
+                libc::recv(
+                    stream.as_raw_fd(),
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    libc::MSG_PEEK | libc::MSG_DONTWAIT,
+                )
+            };
+            if got >= n as isize {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the peer's bytes never arrived");
+            std::thread::yield_now();
+        }
+    }
+
+    /// An accepted stream starts out assumed readable and writable (as on
+    /// Tokio 1.54): its first read returns the bytes the client sent
+    /// before the accept in the first poll, a read that fills the buffer
+    /// leaves it readable, and with nothing queued the assumption holds
+    /// until a read finds nothing, after which readiness waits for data.
+    #[test]
+    fn accepted_streams_start_readable_and_writable() {
+        use std::future::Future;
+        use std::io::Write;
+        use std::task::{Context, Poll};
+        rt().block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            client.write_all(b"helloworld").unwrap();
+            let (mut stream, _) = listener.accept().await.unwrap();
+            wait_queued(&stream, 10);
+            let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+            let mut five = [0u8; 5];
+            for want in [b"hello", b"world"] {
+                let read = std::pin::pin!(stream.read(&mut five)).poll(&mut cx);
+                assert!(matches!(read, Poll::Ready(Ok(5))), "{read:?}");
+                assert_eq!(&five, want);
+            }
+
+            let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (stream, _) = listener.accept().await.unwrap();
+            assert!(
+                futures::FutureExt::now_or_never(stream.readable()).is_some(),
+                "an accepted stream is assumed readable"
+            );
+            let err = stream.try_read(&mut five).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+            assert!(futures::FutureExt::now_or_never(stream.readable()).is_none());
+            assert_eq!(stream.try_write(b"early").unwrap(), 5);
+            client.write_all(b"later").unwrap();
+            timeout(Duration::from_secs(10), stream.readable()).await.unwrap().unwrap();
+            assert_eq!(stream.try_read(&mut five).unwrap(), 5);
+            assert_eq!(&five, b"later");
+        });
+    }
+
     /// A listener whose every connection is echoed back until EOF.
     async fn echo_server() -> std::net::SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -278,7 +342,12 @@ rt_test! {
                 let case = format!("kind {kind}, read in another task: {read_elsewhere}");
                 let (client, accepted) = weft::join!(TcpStream::connect(addr), listener.accept());
                 let mut client = client.unwrap();
-                let (mut rd, wr) = accepted.unwrap().0.into_split();
+                let accepted = accepted.unwrap().0;
+                // An accepted stream starts out assumed readable; a read
+                // that finds nothing clears that, as on Tokio.
+                let nothing = accepted.try_read(&mut [0u8; 1]).unwrap_err();
+                assert_eq!(nothing.kind(), std::io::ErrorKind::WouldBlock);
+                let (mut rd, wr) = accepted.into_split();
                 let (waiting_tx, waiting_rx) = weft::sync::oneshot::channel();
                 let waiter = weft::spawn(async move {
                     let mut wait = pin!(wait_for_read(wr.as_ref(), kind));

@@ -33,13 +33,13 @@ fn an_empty_name_panics() {
 }
 
 #[test]
-#[should_panic(expected = "max_io_events_per_tick must be at least 1")]
+#[should_panic(expected = "max_io_events_per_tick must be non-zero")]
 fn zero_events_per_tick_panics() {
     Builder::new_current_thread().max_io_events_per_tick(0);
 }
 
 #[test]
-#[should_panic(expected = "max_io_events_per_busy_tick must be at least 1")]
+#[should_panic(expected = "max_io_events_per_busy_tick must be non-zero")]
 fn zero_events_per_busy_tick_panics() {
     Builder::new_current_thread().max_io_events_per_busy_tick(0);
 }

@@ -316,7 +316,7 @@ fn zero_workers_panics_with_advice() {
         Builder::new_multi_thread().worker_threads(0);
     });
     let msg = panic_message(res.unwrap_err());
-    assert!(msg.contains("worker_threads must be at least 1"), "{msg}");
+    assert!(msg.contains("Worker threads cannot be set to 0"), "{msg}");
     assert!(msg.contains("new_current_thread"), "{msg}");
 }
 

@@ -313,7 +313,7 @@ rt_test! {
     }
 
     #[test]
-    #[should_panic(expected = "Mutex::blocking_lock called from inside a weft runtime")]
+    #[should_panic(expected = "Mutex::blocking_lock was called on a thread that drives a weft runtime")]
     fn mutex_blocking_lock_in_runtime_panics() {
         rt().block_on(async {
             let m = Mutex::new(());

@@ -155,7 +155,7 @@ rt_test! {
     }
 
     #[test]
-    #[should_panic(expected = "Semaphore::blocking_acquire called from inside a weft runtime")]
+    #[should_panic(expected = "Semaphore::blocking_acquire was called on a thread that drives a weft runtime")]
     fn blocking_acquire_panics_inside_runtime() {
         rt().block_on(async {
             let sem = Semaphore::new(1);
@@ -164,7 +164,7 @@ rt_test! {
     }
 
     #[test]
-    #[should_panic(expected = "Semaphore::blocking_acquire_many_owned called from inside")]
+    #[should_panic(expected = "Semaphore::blocking_acquire_many_owned was called on a thread that drives")]
     fn blocking_acquire_many_owned_panics_inside_runtime() {
         rt().block_on(async {
             let sem = Arc::new(Semaphore::new(1));

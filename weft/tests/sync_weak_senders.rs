@@ -234,7 +234,7 @@ rt_test! {
     }
 
     #[test]
-    #[should_panic(expected = "mpsc::Receiver::blocking_recv_many called from inside a weft runtime")]
+    #[should_panic(expected = "mpsc::Receiver::blocking_recv_many was called on a thread that drives a weft runtime")]
     fn blocking_recv_many_panics_inside_runtime() {
         rt().block_on(async {
             let (_tx, mut rx) = mpsc::channel::<u8>(1);
@@ -244,7 +244,7 @@ rt_test! {
     }
 
     #[test]
-    #[should_panic(expected = "mpsc::UnboundedReceiver::blocking_recv_many called from inside")]
+    #[should_panic(expected = "mpsc::UnboundedReceiver::blocking_recv_many was called on a thread that drives")]
     fn unbounded_blocking_recv_many_panics_inside_runtime() {
         rt().block_on(async {
             let (_tx, mut rx) = mpsc::unbounded_channel::<u8>();

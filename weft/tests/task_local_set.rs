@@ -173,7 +173,7 @@ rt_test! {
 }
 
 #[test]
-#[should_panic(expected = "spawn_local called outside a LocalSet")]
+#[should_panic(expected = "weft::task::spawn_local needs a LocalSet")]
 fn spawn_local_outside_a_set_panics() {
     let rt = weft::runtime::Builder::new_current_thread()
         .build()

@@ -226,7 +226,7 @@ impl Poller {
             }
             let fd_reg = {
                 let _guard = rt.enter();
-                AsyncFd::with_interest(Fd(fd), interest)?
+                AsyncFd::with_interest_on_rings(Fd(fd), interest)?
             };
             Ok(Registration {
                 fd: fd_reg,

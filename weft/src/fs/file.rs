@@ -371,7 +371,8 @@ impl File {
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
         assert!(
             max_buf_size > 0,
-            "File::set_max_buf_size(0): the bound must be at least 1 byte"
+            "File::set_max_buf_size(0): `max_buf_size` must be greater than 0 (the bound on one \
+             background read or write must be at least 1 byte)"
         );
         self.max_buf_size = max_buf_size;
     }
@@ -728,6 +729,12 @@ impl AsyncSeek for File {
 impl From<StdFile> for File {
     fn from(std: StdFile) -> File {
         File::from_std(std)
+    }
+}
+
+impl From<std::os::fd::OwnedFd> for File {
+    fn from(fd: std::os::fd::OwnedFd) -> File {
+        File::from_std(StdFile::from(fd))
     }
 }
 

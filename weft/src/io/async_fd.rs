@@ -154,6 +154,25 @@ impl<T: AsRawFd> AsyncFd<T> {
         AsyncFd::try_with_interest(inner, interest)
     }
 
+    /// Register `inner` for `interest`, learning its readiness from poll
+    /// requests on the runtime's io_uring rings when it has them (a wait
+    /// that finds no readiness arms one; nothing is armed while nobody
+    /// waits), and from epoll otherwise or for a datagram socket or a
+    /// listener. weft's Ruby selector uses it; its readiness is not
+    /// Tokio's: a `try_io` before any wait finds none.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn with_interest_on_rings(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
+        let registration = Registration::new_fd_on_rings(inner.as_raw_fd(), interest)?;
+        Ok(AsyncFd {
+            registration,
+            inner: Some(inner),
+        })
+    }
+
     /// The wrapped object.
     pub fn get_ref(&self) -> &T {
         self.inner.as_ref().expect("present until drop")

@@ -34,7 +34,7 @@
 //! flight, and `writable()` waits for it. A dropped stream's send still
 //! goes out, finished by the ring.
 
-use crate::runtime::io::ready::Interest;
+use crate::runtime::io::ready::{Interest, Ready};
 use crate::runtime::io::registration::Registration;
 use crate::runtime::io::scheduled_io::Direction;
 use crate::runtime::io::uring::{RingRead, Rings, UringRead, UringWrite};
@@ -123,6 +123,24 @@ impl<E: mio::event::Source> PollEvented<E> {
             registration,
             uring: Some(uring),
         })
+    }
+
+    /// A stream a listener accepted: [`new_stream`](Self::new_stream),
+    /// assumed readable and writable from the start, as Tokio (1.54) does,
+    /// so its first read and write try the socket instead of waiting for
+    /// the poller's first event (a client usually sent its request before
+    /// the server accepted). An assumption that turns out wrong is cleared
+    /// by the operation that would block, as a stale edge is.
+    #[track_caller]
+    pub(crate) fn new_accepted_stream(io: E) -> io::Result<Self>
+    where
+        E: AsRawFd + 'static,
+    {
+        let stream = Self::new_stream(io)?;
+        stream
+            .registration
+            .assume_ready(Ready::READABLE | Ready::WRITABLE);
+        Ok(stream)
     }
 
     /// A datagram socket (UDP, Unix): registered for reads and writes, on
@@ -344,6 +362,12 @@ impl<E: mio::event::Source> PollEvented<E> {
         let fd = self.io().as_raw_fd();
         if let Some((uring, rings)) = self.ring_io() {
             let restore = ready!(crate::coop::poll_proceed(cx));
+            if let Some(read) = self.read_assumed_ready(uring, fd, buf) {
+                if read.is_ok() {
+                    restore.made_progress();
+                }
+                return Poll::Ready(read);
+            }
             let io = self.registration.io_handle();
             let ring = io.current_ring(rings);
             let readiness_waited = || self.registration.has_read_waiters();
@@ -374,6 +398,49 @@ impl<E: mio::event::Source> PollEvented<E> {
                 Ok(n as usize)
             }
         })
+    }
+
+    /// A ring-backed stream's read while its readiness says readable (an
+    /// accepted stream's assumed readiness, or an edge kept from a
+    /// readiness wait) and nothing of the ring's is pending (no receive in
+    /// flight, no bytes or error one brought): `read(2)` the socket now,
+    /// as the epoll driver would, instead of a ring receive and a poll of
+    /// the task for its completion. `None`: it would block (the readiness
+    /// is cleared), or the ring has to be asked; read through the ring.
+    fn read_assumed_ready(
+        &self,
+        uring: &UringStream,
+        fd: std::os::fd::RawFd,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Option<io::Result<usize>> {
+        let event = self.registration.ready_now(Interest::READABLE);
+        if !event.ready.is_readable() || buf.is_empty() || !uring.read.is_idle() {
+            return None;
+        }
+        let len = buf.len().min(MAX_RW_COUNT);
+        // SAFETY: `buf` is `len` (or more) writable bytes we borrow
+        // exclusively for this call; read(2) writes at most `len` of them
+        // and reports how many, and `fd` stays open while `self` is
+        // borrowed.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast::<libc::c_void>(), len) };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            return match err.kind() {
+                io::ErrorKind::WouldBlock => {
+                    self.registration.clear_readiness(event);
+                    None
+                }
+                io::ErrorKind::Interrupted => None,
+                _ => Some(Err(err)),
+            };
+        }
+        let n = n as usize;
+        // A short read drained the socket: the next read waits (on the
+        // ring). A full one leaves it readable, so draining goes on here.
+        if n > 0 && n < len {
+            self.registration.clear_readiness(event);
+        }
+        Some(Ok(n))
     }
 
     /// The loop every stream read and write shares: wait for readiness in

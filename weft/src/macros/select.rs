@@ -216,32 +216,36 @@ macro_rules! __select_gen {
                             let __weft_fut = unsafe {
                                 __weft_futs.as_mut().map_unchecked_mut(|t| &mut t.$i)
                             };
-                            match ::core::future::Future::poll(__weft_fut, cx) {
-                                ::core::task::Poll::Ready(__weft_v) => {
-                                    // A completed future is never polled again.
-                                    __weft_mask |= 1u64 << $i;
-                                    // Whether it matches, without moving it:
-                                    // the guard sees the bindings borrowed
-                                    // and refuses the arm (whose move the
-                                    // borrow checker sees only on a path
-                                    // that diverges), so `mut` and `ref`
-                                    // bindings work as written.
-                                    let mut __weft_matches = false;
-                                    match __weft_v {
-                                        $p if {
-                                            __weft_matches = true;
-                                            false
-                                        } => ::core::unreachable!(),
-                                        _ => {}
-                                    }
-                                    if __weft_matches {
-                                        $o = ::core::option::Option::Some(__weft_v);
-                                        return ::core::task::Poll::Ready(
-                                            ::core::option::Option::Some($i),
-                                        );
-                                    }
+                            // A `let` of a `match` whose other arm
+                            // diverges, as Tokio's macro binds it: a
+                            // future whose output type nothing else fixes
+                            // (`poll_fn(|_| panic!())` in a disabled
+                            // branch) then falls back to `()` there too.
+                            let mut __weft_v = match ::core::future::Future::poll(__weft_fut, cx) {
+                                ::core::task::Poll::Ready(__weft_v) => __weft_v,
+                                ::core::task::Poll::Pending => {
+                                    __weft_pending = true;
+                                    continue;
                                 }
-                                ::core::task::Poll::Pending => __weft_pending = true,
+                            };
+                            // A completed future is never polled again.
+                            __weft_mask |= 1u64 << $i;
+                            // Whether it matches, without moving it: the
+                            // guard sees the bindings borrowed and refuses
+                            // the arm (whose move the borrow checker sees
+                            // only on a path that diverges), so `mut`,
+                            // `ref` and `ref mut` bindings work as written.
+                            let mut __weft_matches = false;
+                            match __weft_v {
+                                $p if {
+                                    __weft_matches = true;
+                                    false
+                                } => ::core::unreachable!(),
+                                _ => {}
+                            }
+                            if __weft_matches {
+                                $o = ::core::option::Option::Some(__weft_v);
+                                return ::core::task::Poll::Ready(::core::option::Option::Some($i));
                             }
                         }
                     )+

@@ -332,3 +332,12 @@ impl AsFd for UdpSocket {
         unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
     }
 }
+
+/// The same as [`UdpSocket::from_std`], as Tokio's `TryFrom`.
+impl TryFrom<std::net::UdpSocket> for UdpSocket {
+    type Error = std::io::Error;
+
+    fn try_from(std: std::net::UdpSocket) -> std::io::Result<UdpSocket> {
+        UdpSocket::from_std(std)
+    }
+}

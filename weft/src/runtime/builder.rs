@@ -117,7 +117,7 @@ impl Builder {
     pub fn worker_threads(&mut self, val: usize) -> &mut Self {
         assert!(
             val > 0,
-            "worker_threads must be at least 1: a runtime with no workers cannot run tasks. \
+            "Worker threads cannot be set to 0: a runtime with no workers cannot run tasks. \
              For a single-threaded runtime use Builder::new_current_thread()."
         );
         self.worker_threads = Some(val);
@@ -171,7 +171,7 @@ impl Builder {
     pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
         assert!(
             capacity > 0,
-            "max_io_events_per_tick must be at least 1: a driver turn that may take no event \
+            "max_io_events_per_tick must be non-zero: a driver turn that may take no event \
              never sees any I/O"
         );
         self.max_io_events = capacity;
@@ -193,7 +193,7 @@ impl Builder {
     pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
         assert!(
             capacity > 0,
-            "max_io_events_per_busy_tick must be at least 1: a busy driver turn that may take \
+            "max_io_events_per_busy_tick must be non-zero: a busy driver turn that may take \
              no event never sees any I/O"
         );
         self.max_io_events_busy = Some(capacity);

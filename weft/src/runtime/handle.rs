@@ -66,8 +66,23 @@ impl std::error::Error for TryCurrentError {}
 #[must_use = "the runtime is current only while the guard lives"]
 pub struct EnterGuard<'a> {
     _guard: context::SetCurrentGuard,
+    /// A `LocalRuntime`'s set, current for `spawn_local` while entered.
+    _local: Option<crate::task::LocalEnterGuard>,
     // Not Send: the guard restores this thread's context.
     _marker: PhantomData<(&'a Handle, *const ())>,
+}
+
+// SAFETY: through `&EnterGuard` only `Debug` is reachable, which prints
+// a constant and reads no field; so the guard may be shared (`Sync`, as
+// Tokio's), while it stays `!Send` (it must drop on the thread it entered).
+unsafe impl Sync for EnterGuard<'_> {}
+
+impl EnterGuard<'_> {
+    /// The same guard, with `set` current for `spawn_local` too.
+    pub(crate) fn with_local(mut self, set: crate::task::LocalEnterGuard) -> Self {
+        self._local = Some(set);
+        self
+    }
 }
 
 impl fmt::Debug for EnterGuard<'_> {
@@ -151,6 +166,7 @@ impl Handle {
     pub fn enter(&self) -> EnterGuard<'_> {
         EnterGuard {
             _guard: context::set_current(&self.inner),
+            _local: None,
             _marker: PhantomData,
         }
     }

@@ -128,9 +128,11 @@ impl LocalRuntime {
         self.rt().handle()
     }
 
-    /// Make the runtime current on this thread until the guard drops.
+    /// Make the runtime current on this thread until the guard drops;
+    /// [`spawn_local`](crate::task::spawn_local) then spawns onto it (the
+    /// task runs in the next `block_on`), as on Tokio.
     pub fn enter(&self) -> EnterGuard<'_> {
-        self.rt().enter()
+        self.rt().enter().with_local(self.local().enter())
     }
 
     /// The runtime's metrics.

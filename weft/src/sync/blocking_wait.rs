@@ -20,9 +20,10 @@ use std::future::Future;
 pub(crate) fn block_on<F: Future>(method: &str, instead: &str, fut: F) -> F::Output {
     if crate::runtime::context::entered() != crate::runtime::context::Entered::No {
         panic!(
-            "{method} called from inside a weft runtime: blocking a thread that drives tasks can \
-             deadlock. Use `{instead}` instead, or call it from weft::task::spawn_blocking or a \
-             thread outside the runtime."
+            "Cannot block the current thread from within a runtime: {method} was called on a \
+             thread that drives a weft runtime's tasks, and blocking it can deadlock. Use \
+             `{instead}` instead, or call it from weft::task::spawn_blocking or a thread outside \
+             the runtime."
         );
     }
     drive(fut)

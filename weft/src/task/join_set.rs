@@ -46,6 +46,13 @@ pub struct JoinSet<T> {
 /// before joining the set included.
 impl<T> Unpin for JoinSet<T> {}
 
+// SAFETY: through `&JoinSet` only `len`, `is_empty` and `Debug` (which
+// prints the length) are reachable, and none of them touches a member's
+// handle or kept output; every other method takes `&mut self`. So sharing
+// the set between threads needs no `T: Sync`, as for Tokio's `JoinSet`
+// (`Sync` when `T: Send`); moving it needs `Send`, which the fields give.
+unsafe impl<T: Send> Sync for JoinSet<T> {}
+
 struct Member<T> {
     handle: JoinHandle<T>,
     waker: Waker,

@@ -277,7 +277,8 @@ where
     match current {
         Some(shared) => spawn_into(&shared, future),
         None => panic!(
-            "weft::task::spawn_local called outside a LocalSet: run this code inside \
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`: \
+             weft::task::spawn_local needs a LocalSet: run this code inside \
              LocalSet::run_until / LocalSet::block_on (or a task spawned into the set), inside \
              a LocalRuntime, or use weft::spawn for Send futures"
         ),

@@ -5,7 +5,8 @@ use super::{Id, JoinHandle};
 use crate::runtime::context;
 use std::future::Future;
 
-const NO_RUNTIME: &str = "there is no weft runtime on this thread: call this from inside \
+const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a \
+     Tokio 1.x runtime: there is no weft runtime on this thread: call this from inside \
      Runtime::block_on or a spawned task, or spawn through a Handle / Runtime directly \
      (Runtime::enter also makes a runtime current on this thread)";
 

@@ -52,13 +52,15 @@ pub(crate) fn time_driver() -> driver::Handle {
     // the closure's line, not the caller's.
     let Some(handle) = context::with_current(|h| h.driver().clone()) else {
         panic!(
-            "there is no weft runtime on this thread, and weft timers need one: call this inside \
+            "there is no reactor running, must be called from the context of a Tokio 1.x \
+             runtime: there is no weft runtime on this thread, and weft timers need one: call this inside \
              Runtime::block_on or a spawned task, or enter a runtime with Runtime::enter"
         )
     };
     if handle.time().is_none() {
         panic!(
-            "this weft runtime was built without the time driver: add .enable_time() (or \
+            "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
+             runtime builder to enable timers: this weft runtime was built without the time driver: add .enable_time() (or \
              .enable_all()) to its Builder to use sleep, timeout and interval"
         );
     }

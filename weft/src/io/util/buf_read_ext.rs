@@ -12,7 +12,7 @@ use std::task::{ready, Context, Poll};
 
 use crate::io::AsyncBufRead;
 
-use super::{invalid_utf8, Lines, Split};
+use super::{invalid_utf8_after, Lines, Split};
 
 /// `async` methods for [`AsyncBufRead`] types, with Tokio's names and
 /// behaviour. Implemented for every `AsyncBufRead`; wrap a plain reader in a
@@ -251,7 +251,7 @@ impl<R: AsyncBufRead + Unpin + ?Sized> Future for ReadLine<'_, R> {
                 this.buf.push_str(&line);
                 Poll::Ready(Ok(n))
             }
-            (Ok(_), Err(_)) => Poll::Ready(Err(invalid_utf8())),
+            (Ok(_), Err(e)) => Poll::Ready(Err(invalid_utf8_after(this.buf, e.as_bytes()))),
             // The bytes are out of the reader; the string is the only place
             // the program can still find them (Tokio documents the same).
             (Err(e), Ok(partial)) => {

@@ -52,9 +52,22 @@ pub(super) struct ReadBuffer {
     buf: Box<[u8]>,
     pos: usize,
     filled: usize,
-    /// A seek was started on the inner reader and has not completed: its
-    /// success discards the buffer, its failure keeps it.
-    seeking: bool,
+    /// The seek in progress on the inner reader, if any.
+    seeking: Seeking,
+}
+
+/// A `BufReader`'s seek between `start_seek` and `poll_complete`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seeking {
+    No,
+    /// Started on the inner reader: its success discards the buffer, its
+    /// failure keeps it.
+    Started,
+    /// A `SeekFrom::Current(n)` whose offset, less the buffered bytes,
+    /// overflows `i64`: the inner reader first steps back over the buffered
+    /// bytes (started), then moves by `n` itself (as `std`'s `BufReader`
+    /// does).
+    BackThen(i64),
 }
 
 impl ReadBuffer {
@@ -110,8 +123,9 @@ impl<R> BufReader<R> {
     pub fn with_capacity(capacity: usize, inner: R) -> BufReader<R> {
         assert!(
             capacity > 0,
-            "BufReader::with_capacity: capacity is 0, but a read buffer needs room for at least \
-             one byte; pass a capacity of 1 or more (BufReader::new uses 8 KiB)"
+            "BufReader::with_capacity: capacity must be greater than zero (a read buffer needs \
+             room for at least one byte); pass a capacity of 1 or more (BufReader::new uses \
+             8 KiB)"
         );
         BufReader {
             inner,
@@ -119,7 +133,7 @@ impl<R> BufReader<R> {
                 buf: vec![0; capacity].into_boxed_slice(),
                 pos: 0,
                 filled: 0,
-                seeking: false,
+                seeking: Seeking::No,
             },
         }
     }
@@ -234,38 +248,47 @@ impl<R: AsyncWrite> AsyncWrite for BufReader<R> {
 impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let (inner, state) = self.project();
-        let position = match position {
-            SeekFrom::Current(n) => {
-                let buffered = (state.filled - state.pos) as i64;
-                SeekFrom::Current(n.checked_sub(buffered).ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        "BufReader seek: the relative offset overflows once the buffered bytes \
-                         are accounted for",
-                    )
-                })?)
-            }
-            other => other,
+        let buffered = (state.filled - state.pos) as i64;
+        let (position, seeking) = match position {
+            SeekFrom::Current(n) => match n.checked_sub(buffered) {
+                Some(offset) => (SeekFrom::Current(offset), Seeking::Started),
+                None => (SeekFrom::Current(-buffered), Seeking::BackThen(n)),
+            },
+            other => (other, Seeking::Started),
         };
         inner.start_seek(position)?;
         // Not discarded yet: the inner seek may still fail in
         // `poll_complete` (a `BufWriter` below seeks only there).
-        state.seeking = true;
+        state.seeking = seeking;
         Ok(())
     }
 
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        let (inner, state) = self.project();
-        let res = ready!(inner.poll_complete(cx));
-        if std::mem::take(&mut state.seeking) {
-            // The seek is over either way. Only a success moved the inner
-            // reader away from the buffered bytes.
-            let pos = res?;
-            state.discard();
-            return Poll::Ready(Ok(pos));
+        let (mut inner, state) = self.project();
+        loop {
+            let res = ready!(inner.as_mut().poll_complete(cx));
+            match std::mem::replace(&mut state.seeking, Seeking::No) {
+                // A completion with no seek in flight reports the inner
+                // position, which is ahead of the caller's by what is
+                // still buffered.
+                Seeking::No => {
+                    return Poll::Ready(res.map(|pos| pos - (state.filled - state.pos) as u64))
+                }
+                // The seek is over either way. Only a success moved the
+                // inner reader away from the buffered bytes.
+                Seeking::Started => {
+                    let pos = res?;
+                    state.discard();
+                    return Poll::Ready(Ok(pos));
+                }
+                // Back at the caller's position: the buffer is behind us.
+                Seeking::BackThen(n) => {
+                    res?;
+                    state.discard();
+                    inner.as_mut().start_seek(SeekFrom::Current(n))?;
+                    state.seeking = Seeking::Started;
+                }
+            }
         }
-        // A completion with no seek in flight reports the inner position,
-        // which is ahead of the caller's by what is still buffered.
-        Poll::Ready(res.map(|pos| pos - (state.filled - state.pos) as u64))
     }
 }

@@ -53,8 +53,9 @@ impl<S: AsyncRead + AsyncWrite> BufStream<S> {
         // Checked here too so the message names this call's parameter.
         assert!(
             reader_capacity > 0,
-            "BufStream::with_capacity: reader_capacity is 0, but a read buffer needs room for at \
-             least one byte; pass a reader_capacity of 1 or more (BufStream::new uses 8 KiB)"
+            "BufStream::with_capacity: reader_capacity must be greater than zero (a read buffer \
+             needs room for at least one byte); pass a reader_capacity of 1 or more \
+             (BufStream::new uses 8 KiB)"
         );
         BufStream {
             inner: BufReader::with_capacity(

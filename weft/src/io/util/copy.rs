@@ -11,6 +11,11 @@
 //! errors are returned as they are; and the writer is flushed before the
 //! copy waits on a reader that has nothing ready, so written data does not
 //! sit in a buffered writer while the other end may be waiting for it.
+//!
+//! Both also spend the task's coop budget, one unit per poll that moved
+//! bytes, as Tokio's do: a copy between resources that are always ready
+//! (in-memory readers and writers) would otherwise never return `Pending`,
+//! and a loop of such copies would hold its worker for ever.
 
 use std::future::poll_fn;
 use std::io;
@@ -73,6 +78,7 @@ impl CopyBuffer {
         R: AsyncRead + ?Sized,
         W: AsyncWrite + ?Sized,
     {
+        let coop = ready!(crate::coop::poll_proceed(cx));
         loop {
             if self.pos == self.cap && !self.read_done {
                 match poll_read_slice(reader.as_mut(), cx, &mut self.buf) {
@@ -91,6 +97,7 @@ impl CopyBuffer {
                         return Poll::Pending;
                     }
                 }
+                coop.made_progress();
             }
 
             while self.pos < self.cap {
@@ -181,6 +188,8 @@ where
     poll_fn(|cx| {
         let mut reader = Pin::new(&mut *reader);
         let mut writer = Pin::new(&mut *writer);
+        // One unit of the task's budget per poll (module doc).
+        let coop = ready!(crate::coop::poll_proceed(cx));
         loop {
             let available = match reader.as_mut().poll_fill_buf(cx) {
                 Poll::Ready(Ok(available)) => available,
@@ -210,6 +219,7 @@ where
             }
             let n = n.min(available.len());
             reader.as_mut().consume(n);
+            coop.made_progress();
             amt += n as u64;
             need_flush = true;
         }

@@ -126,8 +126,8 @@ where
         for (name, size) in [("a_to_b", a_to_b), ("b_to_a", b_to_a)] {
             assert!(
                 size > 0,
-                "copy_bidirectional_with_sizes (called at {called_at}): `{name}` is 0, but each \
-                 buffer needs room for at least one byte; pass a size of 1 or more"
+                "copy_bidirectional_with_sizes (called at {called_at}): `{name}` must be greater \
+                 than 0 (each buffer needs room for at least one byte); pass a size of 1 or more"
             );
         }
         copy_both(

@@ -50,7 +50,8 @@ use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
     assert!(
         max_buf_size > 0,
-        "duplex buffer size must be greater than 0"
+        "duplex: `max_buf_size` must be greater than 0 (a pipe that holds no byte could never \
+         move one); pass 1 or more"
     );
     let one = Arc::new(Pipe::new(max_buf_size));
     let two = Arc::new(Pipe::new(max_buf_size));

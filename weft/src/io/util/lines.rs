@@ -15,7 +15,6 @@ use std::task::{ready, Context, Poll};
 use crate::io::AsyncBufRead;
 
 use super::buf_read_ext::poll_read_until;
-use super::invalid_utf8;
 
 /// The lines of a buffered reader. Created by
 /// [`AsyncBufReadExt::lines`](super::AsyncBufReadExt::lines).
@@ -104,7 +103,9 @@ impl<R: AsyncBufRead> Lines<R> {
         }
         match String::from_utf8(line.bytes) {
             Ok(text) => Poll::Ready(Ok(Some(text))),
-            Err(_) => Poll::Ready(Err(invalid_utf8())),
+            // As Tokio's: the error holds the line's bytes (a
+            // `FromUtf8Error`), and the next call reads the next line.
+            Err(e) => Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, e))),
         }
     }
 }

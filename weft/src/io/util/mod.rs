@@ -83,10 +83,19 @@ pub(crate) fn write_zero() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::WriteZero, "write returned 0 bytes")
 }
 
-/// The `std::io::Error` reported for bytes that are not UTF-8.
-pub(crate) fn invalid_utf8() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        "stream did not contain valid UTF-8",
-    )
+/// The `std::io::Error` reported when bytes read to be appended to
+/// `prefix` (a `String` the caller passed) are not UTF-8. As Tokio's, it
+/// wraps the `Utf8Error` of the whole string the caller would have had
+/// (`valid_up_to` counts `prefix` too); `prefix` itself is left as it was.
+pub(crate) fn invalid_utf8_after(prefix: &str, appended: &[u8]) -> std::io::Error {
+    let mut whole = Vec::with_capacity(prefix.len() + appended.len());
+    whole.extend_from_slice(prefix.as_bytes());
+    whole.extend_from_slice(appended);
+    match std::str::from_utf8(&whole) {
+        Err(e) => std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        Ok(_) => std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        ),
+    }
 }

@@ -22,7 +22,7 @@ use std::task::{ready, Context, Poll};
 
 use bytes::BufMut;
 
-use super::{invalid_utf8, poll_read_slice, unexpected_eof, Chain, Take};
+use super::{invalid_utf8_after, poll_read_slice, unexpected_eof, Chain, Take};
 use crate::io::{AsyncRead, ReadBuf};
 
 /// `async` methods for [`AsyncRead`] types, with Tokio's names and
@@ -144,11 +144,12 @@ pub trait AsyncReadExt: AsyncRead {
         Self: Unpin,
     {
         let start_len = buf.len();
+        let state = ToEnd::new(buf, buf.capacity());
         ReadToEnd {
             reader: self,
             buf,
             start_len,
-            window: MIN_READ,
+            state,
         }
     }
 
@@ -187,7 +188,7 @@ pub trait AsyncReadExt: AsyncRead {
             reader: self,
             buf,
             bytes: Vec::new(),
-            window: MIN_READ,
+            state: ToEnd::new(&[], 0),
         }
     }
 
@@ -296,8 +297,8 @@ pub struct ReadToEnd<'a, R: ?Sized> {
     reader: &'a mut R,
     buf: &'a mut Vec<u8>,
     start_len: usize,
-    /// Read size for [`poll_read_to_end`].
-    window: usize,
+    /// [`poll_read_to_end`]'s state.
+    state: ToEnd,
 }
 
 impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToEnd<'_, R> {
@@ -309,7 +310,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToEnd<'_, R> {
             Pin::new(&mut *this.reader),
             cx,
             this.buf,
-            &mut this.window
+            &mut this.state
         ))?;
         Poll::Ready(Ok(this.buf.len() - this.start_len))
     }
@@ -323,8 +324,8 @@ pub struct ReadToString<'a, R: ?Sized> {
     buf: &'a mut String,
     /// Everything read so far; checked as UTF-8 only at end of stream.
     bytes: Vec<u8>,
-    /// Read size for [`poll_read_to_end`].
-    window: usize,
+    /// [`poll_read_to_end`]'s state.
+    state: ToEnd,
 }
 
 impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
@@ -336,26 +337,50 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
             Pin::new(&mut *this.reader),
             cx,
             &mut this.bytes,
-            &mut this.window,
+            &mut this.state,
         ))?;
         let bytes = std::mem::take(&mut this.bytes);
-        let text = String::from_utf8(bytes).map_err(|_| invalid_utf8())?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| invalid_utf8_after(this.buf, e.as_bytes()))?;
         this.buf.push_str(&text);
         Poll::Ready(Ok(text.len()))
     }
 }
 
-/// First read size of [`poll_read_to_end`].
-const MIN_READ: usize = 32;
-/// Largest read size of [`poll_read_to_end`].
-const MAX_READ: usize = 64 * 1024;
+/// Bytes [`poll_read_to_end`] makes room for when the buffer is (nearly)
+/// full, and the size of its probe for the end of the stream.
+const PROBE: usize = 32;
+
+/// What [`poll_read_to_end`] keeps between polls of one call.
+#[derive(Debug)]
+pub(super) struct ToEnd {
+    /// `buf[..initialized]` is initialised memory: the bytes read, and
+    /// spare capacity a reader initialised without filling it, which the
+    /// next read is told about (so it need not zero it again).
+    initialized: usize,
+    /// `buf`'s capacity when the call began.
+    starting_capacity: usize,
+}
+
+impl ToEnd {
+    pub(super) fn new(buf: &[u8], capacity: usize) -> ToEnd {
+        ToEnd {
+            initialized: buf.len(),
+            starting_capacity: capacity,
+        }
+    }
+}
 
 /// Reads into `buf` until end of stream, straight into its spare capacity
 /// (no zeroing: the reader fills uninitialised memory through a
 /// [`ReadBuf`]). Between polls `buf` only ever holds bytes actually read.
 ///
-/// `window` adapts the read size: it doubles (up to [`MAX_READ`]) each time
-/// a read fills it, so a fast source gets large reads.
+/// Growth follows Tokio's (and std's): each read gets all the spare
+/// capacity; with less than [`PROBE`] bytes spare the buffer grows by
+/// `Vec`'s amortised doubling; but a buffer still at the capacity the
+/// caller gave it is not grown just to find the end: a [`PROBE`]-byte read
+/// on the stack looks first, so a buffer sized exactly for the data is
+/// never reallocated.
 ///
 /// An `Interrupted` read is retried (see the module doc); other errors are
 /// returned with `buf` holding every byte read before them.
@@ -363,22 +388,46 @@ fn poll_read_to_end<R: AsyncRead + ?Sized>(
     mut reader: Pin<&mut R>,
     cx: &mut Context<'_>,
     buf: &mut Vec<u8>,
-    window: &mut usize,
+    state: &mut ToEnd,
 ) -> Poll<io::Result<()>> {
     loop {
-        // `reserve` grows the capacity at least geometrically.
-        buf.reserve(*window);
-        let window_now = *window;
-        let spare = &mut buf.spare_capacity_mut()[..window_now];
-        let mut read_buf = ReadBuf::uninit(spare);
-        let res = reader.as_mut().poll_read(cx, &mut read_buf);
-        let got = read_buf.filled().len();
-        // SAFETY: the reader initialised (filled) `got` bytes of the spare
-        // capacity, right after the current length.
-        unsafe { buf.set_len(buf.len() + got) };
-        if got == window_now {
-            *window = (window_now * 2).min(MAX_READ);
-        }
+        let spare = buf.capacity() - buf.len();
+        let probe_first = spare < PROBE
+            && buf.capacity() == state.starting_capacity
+            && state.starting_capacity >= PROBE;
+        let (res, got) = if probe_first {
+            let mut probe = [std::mem::MaybeUninit::<u8>::uninit(); PROBE];
+            let mut read_buf = ReadBuf::uninit(&mut probe);
+            let res = reader.as_mut().poll_read(cx, &mut read_buf);
+            let bytes = read_buf.filled();
+            if bytes.len() > spare {
+                // Reallocated: nothing past the length is initialised.
+                state.initialized = buf.len();
+                buf.reserve(PROBE.max(bytes.len()));
+            }
+            buf.extend_from_slice(bytes);
+            state.initialized = state.initialized.max(buf.len());
+            (res, bytes.len())
+        } else {
+            if spare < PROBE {
+                state.initialized = buf.len();
+                buf.reserve(PROBE);
+            }
+            let len = buf.len();
+            let mut read_buf = ReadBuf::uninit(buf.spare_capacity_mut());
+            // SAFETY: `buf[len..state.initialized]` was initialised by an
+            // earlier read of this call, in this allocation (a reallocation
+            // resets `initialized` to the length).
+            unsafe { read_buf.assume_init(state.initialized - len) };
+            let res = reader.as_mut().poll_read(cx, &mut read_buf);
+            let got = read_buf.filled().len();
+            let initialized = read_buf.initialized().len();
+            // SAFETY: the reader filled (initialised) `got` bytes of the
+            // spare capacity, right after the current length.
+            unsafe { buf.set_len(len + got) };
+            state.initialized = len + initialized;
+            (res, got)
+        };
         match res {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -54,7 +54,8 @@ impl SimplexStream {
     pub fn new_unsplit(max_buf_size: usize) -> SimplexStream {
         assert!(
             max_buf_size > 0,
-            "simplex buffer size must be greater than 0"
+            "simplex: `max_buf_size` must be greater than 0 (a pipe that holds no byte could never \
+             move one); pass 1 or more"
         );
         SimplexStream {
             pipe: Pipe::new(max_buf_size),

@@ -90,7 +90,7 @@ impl TcpListener {
             .registration()
             .async_io(Interest::READABLE, || self.io.accept())
             .await?;
-        Ok((TcpStream::from_mio(stream)?, addr))
+        Ok((TcpStream::from_accepted(stream)?, addr))
     }
 
     /// Poll-style [`accept`](Self::accept). It keeps one waker: when
@@ -101,7 +101,7 @@ impl TcpListener {
             .io
             .registration()
             .poll_io(cx, Direction::Read, || self.io.accept()))?;
-        Poll::Ready(TcpStream::from_mio(stream).map(|s| (s, addr)))
+        Poll::Ready(TcpStream::from_accepted(stream).map(|s| (s, addr)))
     }
 
     /// The address this listener is bound to.
@@ -138,5 +138,14 @@ impl std::os::fd::AsFd for TcpListener {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         // SAFETY: the descriptor stays open as long as `self` is borrowed.
         unsafe { std::os::fd::BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}
+
+/// The same as [`TcpListener::from_std`], as Tokio's `TryFrom`.
+impl TryFrom<std::net::TcpListener> for TcpListener {
+    type Error = std::io::Error;
+
+    fn try_from(std: std::net::TcpListener) -> std::io::Result<TcpListener> {
+        TcpListener::from_std(std)
     }
 }

@@ -60,6 +60,13 @@ impl TcpStream {
         })
     }
 
+    /// A stream a listener just accepted (`PollEvented::new_accepted_stream`).
+    pub(crate) fn from_accepted(sys: mio::net::TcpStream) -> io::Result<TcpStream> {
+        Ok(TcpStream {
+            io: PollEvented::new_accepted_stream(sys)?,
+        })
+    }
+
     /// Wrap a connected std stream (it is switched to non-blocking mode).
     ///
     /// # Panics
@@ -255,5 +262,14 @@ impl std::os::fd::AsFd for TcpStream {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         // SAFETY: the descriptor stays open as long as `self` is borrowed.
         unsafe { std::os::fd::BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}
+
+/// The same as [`TcpStream::from_std`], as Tokio's `TryFrom`.
+impl TryFrom<std::net::TcpStream> for TcpStream {
+    type Error = std::io::Error;
+
+    fn try_from(std: std::net::TcpStream) -> std::io::Result<TcpStream> {
+        TcpStream::from_std(std)
     }
 }

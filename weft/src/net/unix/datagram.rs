@@ -205,3 +205,12 @@ fn unix_sender(addr: &socket2::SockAddr) -> Option<SocketAddr> {
         unsafe { std::slice::from_raw_parts(addr.as_ptr().cast::<u8>(), addr.len() as usize) };
     SocketAddr::from_raw(raw).ok()
 }
+
+/// The same as [`UnixDatagram::from_std`], as Tokio's `TryFrom`.
+impl TryFrom<std::os::unix::net::UnixDatagram> for UnixDatagram {
+    type Error = std::io::Error;
+
+    fn try_from(std: std::os::unix::net::UnixDatagram) -> std::io::Result<UnixDatagram> {
+        UnixDatagram::from_std(std)
+    }
+}

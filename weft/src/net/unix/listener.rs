@@ -84,7 +84,7 @@ impl UnixListener {
             .registration()
             .async_io(Interest::READABLE, || self.io.accept())
             .await?;
-        Ok((UnixStream::from_mio(stream)?, SocketAddr(addr)))
+        Ok((UnixStream::from_accepted(stream)?, SocketAddr(addr)))
     }
 
     /// Poll-style [`accept`](Self::accept). It keeps one waker: when
@@ -95,7 +95,7 @@ impl UnixListener {
             .io
             .registration()
             .poll_io(cx, Direction::Read, || self.io.accept()))?;
-        Poll::Ready(UnixStream::from_mio(stream).map(|s| (s, SocketAddr(addr))))
+        Poll::Ready(UnixStream::from_accepted(stream).map(|s| (s, SocketAddr(addr))))
     }
 
     /// The address this listener is bound to.
@@ -127,5 +127,14 @@ impl AsFd for UnixListener {
     fn as_fd(&self) -> BorrowedFd<'_> {
         // SAFETY: the descriptor stays open as long as `self` is borrowed.
         unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}
+
+/// The same as [`UnixListener::from_std`], as Tokio's `TryFrom`.
+impl TryFrom<std::os::unix::net::UnixListener> for UnixListener {
+    type Error = std::io::Error;
+
+    fn try_from(std: std::os::unix::net::UnixListener) -> std::io::Result<UnixListener> {
+        UnixListener::from_std(std)
     }
 }

@@ -79,6 +79,14 @@ impl UnixStream {
         Ok((UnixStream::from_mio(a)?, UnixStream::from_mio(b)?))
     }
 
+    /// A stream a listener just accepted (`PollEvented::new_accepted_stream`).
+    #[track_caller]
+    pub(crate) fn from_accepted(sys: mio::net::UnixStream) -> io::Result<UnixStream> {
+        Ok(UnixStream {
+            io: PollEvented::new_accepted_stream(sys)?,
+        })
+    }
+
     #[track_caller]
     pub(crate) fn from_mio(sys: mio::net::UnixStream) -> io::Result<UnixStream> {
         Ok(UnixStream {
@@ -160,5 +168,14 @@ impl AsFd for UnixStream {
     fn as_fd(&self) -> BorrowedFd<'_> {
         // SAFETY: the descriptor stays open as long as `self` is borrowed.
         unsafe { BorrowedFd::borrow_raw(self.io.as_raw_fd()) }
+    }
+}
+
+/// The same as [`UnixStream::from_std`], as Tokio's `TryFrom`.
+impl TryFrom<std::os::unix::net::UnixStream> for UnixStream {
+    type Error = std::io::Error;
+
+    fn try_from(std: std::os::unix::net::UnixStream) -> std::io::Result<UnixStream> {
+        UnixStream::from_std(std)
     }
 }

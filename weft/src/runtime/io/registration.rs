@@ -5,11 +5,14 @@
 //! and every wait that completes spends one unit of the task's coop budget
 //! (so a socket that is always ready cannot monopolise a worker).
 //!
-//! A registration made with [`Registration::new_fd`] on a driver with
-//! io_uring rings (an `AsyncFd`'s) learns its readiness from poll requests
-//! on the rings (`uring/poll.rs`): a wait that finds none arms them, and
-//! the epoll registration stays quiet (errors and hang-ups, and priority
-//! if asked for). Not a datagram socket or a socket without a peer
+//! An `AsyncFd`'s registration ([`Registration::new_fd`]) is with epoll on
+//! both drivers, so its readiness is Tokio's: edges the poller reports,
+//! kept until a wait clears them. One made with
+//! [`Registration::new_fd_on_rings`] on a driver with io_uring rings (the
+//! Ruby selector's) learns its readiness from poll requests on the rings
+//! instead (`uring/poll.rs`): a wait that finds none arms them, and the
+//! epoll registration stays quiet (errors and hang-ups, and priority if
+//! asked for). Not a datagram socket or a socket without a peer
 //! ([`waits_on_epoll`]: UDP, a listener), which waits on epoll.
 
 use super::lazy_interest::LazyInterest;
@@ -50,13 +53,15 @@ pub(crate) fn current_driver() -> driver::Handle {
     // the closure's line, not the caller's.
     let Some(handle) = context::with_current(|h| h.driver().clone()) else {
         panic!(
-            "there is no weft runtime on this thread, and weft I/O resources need one: create \
+            "there is no reactor running, must be called from the context of a Tokio 1.x \
+             runtime: there is no weft runtime on this thread, and weft I/O resources need one: create \
              sockets inside Runtime::block_on or a spawned task, or call Runtime::enter first"
         )
     };
     if handle.io().is_none() {
         panic!(
-            "this weft runtime was built without the I/O driver: add .enable_io() (or \
+            "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the runtime \
+             builder to enable IO: this weft runtime was built without the I/O driver: add .enable_io() (or \
              .enable_all()) to its Builder to use sockets and AsyncFd"
         );
     }
@@ -172,13 +177,23 @@ impl Registration {
     }
 
     /// Register the descriptor `fd` for `interest` with the current
+    /// runtime's poller (epoll), on either driver.
+    ///
+    /// # Panics
+    /// Outside a runtime, or on a runtime without the I/O driver.
+    #[track_caller]
+    pub(crate) fn new_fd(fd: RawFd, interest: Interest) -> io::Result<Registration> {
+        Registration::new_with(current_driver(), &mut mio::unix::SourceFd(&fd), interest)
+    }
+
+    /// Register the descriptor `fd` for `interest` with the current
     /// runtime's driver: through poll requests on its io_uring rings if it
     /// has them (the module doc), through epoll otherwise.
     ///
     /// # Panics
     /// Outside a runtime, or on a runtime without the I/O driver.
     #[track_caller]
-    pub(crate) fn new_fd(fd: RawFd, interest: Interest) -> io::Result<Registration> {
+    pub(crate) fn new_fd_on_rings(fd: RawFd, interest: Interest) -> io::Result<Registration> {
         let driver = current_driver();
         let on_rings = driver.io().is_some_and(|io| io.rings().is_some());
         if !on_rings || waits_on_epoll(fd) {
@@ -385,6 +400,20 @@ impl Registration {
             self.io.set_readiness(ready, &mut wakers);
             wakers.into_iter().for_each(Waker::wake);
         }
+    }
+
+    /// Take `ready` as the resource's readiness before any event says so
+    /// (an accepted stream: see `PollEvented::new_accepted_stream`). The
+    /// first operation that would block clears it, as a stale edge.
+    pub(crate) fn assume_ready(&self, ready: Ready) {
+        let mut wakers = Vec::new();
+        self.io.set_readiness(ready, &mut wakers);
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// The readiness known now for `interest`, without waiting.
+    pub(crate) fn ready_now(&self, interest: Interest) -> ReadyEvent {
+        self.io.ready_now(interest)
     }
 
     /// Forget readiness that turned out stale (the operation would block).

@@ -113,8 +113,12 @@ impl<T> RwLock<T> {
     #[track_caller]
     pub fn with_max_readers(t: T, max_reads: u32) -> RwLock<T> {
         assert!(
-            max_reads > 0 && max_reads <= MAX_READS,
-            "a RwLock must admit between 1 and {MAX_READS} readers"
+            max_reads != 0,
+            "a RwLock may not be created with 0 readers: pass a max_reads of 1 or more"
+        );
+        assert!(
+            max_reads <= MAX_READS,
+            "a RwLock may not be created with more than {MAX_READS} readers"
         );
         RwLock {
             mr: max_reads,
@@ -142,10 +146,13 @@ impl<T> RwLock<T> {
     /// than `u32::MAX >> 3`.
     #[cfg(not(loom))]
     pub const fn const_with_max_readers(t: T, max_reads: u32) -> RwLock<T> {
-        assert!(max_reads != 0, "a RwLock must admit at least one reader");
+        assert!(
+            max_reads != 0,
+            "a RwLock may not be created with 0 readers: pass a max_reads of 1 or more"
+        );
         assert!(
             max_reads <= MAX_READS,
-            "a RwLock admits at most u32::MAX >> 3 readers"
+            "a RwLock may not be created with more than u32::MAX >> 3 readers"
         );
         RwLock {
             mr: max_reads,

@@ -336,7 +336,7 @@ impl Semaphore {
         self.try_acquire_raw(n as usize)?;
         Ok(SemaphorePermit {
             sem: self,
-            permits: n,
+            permits: n as usize,
         })
     }
 
@@ -356,7 +356,7 @@ impl Semaphore {
         self.try_acquire_raw(n as usize)?;
         Ok(OwnedSemaphorePermit {
             sem: self,
-            permits: n,
+            permits: n as usize,
         })
     }
 
@@ -405,7 +405,7 @@ impl Semaphore {
         self.acquire_raw(n as usize).await?;
         Ok(SemaphorePermit {
             sem: self,
-            permits: n,
+            permits: n as usize,
         })
     }
 
@@ -436,7 +436,7 @@ impl Semaphore {
         self.acquire_raw(n as usize).await?;
         Ok(OwnedSemaphorePermit {
             sem: self,
-            permits: n,
+            permits: n as usize,
         })
     }
 

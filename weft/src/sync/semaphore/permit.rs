@@ -10,7 +10,7 @@ use super::Semaphore;
 #[must_use = "dropping the permit releases it at once"]
 pub struct SemaphorePermit<'a> {
     pub(super) sem: &'a Semaphore,
-    pub(super) permits: u32,
+    pub(super) permits: usize,
 }
 
 /// Permits acquired from an `Arc<Semaphore>`, returned to it when dropped.
@@ -18,7 +18,7 @@ pub struct SemaphorePermit<'a> {
 #[must_use = "dropping the permit releases it at once"]
 pub struct OwnedSemaphorePermit {
     pub(super) sem: Arc<Semaphore>,
-    pub(super) permits: u32,
+    pub(super) permits: usize,
 }
 
 impl<'a> SemaphorePermit<'a> {
@@ -43,7 +43,7 @@ impl<'a> SemaphorePermit<'a> {
 
     /// The number of permits this guard holds.
     pub fn num_permits(&self) -> usize {
-        self.permits as usize
+        self.permits
     }
 
     /// Moves the permits of `other` into `self`.
@@ -80,7 +80,7 @@ impl OwnedSemaphorePermit {
 
     /// The number of permits this guard holds.
     pub fn num_permits(&self) -> usize {
-        self.permits as usize
+        self.permits
     }
 
     /// The semaphore the permits came from.
@@ -116,28 +116,27 @@ impl OwnedSemaphorePermit {
 /// `merge`'s bookkeeping for both guard types: `from`'s permits move to
 /// `into`, after checking that both came from the same semaphore.
 #[track_caller]
-fn merge_counts(into: &mut u32, from: &mut u32, same_semaphore: bool) {
+fn merge_counts(into: &mut usize, from: &mut usize, same_semaphore: bool) {
     assert!(same_semaphore, "merging permits from different semaphores");
     *into += std::mem::take(from);
 }
 
 /// `split`'s bookkeeping for both guard types: takes `n` of `permits`, or
 /// `None` if there are fewer.
-fn split_count(permits: &mut u32, n: usize) -> Option<u32> {
-    let n = u32::try_from(n).ok()?;
+fn split_count(permits: &mut usize, n: usize) -> Option<usize> {
     *permits = permits.checked_sub(n)?;
     Some(n)
 }
 
 impl Drop for SemaphorePermit<'_> {
     fn drop(&mut self) {
-        self.sem.release(self.permits as usize);
+        self.sem.release(self.permits);
     }
 }
 
 impl Drop for OwnedSemaphorePermit {
     fn drop(&mut self) {
-        self.sem.release(self.permits as usize);
+        self.sem.release(self.permits);
     }
 }
 

@@ -167,6 +167,28 @@ fn permit_merge_split_forget() {
     assert_eq!(sem.available_permits(), 2);
 }
 
+/// A guard's count is a `usize`: two guards of `u32::MAX - 1` permits
+/// each merge into one, split again and give back every permit.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn merged_permits_may_exceed_u32() {
+    let half = u32::MAX - 1;
+    let sem = std::sync::Arc::new(Semaphore::new(2 * half as usize));
+    let mut a = sem.clone().try_acquire_many_owned(half).unwrap();
+    let b = sem.clone().try_acquire_many_owned(half).unwrap();
+    a.merge(b);
+    assert_eq!(a.num_permits(), 2 * half as usize);
+    let c = a.split(half as usize + 7).unwrap();
+    assert_eq!(c.num_permits(), half as usize + 7);
+    drop(a);
+    assert_eq!(sem.available_permits(), half as usize - 7);
+    drop(c);
+    assert_eq!(sem.available_permits(), 2 * half as usize);
+    let mut d = sem.try_acquire_many(half).unwrap();
+    d.merge(sem.try_acquire_many(half).unwrap());
+    assert_eq!(d.num_permits(), 2 * half as usize);
+}
+
 #[test]
 #[should_panic(expected = "overflow")]
 fn add_permits_overflow_panics() {

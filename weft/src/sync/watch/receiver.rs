@@ -178,7 +178,8 @@ impl<T> Receiver<T> {
     /// `f` is called with the current value first (seen or not), then with
     /// each newer value until it returns `true`. The returned [`Ref`] holds
     /// a read lock: do not hold it across an `.await`. Counts against the
-    /// task's cooperative budget while it waits.
+    /// task's cooperative budget, one unit per poll (a value that already
+    /// matches too).
     ///
     /// # Errors
     ///
@@ -212,7 +213,14 @@ impl<T> Receiver<T> {
     ///     assert_eq!(v, 5);
     /// });
     /// ```
-    pub async fn wait_for(
+    pub async fn wait_for(&mut self, f: impl FnMut(&T) -> bool) -> Result<Ref<'_, T>, RecvError> {
+        // One unit of the task's budget per poll, as Tokio's: a value that
+        // already matches would otherwise make a loop of `send` and
+        // `wait_for` never yield.
+        crate::coop::cooperative(self.wait_for_inner(f)).await
+    }
+
+    async fn wait_for_inner(
         &mut self,
         mut f: impl FnMut(&T) -> bool,
     ) -> Result<Ref<'_, T>, RecvError> {

@@ -82,10 +82,23 @@ enum Step {
 
 impl FileOp {
     /// The current runtime's driver, if it runs file operations on
-    /// io_uring (`None`: use the blocking pool).
+    /// io_uring (`None`: use the blocking pool, as Tokio does).
+    ///
+    /// Not on a current_thread runtime from a thread that does not hold its
+    /// core (`Handle::block_on`, a blocking-pool thread): such an op would
+    /// go to the shared ring, which only a thread driving the runtime
+    /// reaps, and a current_thread runtime may have none (nobody in
+    /// `Runtime::block_on`), where a file call on Tokio still completes.
     pub(crate) fn current_driver() -> Option<driver::Handle> {
-        context::with_current(|h| h.driver().clone())
-            .filter(|driver| driver.io().is_some_and(|io| io.rings().is_some()))
+        context::with_current(|h| {
+            let io = h.driver().io()?;
+            let rings = io.rings()?;
+            if h.is_current_thread() && !io.current_ring(rings).1 {
+                return None;
+            }
+            Some(h.driver().clone())
+        })
+        .flatten()
     }
 
     /// Read up to `len` bytes from `file` at its cursor into `buf` (its

@@ -231,6 +231,14 @@ impl UringRead {
         }
     }
 
+    /// Whether nothing of the ring's is pending here: no receive in
+    /// flight, and no bytes or error one brought. A read of the socket
+    /// itself then keeps the stream's bytes in order.
+    pub(crate) fn is_idle(&self) -> bool {
+        let state = self.lock();
+        state.op.is_none() && !state.has_pending()
+    }
+
     /// Whether received bytes (or a kept error) wait to be read.
     pub(crate) fn has_leftover(&self) -> bool {
         self.lock().has_pending()

@@ -213,7 +213,16 @@ impl UringWrite {
         // for something else next (a reply); waking it when the send ends
         // would be a poll for nothing. Whoever waits for this send polls
         // it and leaves a waker then.
-        let key = rings.get(ring.0).start_send(fd, buf, 0, None, !ring.1)?;
+        //
+        // Submitted at once when the caller is not the ring's owner, or is
+        // a `block_on` future rather than a task (no task id): such a
+        // future is where programs block their thread right after a write
+        // (a std call, a `thread::join`, a blocking read of the peer), and
+        // on a current_thread runtime the worker's batch point would then
+        // never come. Spawned tasks, a server's connections, keep the
+        // batch.
+        let submit_now = !ring.1 || crate::task::try_id().is_none();
+        let key = rings.get(ring.0).start_send(fd, buf, 0, None, submit_now)?;
         state.op = Some(InFlight {
             ring: ring.0,
             key,

@@ -34,7 +34,8 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         context::Entered::Yes {
             allow_block_in_place: false,
         } if !on_multi_thread_worker() => panic!(
-            "block_in_place can only be called from a multi_thread runtime's worker: this \
+            "can call blocking only when running on the multi-threaded runtime: \
+             block_in_place can only be called from a multi_thread runtime's worker: this \
              thread is driving a current_thread runtime (or a block_on), which has no other \
              worker to hand its tasks to, or a LocalSet, whose tasks cannot move to another \
              thread. Use weft::task::spawn_blocking instead, or build the runtime with \
