@@ -175,6 +175,43 @@ rt_test! {
         });
     }
 
+    /// A shutdown while the peer reads nothing (the socket buffers full, a
+    /// write left pending) returns at once, as Tokio's: the peer then
+    /// reads every byte the writes accepted, then the end of the stream.
+    /// (On io_uring the shutdown once waited for the send in flight, and a
+    /// peer that reads only after the end of stream deadlocked.)
+    #[test]
+    fn a_shutdown_does_not_wait_for_a_peer_that_reads_nothing() {
+        rt().block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let (client, accepted) =
+                weft::join!(TcpStream::connect(listener.local_addr().unwrap()), listener.accept());
+            let mut writer = client.unwrap();
+            let (mut reader, _) = accepted.unwrap();
+            let chunk = vec![7u8; 64 * 1024];
+            let mut accepted_bytes = 0u64;
+            loop {
+                weft::select! {
+                    n = writer.write(&chunk) => accepted_bytes += n.unwrap() as u64,
+                    _ = weft::time::sleep(Duration::from_millis(50)) => break,
+                }
+            }
+            timeout(Duration::from_secs(10), writer.shutdown())
+                .await
+                .expect("shutdown waited for a peer that reads nothing")
+                .unwrap();
+            let err = writer.write(b"late").await.unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+            let mut got = Vec::new();
+            timeout(Duration::from_secs(30), reader.read_to_end(&mut got))
+                .await
+                .expect("the peer never saw the end of the stream")
+                .unwrap();
+            assert_eq!(got.len() as u64, accepted_bytes);
+            assert!(got.iter().all(|&b| b == 7));
+        });
+    }
+
     /// A listener whose every connection is echoed back until EOF.
     async fn echo_server() -> std::net::SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -371,6 +371,37 @@ mod paused {
         assert!(real.elapsed() < Duration::from_secs(30));
     }
 
+    /// A frozen clock does not jump over I/O that is already ready: a
+    /// datagram sent before the runtime goes idle wakes its receiver at
+    /// the current instant, before time moves to a pending sleep's end.
+    #[test]
+    fn auto_advance_delivers_ready_io_first() {
+        paused_rt().block_on(async {
+            let start = Instant::now();
+            let a = weft::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = weft::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            b.connect(a.local_addr().unwrap()).await.unwrap();
+            let mut buf = [0u8; 4];
+            let (_, got_at) = weft::join!(
+                async {
+                    b.send(b"ping").await.unwrap();
+                    time::sleep(Duration::from_millis(250)).await;
+                },
+                async {
+                    a.recv(&mut buf).await.unwrap();
+                    start.elapsed()
+                },
+            );
+            assert_eq!(
+                got_at,
+                Duration::ZERO,
+                "time moved before ready I/O was seen"
+            );
+            assert_eq!(&buf, b"ping");
+            assert!(start.elapsed() >= Duration::from_millis(250));
+        });
+    }
+
     #[test]
     fn auto_advance_waits_for_blocking_work() {
         // Tokio's rule: an idle runtime with a frozen clock does not jump

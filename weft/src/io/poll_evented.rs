@@ -62,6 +62,11 @@ struct UringStream {
     /// socket's error) as it does for Tokio, instead of queueing a send
     /// whose error would only show on the next operation.
     write_shut: std::sync::atomic::AtomicBool,
+    /// The shutdown was handed to the ring with a send still in flight
+    /// (it shuts the direction down after the send's last byte): until
+    /// then the socket itself would still take a write, so writes fail
+    /// here with `EPIPE`, as after a shutdown.
+    shut_after_send: std::sync::atomic::AtomicBool,
     /// A TCP socket: its pending error (a reset) goes to the first read
     /// or write, where a Unix stream's goes to reads only (the kernel's
     /// `unix_stream_sendmsg` does not look at it).
@@ -116,6 +121,7 @@ impl<E: mio::event::Source> PollEvented<E> {
             write: UringWrite::default(),
             fd: io.as_raw_fd(),
             write_shut: std::sync::atomic::AtomicBool::new(false),
+            shut_after_send: std::sync::atomic::AtomicBool::new(false),
             tcp: std::any::TypeId::of::<E>() == std::any::TypeId::of::<mio::net::TcpStream>(),
         });
         Ok(PollEvented {
@@ -199,11 +205,27 @@ impl<E: mio::event::Source> PollEvented<E> {
     }
 
     /// `AsyncWrite::poll_shutdown` of a stream: the ring's sends first, so
-    /// the peer's end-of-stream comes after every byte written.
+    /// the peer's end-of-stream comes after every byte written. A send
+    /// still in flight (the peer is not reading yet) is not waited for:
+    /// the ring shuts the direction down after its last byte, as the
+    /// kernel sends a socket's buffered bytes before a shutdown's FIN, and
+    /// the shutdown returns at once, as Tokio's does. (Waiting deadlocked a
+    /// program whose peer reads only after it sees our end of stream.)
     pub(crate) fn poll_shutdown_write(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>
     where
         E: AsRawFd,
     {
+        if let Some(uring) = &self.uring {
+            // (A runtime that is gone has no ring to hand it to: the wait
+            // below reports the shutdown error.)
+            let gone = self.registration.io_handle().is_shutdown();
+            if !gone && self.shutdown_write_after_sends() {
+                use std::sync::atomic::Ordering::Relaxed;
+                uring.shut_after_send.store(true, Relaxed);
+                uring.write_shut.store(true, Relaxed);
+                return Poll::Ready(Ok(()));
+            }
+        }
         ready!(self.poll_writes_drained(cx));
         ready!(self.poll_flush())?;
         shutdown_fd(self.io().as_raw_fd())?;
@@ -235,6 +257,16 @@ impl<E: mio::event::Source> PollEvented<E> {
         }
         uring.read.settle(rings);
         uring.read.take_error(rings).unwrap_or(err)
+    }
+
+    /// A write after a shutdown the ring still owes (`shut_after_send`):
+    /// what the socket will say once the ring has shut it down.
+    fn shut_after_send_error(&self) -> Option<io::Error> {
+        let deferred = self.uring.as_ref()?;
+        deferred
+            .shut_after_send
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .then(|| io::Error::from_raw_os_error(libc::EPIPE))
     }
 
     /// The write direction was shut down (ring-backed streams only know).
@@ -484,6 +516,9 @@ impl<E: mio::event::Source> PollEvented<E> {
                 return Poll::Ready(Err(e));
             }
             if self.write_shut() {
+                if let Some(e) = self.shut_after_send_error() {
+                    return Poll::Ready(Err(e));
+                }
                 // Fails at once: the kernel never sends after SHUT_WR.
                 return Poll::Ready((&mut self.io()).write(buf).map_err(|e| self.write_error(e)));
             }
@@ -506,6 +541,9 @@ impl<E: mio::event::Source> PollEvented<E> {
                 return Poll::Ready(Err(e));
             }
             if self.write_shut() {
+                if let Some(e) = self.shut_after_send_error() {
+                    return Poll::Ready(Err(e));
+                }
                 // Fails at once: the kernel never sends after SHUT_WR.
                 return Poll::Ready(
                     (&mut self.io())
@@ -615,3 +653,9 @@ impl<E: mio::event::Source + std::fmt::Debug> std::fmt::Debug for PollEvented<E>
         f.debug_struct("PollEvented").field("io", &self.io).finish()
     }
 }
+
+// A registration stays consistent across a panic caught around an I/O
+// call (its state is atomics and poison-tolerant locks), so the socket
+// types built on it are unwind safe, as Tokio's.
+impl<E: mio::event::Source> std::panic::UnwindSafe for PollEvented<E> {}
+impl<E: mio::event::Source> std::panic::RefUnwindSafe for PollEvented<E> {}

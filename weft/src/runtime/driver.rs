@@ -115,12 +115,25 @@ impl Driver {
     /// `None`), or [`Handle::unpark`]; then dispatch what happened.
     pub(crate) fn park(&mut self, handle: &Handle, timeout: Option<Duration>) {
         let inner = &handle.inner;
+        // A paused clock is about to jump to the next timer: first deliver
+        // what the poller already holds, without waiting, and keep the
+        // clock where it is if that woke a task (as Tokio's driver does).
+        // Otherwise a datagram already sent would be seen only after the
+        // jump, and a task would find time passed while it waited on I/O.
+        if let (Some(time), Some(driver), Some(io)) = (&inner.time, &mut self.io, &inner.io) {
+            if time.would_auto_advance(timeout) && driver.turn(io, Some(Duration::ZERO)) {
+                time.process();
+                return;
+            }
+        }
         let timeout = match &inner.time {
             Some(time) => time.park_timeout(timeout, || inner.woken.swap(false, Ordering::AcqRel)),
             None => timeout,
         };
         match (&mut self.io, &inner.io) {
-            (Some(driver), Some(io)) => driver.turn(io, timeout),
+            (Some(driver), Some(io)) => {
+                driver.turn(io, timeout);
+            }
             _ => inner.thread.wait(timeout),
         }
         if let Some(time) = &inner.time {

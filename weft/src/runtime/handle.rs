@@ -213,3 +213,7 @@ impl fmt::Debug for Handle {
         self.inner.fmt(f)
     }
 }
+
+// As `Runtime`'s (Tokio has the same two impls).
+impl std::panic::UnwindSafe for Handle {}
+impl std::panic::RefUnwindSafe for Handle {}

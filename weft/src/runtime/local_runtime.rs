@@ -174,3 +174,8 @@ impl fmt::Debug for LocalRuntime {
             .finish_non_exhaustive()
     }
 }
+
+// As `Runtime`'s: a panic caught around it leaves it usable (Tokio has the
+// same two impls).
+impl std::panic::UnwindSafe for LocalRuntime {}
+impl std::panic::RefUnwindSafe for LocalRuntime {}

@@ -133,7 +133,7 @@ impl Runtime {
             // As the drop below: shut down in the background, then say so.
             self.blocking_pool.shutdown(Some(Duration::ZERO));
             let _ = self.take_monitor_thread();
-            cannot_wait_in_async("shut down with a timeout");
+            cannot_wait_in_async(false);
         }
         self.blocking_pool.shutdown(Some(timeout));
         // The monitor ends its loop at once (it was kicked): joined if it
@@ -184,16 +184,27 @@ fn in_async_context() -> bool {
 /// async context, after it was shut down in the background: Tokio panics
 /// there too, and a program that does it blocks a thread that drives
 /// tasks. Not while unwinding, where a second panic would abort.
-fn cannot_wait_in_async(what: &str) {
+/// The messages are literals, so the payload is a `&'static str`, as
+/// Tokio's (a program's `catch_unwind` may downcast it to one).
+fn cannot_wait_in_async(dropped: bool) {
     if std::thread::panicking() {
         return;
     }
+    if dropped {
+        panic!(
+            "Cannot drop a runtime in a context where blocking is not allowed: a weft runtime was \
+             dropped inside an async context (a task or a block_on), where waiting for its \
+             threads would block a thread that drives tasks. It has been shut down in the \
+             background. Drop it outside async code (or inside spawn_blocking / block_in_place), \
+             or call Runtime::shutdown_background(), which never waits."
+        );
+    }
     panic!(
         "Cannot drop a runtime in a context where blocking is not allowed: a weft runtime was \
-         {what} inside an async context (a task or a block_on), where waiting for its threads \
-         would block a thread that drives tasks. It has been shut down in the background. Drop \
-         it outside async code (or inside spawn_blocking / block_in_place), or call \
-         Runtime::shutdown_background(), which never waits."
+         shut down with a timeout inside an async context (a task or a block_on), where waiting \
+         for its threads would block a thread that drives tasks. It has been shut down in the \
+         background. Shut it down outside async code (or inside spawn_blocking / \
+         block_in_place), or call Runtime::shutdown_background(), which never waits."
     );
 }
 
@@ -219,7 +230,7 @@ impl Drop for Runtime {
             }
         }
         if in_async && !self.shut_down {
-            cannot_wait_in_async("dropped");
+            cannot_wait_in_async(true);
         }
     }
 }
@@ -231,3 +242,9 @@ impl fmt::Debug for Runtime {
             .finish_non_exhaustive()
     }
 }
+
+// A panic caught around a runtime (or a `block_on`) leaves it usable: its
+// state is behind locks that shrug off poisoning, as Tokio's (which has
+// the same two impls).
+impl std::panic::UnwindSafe for Runtime {}
+impl std::panic::RefUnwindSafe for Runtime {}

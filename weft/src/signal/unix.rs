@@ -135,6 +135,9 @@ pub struct Signal {
 /// ```
 #[track_caller]
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    // A runtime with the I/O driver first, as Tokio checks: outside one
+    // this panics (at the caller's line) whatever the kind.
+    let _driver = crate::runtime::io::registration::current_driver();
     // These cannot be caught, or catching them could not be made safe.
     const FORBIDDEN: [libc::c_int; 5] = [
         libc::SIGKILL,

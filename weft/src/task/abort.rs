@@ -69,3 +69,7 @@ impl fmt::Debug for AbortHandle {
             .finish()
     }
 }
+
+// As `JoinHandle`'s (Tokio has the same two impls).
+impl std::panic::UnwindSafe for AbortHandle {}
+impl std::panic::RefUnwindSafe for AbortHandle {}

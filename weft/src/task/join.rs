@@ -119,3 +119,8 @@ impl<T> fmt::Debug for JoinHandle<T> {
             .finish()
     }
 }
+
+// A panic caught around a join handle leaves the task's state consistent
+// (every transition is one atomic step), whatever `T` is, as Tokio's.
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}

@@ -179,15 +179,20 @@ struct Swap<'a, T: 'static> {
 impl<'a, T: 'static> Swap<'a, T> {
     #[track_caller]
     fn enter(key: &'static LocalKey<T>, slot: &'a mut Option<T>) -> Swap<'a, T> {
-        key.inner.with(|cell| {
-            let mut current = cell.try_borrow_mut().unwrap_or_else(|_| {
-                panic!(
-                    "a task-local scope started inside LocalKey::with on the same key: end the \
-                     `with` closure first"
-                )
-            });
-            std::mem::swap(&mut *current, slot);
+        // The panic is outside the closure, so it names the caller's line.
+        let swapped = key.inner.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut current) => {
+                std::mem::swap(&mut *current, slot);
+                true
+            }
+            Err(_) => false,
         });
+        if !swapped {
+            panic!(
+                "a task-local scope started inside LocalKey::with on the same key: end the `with` \
+                 closure first"
+            );
+        }
         Swap { key, slot }
     }
 }

@@ -141,6 +141,19 @@ impl Handle {
         self.lock().wheel.len()
     }
 
+    /// Whether a park with `timeout` would move a paused clock to the
+    /// next timer instead of waiting ([`park_timeout`](Self::park_timeout)).
+    pub(crate) fn would_auto_advance(&self, timeout: Option<Duration>) -> bool {
+        timeout != Some(Duration::ZERO)
+            && self.clock.is_paused()
+            && self.clock.can_auto_advance()
+            && self
+                .lock()
+                .wheel
+                .next_deadline()
+                .is_some_and(|tick| tick < MAX_TICK)
+    }
+
     /// How long a park may block, given the caller's own `timeout`. With a
     /// paused clock and no `spawn_blocking` work in flight, a blocking park
     /// moves time to the next timer instead and does not block.
@@ -239,5 +252,6 @@ impl State {
     }
 }
 
-const SHUTDOWN_MSG: &str = "a weft timer was used after its runtime shut down: timers belong to \
-                            the runtime they were created on; create them on a running runtime";
+const SHUTDOWN_MSG: &str = "A Tokio 1.x context was found, but it is being shutdown: a weft timer \
+                            was used after its runtime shut down; timers belong to the runtime \
+                            they were created on, so create them on a running runtime";

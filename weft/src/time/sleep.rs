@@ -60,7 +60,7 @@ pub(crate) fn time_driver() -> driver::Handle {
     if handle.time().is_none() {
         panic!(
             "A Tokio 1.x context was found, but timers are disabled. Call `enable_time` on the \
-             runtime builder to enable timers: this weft runtime was built without the time driver: add .enable_time() (or \
+             runtime builder to enable timers. This weft runtime was built without the time driver: add .enable_time() (or \
              .enable_all()) to its Builder to use sleep, timeout and interval"
         );
     }

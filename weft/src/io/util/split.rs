@@ -114,6 +114,7 @@ impl<T> ReadHalf<T> {
     /// # Panics
     ///
     /// If `other` is not this half's pair (see [`is_pair_of`](Self::is_pair_of)).
+    #[track_caller]
     pub fn unsplit(self, other: WriteHalf<T>) -> T
     where
         T: Unpin,

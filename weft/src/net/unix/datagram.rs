@@ -70,7 +70,15 @@ impl UnixDatagram {
     #[track_caller]
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
-        Ok((UnixDatagram::from_mio(a)?, UnixDatagram::from_mio(b)?))
+        let (a, b) = (UnixDatagram::from_mio(a)?, UnixDatagram::from_mio(b)?);
+        // A fresh pair can send at once, before the poller's first event
+        // says so (as Tokio 1.54's).
+        for end in [&a, &b] {
+            end.io
+                .registration()
+                .assume_ready(crate::runtime::io::ready::Ready::WRITABLE);
+        }
+        Ok((a, b))
     }
 
     #[track_caller]

@@ -76,7 +76,15 @@ impl UnixStream {
     #[track_caller]
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let (a, b) = mio::net::UnixStream::pair()?;
-        Ok((UnixStream::from_mio(a)?, UnixStream::from_mio(b)?))
+        let (a, b) = (UnixStream::from_mio(a)?, UnixStream::from_mio(b)?);
+        // A fresh pair can write at once, before the poller's first event
+        // says so (as Tokio 1.54's).
+        for end in [&a, &b] {
+            end.io
+                .registration()
+                .assume_ready(crate::runtime::io::ready::Ready::WRITABLE);
+        }
+        Ok((a, b))
     }
 
     /// A stream a listener just accepted (`PollEvented::new_accepted_stream`).

@@ -145,8 +145,9 @@ impl Driver {
     }
 
     /// Wait up to `timeout` (forever if `None`) for events and dispatch
-    /// them. Returns early when [`Handle::unpark`] is called.
-    pub(crate) fn turn(&mut self, handle: &Handle, mut timeout: Option<Duration>) {
+    /// them. Returns early when [`Handle::unpark`] is called. Returns
+    /// whether the turn woke any task.
+    pub(crate) fn turn(&mut self, handle: &Handle, mut timeout: Option<Duration>) -> bool {
         // The ring this thread owns, if any.
         let mut own_ring = None;
         if let Some(rings) = &handle.rings {
@@ -162,8 +163,7 @@ impl Driver {
                     .get(index)
                     .park(self.poll.as_raw_fd(), timeout, &mut self.wakers);
                 if !fired {
-                    self.wake_collected();
-                    return;
+                    return self.wake_collected();
                 }
                 timeout = Some(Duration::ZERO);
             }
@@ -175,8 +175,7 @@ impl Driver {
         match self.poll.poll(events, timeout) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                self.wake_collected();
-                return;
+                return self.wake_collected();
             }
             Err(e) => panic!("the I/O driver's poll failed unexpectedly: {e}"),
         }
@@ -191,8 +190,7 @@ impl Driver {
             }
         }
         if events.is_empty() {
-            self.wake_collected();
-            return;
+            return self.wake_collected();
         }
         // Readiness is recorded under the slab lock (no reference count per
         // event); the wakers are collected and called after it is released.
@@ -217,16 +215,19 @@ impl Driver {
                 rings.get(index).reap(&mut self.wakers);
             }
         }
-        self.wake_collected();
+        self.wake_collected()
     }
 }
 
 impl Driver {
     /// Call the wakers a turn collected (after every lock is released).
-    fn wake_collected(&mut self) {
+    /// Returns whether there were any.
+    fn wake_collected(&mut self) -> bool {
+        let any = !self.wakers.is_empty();
         for waker in self.wakers.drain(..) {
             waker.wake();
         }
+        any
     }
 }
 

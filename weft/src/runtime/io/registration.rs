@@ -61,7 +61,7 @@ pub(crate) fn current_driver() -> driver::Handle {
     if handle.io().is_none() {
         panic!(
             "A Tokio 1.x context was found, but IO is disabled. Call `enable_io` on the runtime \
-             builder to enable IO: this weft runtime was built without the I/O driver: add .enable_io() (or \
+             builder to enable IO. This weft runtime was built without the I/O driver: add .enable_io() (or \
              .enable_all()) to its Builder to use sockets and AsyncFd"
         );
     }

@@ -271,7 +271,6 @@ impl<T> Drop for Receiver<T> {
             };
             (tail.pos, closed_waiters)
         };
-        wake_all(closed_waiters);
         // Invariant 4: give up our claim on every message we were counted
         // in and have not read. Positions before `until - len` are
         // certainly overwritten; others may be overwritten meanwhile.
@@ -283,6 +282,10 @@ impl<T> Drop for Receiver<T> {
             }
             pos += 1;
         }
+        // Woken last, as Tokio's: a `closed` waiter's wake-up already sees
+        // the channel as the receiver left it (no receiver, and none of
+        // its unread messages still counted in `len`).
+        wake_all(closed_waiters);
     }
 }
 

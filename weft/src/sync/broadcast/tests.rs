@@ -363,3 +363,39 @@ fn handles_are_send_and_sync_for_a_send_but_not_sync_value() {
     let moved = std::thread::spawn(move || rx.try_recv().unwrap().get());
     assert_eq!(moved.join().unwrap(), 3);
 }
+
+/// `Sender::closed`'s waiter, woken by the last receiver's drop, already
+/// sees the channel as that receiver left it: no receiver, and its unread
+/// messages no longer counted (as on Tokio).
+#[test]
+fn the_closed_wake_up_sees_the_last_receiver_gone() {
+    struct LookOnWake {
+        sender: Sender<u8>,
+        seen: std::sync::Mutex<Option<(usize, usize)>>,
+    }
+    impl Wake for LookOnWake {
+        fn wake(self: StdArc<Self>) {
+            let seen = (self.sender.receiver_count(), self.sender.len());
+            *self.seen.lock().unwrap() = Some(seen);
+        }
+    }
+    let (tx, rx) = channel::<u8>(4);
+    tx.send(1).unwrap();
+    tx.send(2).unwrap();
+    let look = StdArc::new(LookOnWake {
+        sender: tx.clone(),
+        seen: std::sync::Mutex::new(None),
+    });
+    let waker = Waker::from(look.clone());
+    let mut closed = pin!(tx.closed());
+    assert!(closed
+        .as_mut()
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
+    drop(rx);
+    assert_eq!(*look.seen.lock().unwrap(), Some((0, 0)));
+    assert!(closed
+        .as_mut()
+        .poll(&mut Context::from_waker(&waker))
+        .is_ready());
+}

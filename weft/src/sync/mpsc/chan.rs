@@ -527,6 +527,12 @@ impl<T> fmt::Debug for Chan<T> {
     }
 }
 
+// A channel's queue and waiters stay consistent across a panic caught
+// around a send or receive (its locks shrug off poisoning), whatever `T`
+// is: so every channel handle is unwind safe, as Tokio's.
+impl<T> std::panic::UnwindSafe for Chan<T> {}
+impl<T> std::panic::RefUnwindSafe for Chan<T> {}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;

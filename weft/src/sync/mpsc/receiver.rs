@@ -30,6 +30,12 @@ pub(super) struct RxCore<T> {
 /// Tokio's are, without requiring `T: Sync`.
 struct Batch<T>(VecDeque<T>);
 
+// The batch is taken whole or not at all by a receive (a panic caught
+// around one leaves every message queued or handed out), so it is unwind
+// safe whatever `T` is, as the rest of a Tokio receiver is.
+impl<T> std::panic::UnwindSafe for Batch<T> {}
+impl<T> std::panic::RefUnwindSafe for Batch<T> {}
+
 // SAFETY: `&Batch<T>` exposes only `len`, which reads no `T`; every access
 // to the messages goes through `&mut Batch<T>` (see the type's doc), so
 // sharing a `&Batch<T>` between threads never shares a `T`.

@@ -64,6 +64,11 @@ use crate::sync::wait_list::WakeList;
 
 mod notified;
 
+// Its waiter list is behind a lock that shrugs off poisoning, so a panic
+// caught around a `Notify` leaves it usable (Tokio has the same two impls).
+impl std::panic::UnwindSafe for Notify {}
+impl std::panic::RefUnwindSafe for Notify {}
+
 #[cfg(all(test, loom))]
 mod loom_tests;
 #[cfg(all(test, not(loom)))]

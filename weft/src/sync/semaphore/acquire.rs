@@ -20,6 +20,10 @@ enum AcquireState {
     Idle,
     /// Our node was pushed to the queue (and may have been served since).
     Queued,
+    /// The permits are ours (`held_back` counts them), but the task's
+    /// budget was spent when they came: handed out by the next poll, given
+    /// back if the future is dropped first.
+    Acquired,
     /// Completed: permits handed out, no longer queued.
     Done,
 }
@@ -142,7 +146,9 @@ impl<'a> Acquire<'a> {
                 drop(old);
                 Poll::Pending
             }
-            AcquireState::Done => panic!("semaphore acquire future polled after completion"),
+            AcquireState::Done | AcquireState::Acquired => {
+                panic!("semaphore acquire future polled after completion")
+            }
         }
     }
 
@@ -177,11 +183,28 @@ impl<'a> Acquire<'a> {
 impl Future for Acquire<'_> {
     type Output = Result<(), AcquireError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    /// The queue comes first and the budget second, as in Tokio: a task
+    /// out of budget still takes its place in line (so the lock or permits
+    /// stay first come, first served), and only the hand-over waits for
+    /// the budget.
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: nothing is moved out; the node stays where it is
+        // (intrusive invariant 1).
+        let state = unsafe { self.as_mut().get_unchecked_mut() }.state;
+        if state != AcquireState::Acquired {
+            ready!(self.as_mut().poll_acquire(cx))?;
+            // SAFETY: as above.
+            let this = unsafe { self.as_mut().get_unchecked_mut() };
+            this.state = AcquireState::Acquired;
+            this.held_back = this.num;
+        }
         let coop = ready!(crate::coop::poll_proceed(cx));
-        let res = ready!(self.poll_acquire(cx));
         coop.made_progress();
-        Poll::Ready(res)
+        // SAFETY: as above.
+        let this = unsafe { self.get_unchecked_mut() };
+        this.state = AcquireState::Done;
+        this.held_back = 0;
+        Poll::Ready(Ok(()))
     }
 }
 

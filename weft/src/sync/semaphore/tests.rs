@@ -218,3 +218,53 @@ fn send_sync() {
     assert_send_sync::<OwnedSemaphorePermit>();
     assert_send_sync::<Acquire<'static>>();
 }
+
+/// A task out of budget still takes its place in line, as on Tokio: the
+/// queue comes first and only the hand-over waits for the budget. So a
+/// lock stays first come, first served when its first waiter had spent
+/// its budget before it asked.
+#[test]
+fn a_waiter_out_of_budget_still_takes_its_place_in_line() {
+    let sem = Semaphore::new(1);
+    let first = sem.try_acquire().unwrap();
+    let waker = Waker::noop();
+    let mut a = Box::pin(sem.acquire_raw(1));
+    crate::coop::budget(|| {
+        let mut cx = Context::from_waker(waker);
+        while crate::coop::has_remaining() {
+            if let Poll::Ready(unit) = crate::coop::poll_proceed(&mut cx) {
+                unit.made_progress();
+            }
+        }
+        assert!(poll(a.as_mut(), waker).is_pending());
+    });
+    assert_eq!(queued(&sem), 1, "the waiter out of budget is queued");
+    let mut b = Box::pin(sem.acquire_raw(1));
+    assert!(poll(b.as_mut(), waker).is_pending());
+    drop(first);
+    assert!(
+        poll(a.as_mut(), waker).is_ready(),
+        "the first in line got the permit"
+    );
+    assert!(poll(b.as_mut(), waker).is_pending());
+    // `a`'s permit goes back (as its guard's drop would), to `b`; `b`
+    // dropped served gives it back too.
+    sem.release(1);
+    drop(a);
+    drop(b);
+    assert_eq!(sem.available_permits(), 1);
+    // Permits that came while the budget was spent go back if the future
+    // is dropped before it hands them over.
+    let mut c = Box::pin(sem.acquire_raw(1));
+    crate::coop::budget(|| {
+        let mut cx = Context::from_waker(waker);
+        while crate::coop::has_remaining() {
+            if let Poll::Ready(unit) = crate::coop::poll_proceed(&mut cx) {
+                unit.made_progress();
+            }
+        }
+        assert!(poll(c.as_mut(), waker).is_pending());
+    });
+    drop(c);
+    assert_eq!(sem.available_permits(), 1);
+}

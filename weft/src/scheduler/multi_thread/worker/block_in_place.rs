@@ -73,7 +73,18 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         Some((cx.worker.clone(), stamp_back))
     });
     let Some((worker, stamp_back)) = moved else {
-        // Nested block_in_place, or no core: just block.
+        // Nested block_in_place, or no core (a `block_on` thread): just
+        // block, without the budget, as with a core below (and as in
+        // Tokio): `f` may drive futures itself, and a budget spent there
+        // would defer their wake-ups to a runtime this thread is not
+        // running.
+        struct RestoreBudget(coop::Budget);
+        impl Drop for RestoreBudget {
+            fn drop(&mut self) {
+                coop::restore(self.0);
+            }
+        }
+        let _budget = RestoreBudget(coop::stop());
         return context::exit_runtime(f);
     };
 

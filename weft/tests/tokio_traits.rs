@@ -1,5 +1,8 @@
-//! Tokio's conversions from std types: `TryFrom` for the socket types (the
-//! same as their `from_std`) and `From<OwnedFd>` for `fs::File`.
+//! Trait impls Tokio's types have and programs lean on: conversions from
+//! std types (`TryFrom` for the socket types, the same as their
+//! `from_std`; `From<OwnedFd>` for `fs::File`), unwind safety, and the
+//! auto traits Tokio's own `async_send_sync` test checks where weft once
+//! differed.
 
 use std::io::Write;
 
@@ -63,4 +66,32 @@ fn std_sockets_and_descriptors_convert() {
         assert_eq!(text, "file");
         std::fs::remove_dir_all(&dir).unwrap();
     });
+}
+
+fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+fn sync<T: Sync>() {}
+
+/// The types Tokio declares unwind safe (a `catch_unwind` around code that
+/// holds them compiles), whatever a channel's or task's item type is.
+#[test]
+fn unwind_safe_and_sync_where_tokio_is() {
+    type NotUnwindSafe = std::cell::Cell<u8>;
+    unwind_safe::<weft::runtime::Runtime>();
+    unwind_safe::<weft::runtime::Handle>();
+    unwind_safe::<weft::runtime::LocalRuntime>();
+    unwind_safe::<weft::task::JoinHandle<NotUnwindSafe>>();
+    unwind_safe::<weft::task::AbortHandle>();
+    unwind_safe::<weft::sync::Notify>();
+    unwind_safe::<weft::sync::mpsc::Receiver<NotUnwindSafe>>();
+    unwind_safe::<weft::sync::mpsc::Sender<NotUnwindSafe>>();
+    unwind_safe::<weft::sync::mpsc::UnboundedReceiver<NotUnwindSafe>>();
+    unwind_safe::<weft::net::TcpStream>();
+    unwind_safe::<weft::net::TcpListener>();
+    unwind_safe::<weft::net::UdpSocket>();
+    unwind_safe::<weft::net::UnixStream>();
+    unwind_safe::<weft::net::UnixListener>();
+    unwind_safe::<weft::net::UnixDatagram>();
+    // `Sync` needs only `T: Send` for a join set (a `Cell` is `Send`).
+    sync::<weft::task::JoinSet<std::cell::Cell<u32>>>();
+    sync::<weft::runtime::EnterGuard<'static>>();
 }
