@@ -479,7 +479,7 @@ fn dropping_a_runtime_inside_another_shuts_it_down_and_panics_without_deadlock()
         .unwrap_err()
     });
     let message = err.into_panic();
-    let message = message.downcast_ref::<String>().unwrap();
+    let message = message.downcast_ref::<&'static str>().unwrap();
     assert!(
         message.contains("shutdown_background"),
         "the panic names the fix: {message}"

@@ -530,4 +530,41 @@ rt_test! {
             assert_eq!(err.into_inner(), 5);
         });
     }
+
+    /// A closed receiver waits for the slots still out, and is woken once
+    /// the last one is back: by a reservation that fails on the closed
+    /// channel (it held a slot assigned to it before the close), not by a
+    /// permit's return that leaves another slot out.
+    #[test]
+    fn a_closed_receiver_is_woken_when_the_last_slot_comes_back() {
+        use std::sync::atomic::AtomicBool;
+        use std::task::Wake;
+        struct Flag(AtomicBool);
+        impl Wake for Flag {
+            fn wake(self: Arc<Self>) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        rt().block_on(async {
+            let (tx, mut rx) = mpsc::channel::<u8>(1);
+            let permit = tx.try_reserve().unwrap();
+            let reserve_flag = Arc::new(Flag(AtomicBool::new(false)));
+            let reserve_waker = std::task::Waker::from(reserve_flag.clone());
+            let mut reserve = Box::pin(tx.reserve());
+            let mut cx = Context::from_waker(&reserve_waker);
+            assert!(reserve.as_mut().poll(&mut cx).is_pending());
+            // The slot goes to the queued reservation.
+            drop(permit);
+            assert!(reserve_flag.0.load(Ordering::SeqCst));
+            rx.close();
+            let recv_flag = Arc::new(Flag(AtomicBool::new(false)));
+            let recv_waker = std::task::Waker::from(recv_flag.clone());
+            let mut recv = Box::pin(rx.recv());
+            let mut recv_cx = Context::from_waker(&recv_waker);
+            assert!(recv.as_mut().poll(&mut recv_cx).is_pending(), "a slot is still out");
+            assert!(reserve.as_mut().poll(&mut cx).is_ready(), "the reservation fails");
+            assert!(recv_flag.0.load(Ordering::SeqCst), "the receiver was not woken");
+            assert!(matches!(recv.as_mut().poll(&mut recv_cx), Poll::Ready(None)));
+        });
+    }
 }

@@ -125,7 +125,7 @@ pub(crate) fn enter_runtime(allow_block_in_place: bool) -> EnterRuntimeGuard {
             "Cannot start a runtime from within a runtime. This happens because a function \
              (like `block_on`) attempted to block the current thread while the thread is being \
              used to drive asynchronous tasks. If you are in an async function, use `.await` on \
-             the future instead of blocking on it; otherwise move the blocking call into \
+             the future instead of blocking on it. Otherwise move the blocking call into \
              `weft::task::spawn_blocking` or `weft::task::block_in_place`."
         );
     }

@@ -252,6 +252,6 @@ impl State {
     }
 }
 
-const SHUTDOWN_MSG: &str = "A Tokio 1.x context was found, but it is being shutdown: a weft timer \
+const SHUTDOWN_MSG: &str = "A Tokio 1.x context was found, but it is being shutdown. A weft timer \
                             was used after its runtime shut down; timers belong to the runtime \
                             they were created on, so create them on a running runtime";

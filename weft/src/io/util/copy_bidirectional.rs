@@ -123,7 +123,7 @@ where
 {
     let called_at = std::panic::Location::caller();
     async move {
-        for (name, size) in [("a_to_b", a_to_b), ("b_to_a", b_to_a)] {
+        for (name, size) in [("a_to_b_buf_size", a_to_b), ("b_to_a_buf_size", b_to_a)] {
             assert!(
                 size > 0,
                 "copy_bidirectional_with_sizes (called at {called_at}): `{name}` must be greater \

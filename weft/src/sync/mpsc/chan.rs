@@ -304,11 +304,19 @@ impl<T> Chan<T> {
             chan: self,
             armed: true,
         };
-        // Declared after `on_cancel`, so dropped before it: the slot is back
-        // in the semaphore by the time the receiver is woken.
-        let mut acquire = pin!(self.slots().acquire_raw(n));
-        let res = acquire.as_mut().await;
+        // Dropped before `on_cancel` (declared after it), and at the end
+        // of this block when it completes: either way the slots it held
+        // are back in the semaphore before the receiver is woken.
+        let res = {
+            let mut acquire = pin!(self.slots().acquire_raw(n));
+            acquire.as_mut().await
+        };
         on_cancel.armed = false;
+        if res.is_err() {
+            // A failed acquire gave back what was assigned to it (semaphore
+            // invariant 6): the channel may be idle now.
+            self.wake_closed_rx();
+        }
         res
     }
 
@@ -341,9 +349,18 @@ impl<T> Chan<T> {
 
     /// A slot came back without a message. A closed receiver waits for
     /// every outstanding slot before it reports the end of the channel:
-    /// wake it. Taking its waker under the lock orders this after the
-    /// release and after the receiver's check (invariant 7).
+    /// wake it once the last one is back (as Tokio's; earlier wake-ups
+    /// would only find slots still out). The release comes before this
+    /// check, so whoever returns the last slot sees every slot back.
+    /// Taking its waker under the lock orders this after the release and
+    /// after the receiver's check (invariant 7).
     fn wake_closed_rx(&self) {
+        if self
+            .bound
+            .is_some_and(|cap| self.slots().available_permits() < cap)
+        {
+            return;
+        }
         let waker = {
             let mut st = self.lock();
             if st.rx_closed {
