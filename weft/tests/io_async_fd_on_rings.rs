@@ -17,6 +17,8 @@ mod registered {
     /// `AsyncFd`'s constructors, registering for the rings.
     pub struct AsyncFd<T>(PhantomData<T>);
 
+    // Named as the real constructors, which the shared cases call.
+    #[allow(clippy::new_ret_no_self)]
     impl<T: AsRawFd> AsyncFd<T> {
         pub fn new(inner: T) -> io::Result<weft::io::unix::AsyncFd<T>> {
             AsyncFd::with_interest(inner, Interest::READABLE | Interest::WRITABLE)
