@@ -70,3 +70,42 @@ fn a_wake_from_another_thread_still_reaches_a_parked_block_on() {
         sender.join().unwrap();
     }
 }
+
+/// A wake-up deferred inside `on_thread_park` (a `yield_now` polled there
+/// with another waker) is not slept on: the thread delivers it instead of
+/// parking for good. Here it is the only thing that can end `block_on`.
+#[test]
+fn a_yield_polled_in_on_thread_park_is_woken() {
+    use std::future::Future;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::task::{Context, Wake};
+    struct NotifyOnWake(weft::sync::Notify);
+    impl Wake for NotifyOnWake {
+        fn wake(self: Arc<Self>) {
+            self.0.notify_one();
+        }
+    }
+    let notify = Arc::new(NotifyOnWake(weft::sync::Notify::new()));
+    let waker = std::task::Waker::from(notify.clone());
+    let once = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let seen = once.clone();
+    std::thread::spawn(move || {
+        let rt = weft::runtime::Builder::new_current_thread()
+            .enable_all()
+            .on_thread_park(move || {
+                if !seen.swap(true, Ordering::SeqCst) {
+                    let mut cx = Context::from_waker(&waker);
+                    let _ = std::pin::pin!(weft::task::yield_now()).poll(&mut cx);
+                }
+            })
+            .build()
+            .unwrap();
+        rt.block_on(notify.0.notified());
+        tx.send(()).unwrap();
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the yield deferred in on_thread_park was never woken");
+    assert!(once.load(Ordering::SeqCst));
+}

@@ -118,3 +118,30 @@ fn a_listener_whose_runtime_is_gone_ends_with_none() {
         other.block_on(async { weft::time::timeout(Duration::from_secs(10), winch.recv()).await });
     assert_eq!(got, Ok(None));
 }
+
+/// A delivery that comes while no listener exists (the last one was just
+/// dropped) goes to the next listener of that signal, as on Tokio, where
+/// the runtime keeps it until it hands it on: dropping a listener and
+/// making a new one loses no signal.
+#[test]
+fn a_delivery_between_two_listeners_reaches_the_second() {
+    let rt = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // A real-time signal no other test here uses (they run at once).
+        let kind = SignalKind::from_raw(libc::SIGRTMIN() + 3);
+        let first = signal(kind).unwrap();
+        drop(first);
+        // SAFETY: raising a signal whose action weft installed above.
+        assert_eq!(unsafe { libc::raise(kind.as_raw_value()) }, 0);
+        let mut second = signal(kind).unwrap();
+        let got = weft::time::timeout(std::time::Duration::from_secs(10), second.recv()).await;
+        assert_eq!(
+            got,
+            Ok(Some(())),
+            "the delivery between the listeners was lost"
+        );
+    });
+}

@@ -334,7 +334,9 @@ impl Context {
         // token may have been dropped above: the `block_on` future woken
         // (`BlockOnWaker`) and a task pushed from another thread
         // (`schedule`). A new caller of `unpark` must be checked here too.
-        let has_work = self.with_core(|core| !core.tasks.is_empty())
+        // A wake-up deferred by before_park (a `yield_now` polled there)
+        // counts too: nothing else would ever wake it.
+        let has_work = self.with_core(|core| !core.tasks.is_empty() || !core.deferred.is_empty())
             || !handle.inject.is_empty()
             || handle.woken.load(Ordering::Acquire);
         let polled_driver = !has_work && handle.parker.park() == Parked::InDriver;

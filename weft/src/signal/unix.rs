@@ -8,10 +8,13 @@
 //! two `recv`s may be seen as one, as in Tokio). Several listeners of one
 //! signal each see it.
 //!
-//! One difference from Tokio: Tokio never uninstalls its handler, so once a
-//! program has listened for, say, `SIGTERM`, the signal no longer
-//! terminates it; weft's action goes away with the last listener, and the
-//! default behaviour comes back.
+//! A delivery that finds no listener is kept for the next listener of that
+//! signal (its first `recv` sees it), as Tokio's driver keeps a delivery
+//! until it has handed it on: so a program that drops its listener and
+//! makes a new one does not lose a signal that came in between. That takes
+//! an action per signal that stays installed for the life of the process
+//! (as Tokio's handler does): once a program has listened for, say,
+//! `SIGTERM`, the signal no longer terminates it.
 
 use crate::io::poll_evented::PollEvented;
 use crate::io::Interest;
@@ -20,6 +23,7 @@ use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 /// Which signal to listen for.
@@ -110,6 +114,7 @@ impl From<SignalKind> for std::os::raw::c_int {
 pub struct Signal {
     receiver: PollEvented<mio::net::UnixStream>,
     id: signal_hook_registry::SigId,
+    kind: SignalKind,
 }
 
 /// Listen for `kind`: from now on, each delivery of the signal makes
@@ -168,14 +173,64 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
         mio::net::UnixStream::from_std(receiver),
         Interest::READABLE,
     )?;
+    let sender = std::sync::Arc::new(sender);
+    let wake = sender.clone();
     let action = move || {
         // A full buffer means a wake-up is already pending.
-        let _ = (&sender).write(&[1]);
+        let _ = (&*sender).write(&[1]);
     };
+    keep_unheard_deliveries(kind.0)?;
     // SAFETY: the action only calls `write(2)` on a socket it owns, which
     // is async-signal-safe; it allocates nothing and takes no lock.
     let id = unsafe { signal_hook_registry::register(kind.0, action) }?;
-    Ok(Signal { receiver, id })
+    let slot = kind.0 as usize;
+    SLOTS_STATE.listeners[slot].fetch_add(1, Ordering::AcqRel);
+    // A delivery that came while no one listened is this listener's first.
+    if SLOTS_STATE.pending[slot].swap(false, Ordering::AcqRel) {
+        let _ = (&*wake).write(&[1]);
+    }
+    Ok(Signal { receiver, id, kind })
+}
+
+/// Per signal number: whether the process-wide action is installed, how
+/// many listeners exist, and whether a delivery came with none. Only
+/// atomics: the action runs in a signal handler.
+struct Slots {
+    hooked: [AtomicBool; SLOTS],
+    listeners: [AtomicUsize; SLOTS],
+    pending: [AtomicBool; SLOTS],
+}
+
+/// Signal numbers go up to `SIGRTMAX` (64 on Linux).
+const SLOTS: usize = 128;
+
+static SLOTS_STATE: Slots = Slots {
+    hooked: [const { AtomicBool::new(false) }; SLOTS],
+    listeners: [const { AtomicUsize::new(0) }; SLOTS],
+    pending: [const { AtomicBool::new(false) }; SLOTS],
+};
+
+/// Install (once per signal) the action that keeps a delivery no listener
+/// saw, for the next listener.
+fn keep_unheard_deliveries(signum: libc::c_int) -> io::Result<()> {
+    let i = signum as usize;
+    if SLOTS_STATE.hooked[i].swap(true, Ordering::AcqRel) {
+        return Ok(());
+    }
+    let action = move || {
+        if SLOTS_STATE.listeners[i].load(Ordering::Acquire) == 0 {
+            SLOTS_STATE.pending[i].store(true, Ordering::Release);
+        }
+    };
+    // SAFETY: the action only loads and stores atomics, which is
+    // async-signal-safe; it allocates nothing and takes no lock.
+    match unsafe { signal_hook_registry::register(signum, action) } {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            SLOTS_STATE.hooked[i].store(false, Ordering::Release);
+            Err(e)
+        }
+    }
 }
 
 impl Signal {
@@ -204,6 +259,7 @@ impl Signal {
 impl Drop for Signal {
     fn drop(&mut self) {
         signal_hook_registry::unregister(self.id);
+        SLOTS_STATE.listeners[self.kind.0 as usize].fetch_sub(1, Ordering::AcqRel);
     }
 }
 
