@@ -215,11 +215,14 @@ impl<E: mio::event::Source> PollEvented<E> {
     where
         E: AsRawFd,
     {
-        if let Some(uring) = &self.uring {
+        if let Some((uring, rings)) = self.ring_io() {
             // (A runtime that is gone has no ring to hand it to: the wait
-            // below reports the shutdown error.)
+            // below reports the shutdown error.) A send the socket can take
+            // ends in its submission, made now: the usual case (a response
+            // just written, then the shutdown), which then needs neither
+            // the hand-off's duplicate descriptor nor another poll.
             let gone = self.registration.io_handle().is_shutdown();
-            if !gone && self.shutdown_write_after_sends() {
+            if !gone && !uring.write.settle_now(rings) && self.shutdown_write_after_sends() {
                 use std::sync::atomic::Ordering::Relaxed;
                 uring.shut_after_send.store(true, Relaxed);
                 uring.write_shut.store(true, Relaxed);

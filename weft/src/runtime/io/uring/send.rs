@@ -268,6 +268,27 @@ impl UringWrite {
         state.op.is_none() && state.rest.is_none()
     }
 
+    /// Push the send in flight into the kernel now and take its completion
+    /// if that ended it: a send the socket has room for completes inside
+    /// the submission. Returns whether no send is in flight now. For a
+    /// shutdown, which otherwise waits for the worker's batch point.
+    pub(crate) fn settle_now(&self, rings: &Rings) -> bool {
+        let mut state = self.lock();
+        if let Some(op) = state.op {
+            let ring = rings.get(op.ring);
+            ring.submit_now();
+            let mut wakers = Vec::new();
+            ring.reap(&mut wakers);
+            Self::take_if_done(&mut state, rings);
+            drop(state);
+            for waker in wakers {
+                waker.wake();
+            }
+            state = self.lock();
+        }
+        state.op.is_none() && state.rest.is_none()
+    }
+
     /// The stream (or its write half) is going away: its send goes on to
     /// the last byte on a duplicate of `fd`, owned by the ring (see the
     /// module doc), and `shutdown` then shuts the write direction down.
