@@ -166,7 +166,13 @@ rt_test! {
             );
             let err = stream.try_read(&mut five).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
-            assert!(futures::FutureExt::now_or_never(stream.readable()).is_none());
+            // Only where no other thread turns the driver meanwhile: an
+            // event it takes for this stream (the write readiness its
+            // registration reports) moves the readiness tick, and a clear
+            // made with an older tick is ignored, as on Tokio.
+            if FLAVOR == crate::support::Flavor::CurrentThread {
+                assert!(futures::FutureExt::now_or_never(stream.readable()).is_none());
+            }
             assert_eq!(stream.try_write(b"early").unwrap(), 5);
             client.write_all(b"later").unwrap();
             timeout(Duration::from_secs(10), stream.readable()).await.unwrap().unwrap();
