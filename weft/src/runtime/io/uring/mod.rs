@@ -34,10 +34,12 @@
 //! process's ring is torn down asynchronously, so its ports stayed in use
 //! for milliseconds after the process was gone (a restart on the same
 //! port failed with `AddrInUse`); neither cost less CPU on the ring
-//! (BENCHMARKS.md, "io_uring driver"). An `AsyncFd`'s readiness comes
-//! from poll requests on the rings (`poll.rs`), armed by the waits that
-//! need it, unless it is a datagram socket or a socket without a peer
-//! (a listener: epoll, for the same reason).
+//! (BENCHMARKS.md, "io_uring driver"). An `AsyncFd` waits on epoll, as
+//! on the epoll driver (its readiness is then Tokio's); one registered
+//! for the rings (`AsyncFd::with_interest_on_rings`, the Ruby selector's)
+//! learns its readiness from poll requests on them (`poll.rs`), armed by
+//! the waits that need it, unless it is a datagram socket or a socket
+//! without a peer (a listener: epoll, for the same reason).
 //!
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any

@@ -1,4 +1,6 @@
-//! Readiness of an `AsyncFd` through io_uring poll requests
+//! Readiness of an `AsyncFd` registered for the rings
+//! (`AsyncFd::with_interest_on_rings`: weft's Ruby selector; a plain
+//! `AsyncFd` waits on epoll) through io_uring poll requests
 //! (`IORING_OP_POLL_ADD`), so a worker parked in its ring learns of it
 //! without a trip through epoll.
 //!
