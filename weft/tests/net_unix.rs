@@ -274,4 +274,23 @@ rt_test! {
         assert_eq!(metrics.io_driver_fd_registered_count() - reg, 5);
         assert_eq!(metrics.io_driver_fd_deregistered_count() - dereg, 5);
     }
+
+    /// Both ends of a fresh pair can send at once, before the poller's
+    /// first event (as on Tokio 1.54): `try_send`/`try_write` succeed and
+    /// a write-readiness poll is ready straight away.
+    #[test]
+    fn fresh_pairs_start_writable() {
+        use std::task::{Context, Poll};
+        rt().block_on(async {
+            let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+            let (a, b) = UnixDatagram::pair().unwrap();
+            assert!(matches!(a.poll_send_ready(&mut cx), Poll::Ready(Ok(()))));
+            assert_eq!(a.try_send(b"hi").unwrap(), 2);
+            assert_eq!(b.try_send(b"yo").unwrap(), 2);
+            let (c, d) = UnixStream::pair().unwrap();
+            assert!(matches!(c.poll_write_ready(&mut cx), Poll::Ready(Ok(()))));
+            assert_eq!(c.try_write(b"hi").unwrap(), 2);
+            assert_eq!(d.try_write(b"yo").unwrap(), 2);
+        });
+    }
 }

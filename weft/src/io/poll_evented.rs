@@ -149,6 +149,14 @@ impl<E: mio::event::Source> PollEvented<E> {
         Ok(stream)
     }
 
+    /// Take the resource as writable before the poller's first event says
+    /// so (one end of a fresh pair, as Tokio 1.54 does): it can send at
+    /// once. An assumption that turns out wrong is cleared by the write
+    /// that would block.
+    pub(crate) fn assume_writable(&self) {
+        self.registration.assume_ready(Ready::WRITABLE);
+    }
+
     /// A datagram socket (UDP, Unix): registered for reads and writes, on
     /// both drivers. Its receives and sends are readiness-based on the
     /// io_uring driver too: a receive in flight on a ring held a killed

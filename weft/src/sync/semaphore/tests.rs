@@ -219,6 +219,16 @@ fn send_sync() {
     assert_send_sync::<Acquire<'static>>();
 }
 
+/// Spend every unit of the current budget.
+fn spend_the_budget(waker: &Waker) {
+    let mut cx = Context::from_waker(waker);
+    while crate::coop::has_remaining() {
+        if let Poll::Ready(unit) = crate::coop::poll_proceed(&mut cx) {
+            unit.made_progress();
+        }
+    }
+}
+
 /// A task out of budget still takes its place in line, as on Tokio: the
 /// queue comes first and only the hand-over waits for the budget. So a
 /// lock stays first come, first served when its first waiter had spent
@@ -230,12 +240,7 @@ fn a_waiter_out_of_budget_still_takes_its_place_in_line() {
     let waker = Waker::noop();
     let mut a = Box::pin(sem.acquire_raw(1));
     crate::coop::budget(|| {
-        let mut cx = Context::from_waker(waker);
-        while crate::coop::has_remaining() {
-            if let Poll::Ready(unit) = crate::coop::poll_proceed(&mut cx) {
-                unit.made_progress();
-            }
-        }
+        spend_the_budget(waker);
         assert!(poll(a.as_mut(), waker).is_pending());
     });
     assert_eq!(queued(&sem), 1, "the waiter out of budget is queued");
@@ -257,12 +262,7 @@ fn a_waiter_out_of_budget_still_takes_its_place_in_line() {
     // is dropped before it hands them over.
     let mut c = Box::pin(sem.acquire_raw(1));
     crate::coop::budget(|| {
-        let mut cx = Context::from_waker(waker);
-        while crate::coop::has_remaining() {
-            if let Poll::Ready(unit) = crate::coop::poll_proceed(&mut cx) {
-                unit.made_progress();
-            }
-        }
+        spend_the_budget(waker);
         assert!(poll(c.as_mut(), waker).is_pending());
     });
     drop(c);
