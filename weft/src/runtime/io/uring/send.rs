@@ -274,19 +274,18 @@ impl UringWrite {
     /// shutdown, which otherwise waits for the worker's batch point.
     pub(crate) fn settle_now(&self, rings: &Rings) -> bool {
         let mut state = self.lock();
+        let mut wakers = Vec::new();
         if let Some(op) = state.op {
             let ring = rings.get(op.ring);
             ring.submit_now();
-            let mut wakers = Vec::new();
             ring.reap(&mut wakers);
             Self::take_if_done(&mut state, rings);
-            drop(state);
-            for waker in wakers {
-                waker.wake();
-            }
-            state = self.lock();
         }
-        state.op.is_none() && state.rest.is_none()
+        let idle = state.op.is_none() && state.rest.is_none();
+        // Other ops' wakers, after our lock is released.
+        drop(state);
+        wakers.into_iter().for_each(Waker::wake);
+        idle
     }
 
     /// The stream (or its write half) is going away: its send goes on to
