@@ -49,9 +49,12 @@ pub use task::spawn;
 #[doc(hidden)]
 pub mod macros_support {
     pub use crate::macros::join::{
-        join_len, maybe_done, poll_all, take_all, take_oks, try_poll_all, Join, MaybeDone, TryJoin,
+        join_len, maybe_done, poll_all, take_all, take_oks, try_poll_all, InOrder, Join, JoinOrder,
+        MaybeDone, Rotating, TryJoin,
     };
-    pub use crate::macros::select::{into_future, poll_budget as select_poll_budget, random_start};
+    pub use crate::macros::select::{
+        into_future, poll_budget as select_poll_budget, random_start, SelectOut,
+    };
 }
 
 #[cfg(feature = "macros")]

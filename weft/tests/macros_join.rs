@@ -143,3 +143,36 @@ fn pin_both_forms() {
             assert_eq!((&mut c).await, 4);
         });
 }
+
+/// A `join!` future holds its futures (each beside room for its output),
+/// the poll closure (a pointer, and 4 bytes of rotation unless `biased;`)
+/// and the async block's state: nothing per future beyond its slot, and
+/// nothing that grows with the count (Tokio's sizes for the same code).
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn join_futures_hold_only_their_futures_and_a_small_fixed_part() {
+    use std::future::ready;
+    use std::mem::size_of_val;
+    let one = async { weft::join!(ready(0u64)) };
+    let two = async { weft::join!(ready(0u64), ready(0u64)) };
+    let three = async { weft::join!(ready(0u64), ready(0u64), ready(0u64)) };
+    let (one, two, three) = (size_of_val(&one), size_of_val(&two), size_of_val(&three));
+    // A `Ready<u64>` (16 bytes) or its output, behind an 8-byte tag.
+    assert_eq!(two - one, 24);
+    assert_eq!(three - two, 24);
+    assert!(one <= 24 + 16 + 8, "one future: {one} bytes");
+
+    let biased = async { weft::join!(biased; ready(0u64)) };
+    assert!(size_of_val(&biased) < one, "biased; keeps no rotation");
+    let tried = async { weft::try_join!(ready(Ok::<u64, ()>(0)), ready(Ok::<u64, ()>(0))) };
+    assert!(
+        size_of_val(&tried) <= 2 * 24 + 16 + 8,
+        "{}",
+        size_of_val(&tried)
+    );
+
+    // The figures Tokio's own tests assert for one and two ready `i32`s.
+    let tokio_one = async { weft::join!(ready(0i32)) };
+    let tokio_two = async { weft::join!(ready(0i32), ready(0i32)) };
+    assert_eq!((size_of_val(&tokio_one), size_of_val(&tokio_two)), (32, 48));
+}

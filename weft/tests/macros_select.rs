@@ -276,3 +276,32 @@ fn sixty_four_branches() {
         });
     assert_eq!(got, 64);
 }
+
+/// A `select!` future holds its futures, the poll closure (a pointer and
+/// the 8-byte mask of disabled branches) and the async block's state:
+/// nothing per branch beyond its future (no slot for its output), and
+/// nothing that grows with the count.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn select_futures_hold_only_their_futures_and_a_small_fixed_part() {
+    use std::mem::size_of_val;
+    let one = async {
+        weft::select! { _ = ready(0u64) => {} }
+    };
+    let two = async {
+        weft::select! { _ = ready(0u64) => {}, _ = ready(0u64) => {} }
+    };
+    let three = async {
+        weft::select! { _ = ready(0u64) => {}, _ = ready(0u64) => {}, _ = ready(0u64) => {} }
+    };
+    let (one, two, three) = (size_of_val(&one), size_of_val(&two), size_of_val(&three));
+    // One `Ready<u64>`: 16 bytes.
+    assert_eq!(two - one, 16);
+    assert_eq!(three - two, 16);
+    assert_eq!(one, 16 + 16 + 8, "one branch");
+    // Handlers bind values without making the future larger.
+    let bound = async {
+        weft::select! { v = ready(7u64) => v, w = ready(8u64) => w }
+    };
+    assert_eq!(size_of_val(&bound), two);
+}

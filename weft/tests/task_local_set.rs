@@ -242,3 +242,120 @@ fn local_runtime_drop_cancels_local_tasks() {
 fn build_local_on_multi_thread_panics() {
     let _ = weft::runtime::Builder::new_multi_thread().build_local(Default::default());
 }
+
+#[test]
+fn spawn_local_under_a_local_runtimes_handle_on_another_thread_names_the_thread() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owner = std::thread::spawn(move || {
+        let rt = weft::runtime::Builder::new_current_thread()
+            .build_local(Default::default())
+            .unwrap();
+        tx.send(rt.handle().clone()).unwrap();
+        // The runtime lives until the other thread has tried.
+        std::thread::park();
+    });
+    let handle = rx.recv().unwrap();
+    let panic = std::panic::catch_unwind(|| {
+        let _entered = handle.enter();
+        drop(weft::task::spawn_local(async {}));
+    })
+    .unwrap_err();
+    let msg = panic_text(&*panic);
+    assert!(
+        msg.starts_with(
+            "Local tasks can only be spawned on a LocalRuntime from the thread the runtime was \
+             created on"
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("weft::spawn"), "names the fix: {msg}");
+    owner.thread().unpark();
+    owner.join().unwrap();
+
+    // A plain current_thread runtime's handle, entered on another thread,
+    // still gets the "no LocalSet" message.
+    let rt = weft::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    let panic = std::thread::spawn(move || {
+        let _entered = handle.enter();
+        drop(weft::task::spawn_local(async {}));
+    })
+    .join()
+    .unwrap_err();
+    let msg = panic_text(&*panic);
+    assert!(msg.contains("needs a LocalSet"), "{msg}");
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .expect("a text payload")
+}
+
+/// A local task whose drop blocks in place.
+struct BlocksInPlaceOnDrop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl std::future::Future for BlocksInPlaceOnDrop {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        std::task::Poll::Pending
+    }
+}
+
+impl Drop for BlocksInPlaceOnDrop {
+    fn drop(&mut self) {
+        weft::task::block_in_place(|| {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
+}
+
+#[test]
+fn block_in_place_in_a_local_tasks_drop_is_refused_off_a_worker_and_runs_on_one() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+
+    // Dropped in the runtime's block_on: its tasks could not move with a
+    // worker, so the drop refuses (Tokio's rule and message).
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = ran.clone();
+    let refused = rt.block_on(async move {
+        let local = weft::task::LocalSet::new();
+        let task = local.spawn_local(BlocksInPlaceOnDrop(flag));
+        local.run_until(weft::task::yield_now()).await;
+        drop(local);
+        // The drop's panic is the task's outcome.
+        task.await.unwrap_err().into_panic()
+    });
+    assert!(
+        panic_text(&*refused)
+            .starts_with("can call blocking only when running on the multi-threaded runtime"),
+        "{}",
+        panic_text(&*refused)
+    );
+    assert!(!ran.load(Ordering::SeqCst));
+
+    // Dropped by a worker's task: the worker's queue moves, the closure runs.
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = ran.clone();
+    let task = rt
+        .block_on(rt.spawn(async move {
+            // Never polled (the set is `!Send`: no await while it lives);
+            // its task's future still drops with the set.
+            let local = weft::task::LocalSet::new();
+            let task = local.spawn_local(BlocksInPlaceOnDrop(flag));
+            drop(local);
+            task
+        }))
+        .unwrap();
+    assert!(rt.block_on(task).unwrap_err().is_cancelled());
+    assert!(ran.load(Ordering::SeqCst));
+}

@@ -86,12 +86,18 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    try_spawn_blocking_on(spawner, f, in_flight).unwrap_or_else(|| {
-        panic!(
-            "weft could not start a thread for spawn_blocking: the OS refused to create one \
-             and none is running. Lower the thread count or raise the process's limits."
-        )
-    })
+    try_spawn_blocking_on(spawner, f, in_flight).unwrap_or_else(|| no_threads())
+}
+
+/// The panic of a blocking spawn the OS refused a thread for while none of
+/// the pool's was running.
+#[cold]
+#[track_caller]
+pub(crate) fn no_threads() -> ! {
+    panic!(
+        "weft could not start a thread for spawn_blocking: the OS refused to create one and \
+         none is running. Lower the thread count or raise the process's limits."
+    )
 }
 
 /// [`spawn_blocking_on`], or `None` (`f` dropped unrun) where it would
@@ -105,17 +111,44 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
+    match queue_on(spawner, f, in_flight) {
+        (join, Queued::Yes | Queued::ShutDown) => Some(join),
+        (_, Queued::NoThreads) => None,
+    }
+}
+
+/// Whether the pool took a job; a refused one's task is already
+/// cancelled, so its handle resolves to a cancelled `JoinError`.
+#[must_use]
+pub(crate) enum Queued {
+    Yes,
+    /// The runtime has shut down.
+    ShutDown,
+    /// The OS refused a thread and none of the pool's is running.
+    NoThreads,
+}
+
+/// Queue `f` on the pool; its handle, and whether it was taken.
+pub(crate) fn queue_on<F, R>(
+    spawner: &Spawner,
+    f: F,
+    in_flight: Option<BlockingInFlight>,
+) -> (JoinHandle<R>, Queued)
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
     let schedule = BlockingSchedule { in_flight };
     let (task, join) = task::new_unowned(BlockingFn(Some(f)), schedule, Id::next());
     match spawner.spawn(task) {
-        Ok(()) => Some(join),
+        Ok(()) => (join, Queued::Yes),
         Err(SpawnError::Shutdown(task)) => {
             task.shutdown();
-            Some(join)
+            (join, Queued::ShutDown)
         }
         Err(SpawnError::NoThreads(task)) => {
             task.shutdown();
-            None
+            (join, Queued::NoThreads)
         }
     }
 }

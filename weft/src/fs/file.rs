@@ -36,7 +36,7 @@ use super::{asyncify, FileTimes, OpenOptions};
 use crate::io::{AsyncRead, AsyncSeek, AsyncWrite, IoSlice, ReadBuf};
 use crate::runtime::io::uring::FileOp;
 use crate::sync::Mutex;
-use crate::task::{JoinError, JoinHandle};
+use crate::task::JoinHandle;
 use std::fmt;
 use std::fs::{File as StdFile, Metadata, Permissions};
 use std::future::{poll_fn, Future};
@@ -458,7 +458,7 @@ impl Inner {
                 Ok(done) => done,
                 // Only a runtime shutting down stops a blocking call; the
                 // buffer went with it.
-                Err(e) => (Err(lost(op, e)), Buf::default()),
+                Err(e) => (Err(super::background_failed(e)), Buf::default()),
             },
             Running::Ring(ring_op) => {
                 let (result, bytes) = ready!(ring_op.poll(cx));
@@ -565,18 +565,6 @@ impl Inner {
         self.state = State::Busy(Op::Seek, Running::Done(result, buf));
         true
     }
-}
-
-/// The error for an operation the blocking pool dropped.
-fn lost(op: Op, e: JoinError) -> io::Error {
-    io::Error::other(format!(
-        "the file's background {} did not finish: {e}",
-        match op {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Seek => "seek",
-        }
-    ))
 }
 
 /// Move the OS cursor back by `n` bytes read ahead and dropped.

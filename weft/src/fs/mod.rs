@@ -29,6 +29,7 @@ pub use open_options::OpenOptions;
 pub use read_dir::{read_dir, DirEntry, ReadDir};
 
 use crate::runtime::io::uring::{PathCall, PathOp};
+use crate::task::JoinError;
 use std::fs::{Metadata, Permissions};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -43,9 +44,30 @@ where
     write_order::after_earlier_writes().await;
     match crate::task::spawn_blocking(f).await {
         Ok(result) => result,
-        Err(e) => Err(io::Error::other(format!(
-            "the blocking filesystem operation did not finish: {e}"
-        ))),
+        Err(e) => Err(background_failed(e)),
+    }
+}
+
+/// What a filesystem call fails with when its blocking task never ran or
+/// never finished (its runtime shut down): Tokio's error, kind `Other` and
+/// text `background task failed`, with the task's `JoinError` as its
+/// source, which says why.
+pub(crate) fn background_failed(why: JoinError) -> io::Error {
+    io::Error::other(BackgroundTaskFailed(why))
+}
+
+#[derive(Debug)]
+struct BackgroundTaskFailed(JoinError);
+
+impl std::fmt::Display for BackgroundTaskFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("background task failed")
+    }
+}
+
+impl std::error::Error for BackgroundTaskFailed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 

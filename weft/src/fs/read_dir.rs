@@ -83,9 +83,8 @@ impl ReadDir {
                     }));
                 }
                 State::Pending(handle) => {
-                    let batch = ready!(Pin::new(handle).poll(cx)).map_err(|e| {
-                        io::Error::other(format!("reading the directory did not finish: {e}"))
-                    })?;
+                    let batch =
+                        ready!(Pin::new(handle).poll(cx)).map_err(super::background_failed)?;
                     self.0 = State::Idle(Some(batch));
                 }
             }

@@ -14,6 +14,7 @@
 //! reported by the next operation.
 
 use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
+use crate::runtime::io::shutdown_error;
 use crate::task::JoinHandle;
 use std::fmt;
 use std::future::Future;
@@ -31,7 +32,9 @@ struct Blocking<T> {
 
 enum State<T> {
     /// The handle and a buffer; `pos..` of the buffer is data read but not
-    /// yet handed out.
+    /// yet handed out. `None` once an operation could not start because the
+    /// runtime had shut down (the handle went with it): every operation
+    /// fails from then on, as in Tokio.
     Idle(Option<(T, Vec<u8>, usize)>),
     /// An operation owns both; it returns them with its result.
     Busy(JoinHandle<(T, Vec<u8>, io::Result<usize>)>),
@@ -57,23 +60,30 @@ impl<T: Send + 'static> Blocking<T> {
         Poll::Ready(result)
     }
 
-    fn take_idle(&mut self) -> (T, Vec<u8>) {
+    /// The handle and buffer of an idle stream, or the runtime's shutdown
+    /// error if an earlier operation found it shut down.
+    fn take_idle(&mut self) -> io::Result<(T, Vec<u8>)> {
         let State::Idle(idle) = &mut self.state else {
             unreachable!("take_idle while an operation is in flight")
         };
-        let (inner, buf, _) = idle.take().expect("a standard stream lost its handle");
-        (inner, buf)
+        let (inner, buf, _) = idle.take().ok_or_else(shutdown_error)?;
+        Ok((inner, buf))
     }
 
+    /// Run `op` on the blocking pool; the runtime's shutdown error (the
+    /// handle is then gone) if the runtime has shut down.
     fn start(
         &mut self,
         op: impl FnOnce(&mut T, &mut Vec<u8>) -> io::Result<usize> + Send + 'static,
-    ) {
-        let (mut inner, mut buf) = self.take_idle();
-        self.state = State::Busy(crate::task::spawn_blocking(move || {
+    ) -> io::Result<()> {
+        let (mut inner, mut buf) = self.take_idle()?;
+        let handle = crate::task::spawn_blocking_unless_shut_down(move || {
             let result = op(&mut inner, &mut buf);
             (inner, buf, result)
-        }));
+        })
+        .ok_or_else(shutdown_error)?;
+        self.state = State::Busy(handle);
+        Ok(())
     }
 }
 
@@ -88,9 +98,10 @@ impl<T: Read + Send + 'static> Blocking<T> {
                     Err(e) => return Poll::Ready(Err(e)),
                 }
             }
-            let State::Idle(Some((_, buf, pos))) = &mut self.state else {
+            let State::Idle(idle) = &mut self.state else {
                 unreachable!("idle after poll_idle")
             };
+            let (_, buf, pos) = idle.as_mut().ok_or_else(shutdown_error)?;
             if *pos < buf.len() {
                 let n = (buf.len() - *pos).min(out.remaining());
                 out.put_slice(&buf[*pos..*pos + n]);
@@ -107,7 +118,7 @@ impl<T: Read + Send + 'static> Blocking<T> {
                 let result = inner.read(buf);
                 buf.truncate(*result.as_ref().unwrap_or(&0));
                 result
-            });
+            })?;
         }
     }
 }
@@ -117,7 +128,7 @@ impl<T: Write + Send + 'static> Blocking<T> {
         // The previous write's error, if any, is this call's.
         ready!(self.poll_idle(cx))?;
         let n = data.len().min(MAX_BUF);
-        let (inner, mut buf) = self.take_idle();
+        let (inner, mut buf) = self.take_idle()?;
         buf.clear();
         buf.extend_from_slice(&data[..n]);
         self.state = State::Idle(Some((inner, buf, 0)));
@@ -125,7 +136,7 @@ impl<T: Write + Send + 'static> Blocking<T> {
             let result = inner.write_all(buf).map(|()| buf.len());
             buf.clear();
             result
-        });
+        })?;
         Poll::Ready(Ok(n))
     }
 
@@ -138,7 +149,7 @@ impl<T: Write + Send + 'static> Blocking<T> {
                     return Poll::Ready(Ok(()));
                 }
             }
-            self.start(|inner, _| inner.flush().map(|()| usize::MAX));
+            self.start(|inner, _| inner.flush().map(|()| usize::MAX))?;
         }
     }
 }

@@ -20,7 +20,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 /// A future, then its output, then nothing.
+///
+/// `repr(C)` keeps the variant tag out of the future's bytes: with a niche
+/// layout, reading the tag would read memory a self-referential future may
+/// hold a unique borrow of (the aliasing question of
+/// rust-lang/miri#3780, which Tokio's `MaybeDone` answers the same way).
 #[doc(hidden)]
+#[repr(C)]
 pub enum MaybeDone<F: Future> {
     Future(F),
     Done(F::Output),
@@ -234,10 +240,13 @@ macro_rules! join {
         async {}.await
     };
     (biased; $($f:expr),+ $(,)?) => {
-        $crate::__join_impl!(true; $($f),+)
+        $crate::__join_impl!($crate::macros_support::InOrder; $($f),+)
     };
     ($($f:expr),+ $(,)?) => {
-        $crate::__join_impl!(false; $($f),+)
+        $crate::__join_impl!(
+            <$crate::macros_support::Rotating as ::core::default::Default>::default();
+            $($f),+
+        )
     };
     () => {
         async {}.await
@@ -263,10 +272,13 @@ macro_rules! try_join {
         async { ::core::result::Result::Ok(()) }.await
     };
     (biased; $($f:expr),+ $(,)?) => {
-        $crate::__try_join_impl!(true; $($f),+)
+        $crate::__try_join_impl!($crate::macros_support::InOrder; $($f),+)
     };
     ($($f:expr),+ $(,)?) => {
-        $crate::__try_join_impl!(false; $($f),+)
+        $crate::__try_join_impl!(
+            <$crate::macros_support::Rotating as ::core::default::Default>::default();
+            $($f),+
+        )
     };
     () => {
         async { ::core::result::Result::Ok(()) }.await
@@ -304,13 +316,14 @@ macro_rules! __join_flatten {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __join_impl {
-    ($biased:literal; $($f:expr),+) => {{
+    ($order:expr; $($f:expr),+) => {{
         let mut __weft_all = ::core::pin::pin!($crate::__join_nest!($($f),+));
-        let mut __weft_start = 0usize;
-        let __weft_outputs = ::core::future::poll_fn(|cx| {
-            let __weft_len = $crate::macros_support::join_len(&*__weft_all);
-            let __weft_first = if $biased { 0 } else { __weft_start % __weft_len };
-            __weft_start = __weft_start.wrapping_add(1);
+        let mut __weft_order = $order;
+        let __weft_outputs = ::core::future::poll_fn(move |cx| {
+            let __weft_first = $crate::macros_support::JoinOrder::next_start(
+                &mut __weft_order,
+                $crate::macros_support::join_len(&*__weft_all),
+            );
             if $crate::macros_support::poll_all(__weft_all.as_mut(), __weft_first, cx) {
                 ::core::task::Poll::Ready($crate::macros_support::take_all(__weft_all.as_mut()))
             } else {
@@ -325,13 +338,14 @@ macro_rules! __join_impl {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __try_join_impl {
-    ($biased:literal; $($f:expr),+) => {{
+    ($order:expr; $($f:expr),+) => {{
         let mut __weft_all = ::core::pin::pin!($crate::__join_nest!($($f),+));
-        let mut __weft_start = 0usize;
-        let __weft_result = ::core::future::poll_fn(|cx| {
-            let __weft_len = $crate::macros_support::join_len(&*__weft_all);
-            let __weft_first = if $biased { 0 } else { __weft_start % __weft_len };
-            __weft_start = __weft_start.wrapping_add(1);
+        let mut __weft_order = $order;
+        let __weft_result = ::core::future::poll_fn(move |cx| {
+            let __weft_first = $crate::macros_support::JoinOrder::next_start(
+                &mut __weft_order,
+                $crate::macros_support::join_len(&*__weft_all),
+            );
             let __weft_done =
                 match $crate::macros_support::try_poll_all(__weft_all.as_mut(), __weft_first, cx) {
                     ::core::result::Result::Ok(done) => done,
@@ -355,6 +369,45 @@ macro_rules! __try_join_impl {
             ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
         }
     }};
+}
+
+/// Which element a join's poll starts with. The poll closure owns it, so
+/// the join future holds only the futures, the closure and its state (the
+/// size Tokio's `join!` has: 4 bytes of rotation, none when biased).
+#[doc(hidden)]
+pub trait JoinOrder {
+    /// The start of this poll; the next poll starts one further on.
+    fn next_start(&mut self, len: usize) -> usize;
+}
+
+/// `biased;`: every poll starts at the first element.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct InOrder;
+
+impl JoinOrder for InOrder {
+    fn next_start(&mut self, _len: usize) -> usize {
+        0
+    }
+}
+
+/// The default: the start rotates through the elements.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Rotating {
+    next: u32,
+}
+
+impl JoinOrder for Rotating {
+    fn next_start(&mut self, len: usize) -> usize {
+        let start = self.next as usize % len;
+        self.next = if start + 1 >= len {
+            0
+        } else {
+            start as u32 + 1
+        };
+        start
+    }
 }
 
 /// `J::LEN` for a value (the macros cannot name `J`).

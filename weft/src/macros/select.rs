@@ -2,12 +2,14 @@
 //! whose future completes with a value that matches its pattern.
 //!
 //! Owns: the macro and its support. A token muncher normalises each
-//! branch into `[(index) (output slot) (pattern) (future) (precondition)
-//! (handler)]`, taking the index literal and a fresh identifier for the
-//! branch's output slot from two fixed lists of 64 (so no expansion
+//! branch into `[(index) (output variant) (pattern) (future) (precondition)
+//! (handler)]`, taking the index literal and the name of the branch's
+//! variant of [`SelectOut`] from two fixed lists of 64 (so no expansion
 //! recurses deeper than one level per branch). The futures sit in one flat
-//! pinned tuple, polled by index; the winner's output waits in its slot
-//! until every future has been dropped, then its handler runs.
+//! pinned tuple, polled by index; the wait returns the winner's value in
+//! its variant, the futures are dropped, then its handler runs. The poll
+//! closure owns the disabled-branch mask and the pinned reference, so a
+//! `select!` future is as large as Tokio's.
 //!
 //! Semantics, as Tokio documents them:
 //! - every precondition is evaluated first; then every future expression,
@@ -72,6 +74,151 @@ pub fn poll_budget(cx: &mut Context<'_>) -> Poll<()> {
     }
 }
 
+/// What a `select!`'s wait ended with: the winning branch's value (the
+/// variant named by the branch's output identifier), or every branch
+/// disabled. Type arguments past the last branch stay `()`; the variants
+/// they type are never built.
+#[doc(hidden)]
+#[allow(non_camel_case_types)]
+pub enum SelectOut<
+    T0 = (),
+    T1 = (),
+    T2 = (),
+    T3 = (),
+    T4 = (),
+    T5 = (),
+    T6 = (),
+    T7 = (),
+    T8 = (),
+    T9 = (),
+    T10 = (),
+    T11 = (),
+    T12 = (),
+    T13 = (),
+    T14 = (),
+    T15 = (),
+    T16 = (),
+    T17 = (),
+    T18 = (),
+    T19 = (),
+    T20 = (),
+    T21 = (),
+    T22 = (),
+    T23 = (),
+    T24 = (),
+    T25 = (),
+    T26 = (),
+    T27 = (),
+    T28 = (),
+    T29 = (),
+    T30 = (),
+    T31 = (),
+    T32 = (),
+    T33 = (),
+    T34 = (),
+    T35 = (),
+    T36 = (),
+    T37 = (),
+    T38 = (),
+    T39 = (),
+    T40 = (),
+    T41 = (),
+    T42 = (),
+    T43 = (),
+    T44 = (),
+    T45 = (),
+    T46 = (),
+    T47 = (),
+    T48 = (),
+    T49 = (),
+    T50 = (),
+    T51 = (),
+    T52 = (),
+    T53 = (),
+    T54 = (),
+    T55 = (),
+    T56 = (),
+    T57 = (),
+    T58 = (),
+    T59 = (),
+    T60 = (),
+    T61 = (),
+    T62 = (),
+    T63 = (),
+> {
+    __o0(T0),
+    __o1(T1),
+    __o2(T2),
+    __o3(T3),
+    __o4(T4),
+    __o5(T5),
+    __o6(T6),
+    __o7(T7),
+    __o8(T8),
+    __o9(T9),
+    __o10(T10),
+    __o11(T11),
+    __o12(T12),
+    __o13(T13),
+    __o14(T14),
+    __o15(T15),
+    __o16(T16),
+    __o17(T17),
+    __o18(T18),
+    __o19(T19),
+    __o20(T20),
+    __o21(T21),
+    __o22(T22),
+    __o23(T23),
+    __o24(T24),
+    __o25(T25),
+    __o26(T26),
+    __o27(T27),
+    __o28(T28),
+    __o29(T29),
+    __o30(T30),
+    __o31(T31),
+    __o32(T32),
+    __o33(T33),
+    __o34(T34),
+    __o35(T35),
+    __o36(T36),
+    __o37(T37),
+    __o38(T38),
+    __o39(T39),
+    __o40(T40),
+    __o41(T41),
+    __o42(T42),
+    __o43(T43),
+    __o44(T44),
+    __o45(T45),
+    __o46(T46),
+    __o47(T47),
+    __o48(T48),
+    __o49(T49),
+    __o50(T50),
+    __o51(T51),
+    __o52(T52),
+    __o53(T53),
+    __o54(T54),
+    __o55(T55),
+    __o56(T56),
+    __o57(T57),
+    __o58(T58),
+    __o59(T59),
+    __o60(T60),
+    __o61(T61),
+    __o62(T62),
+    __o63(T63),
+    Disabled,
+}
+
+impl std::fmt::Debug for SelectOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SelectOut")
+    }
+}
+
 /// Waits on several branches and runs the handler of the first whose
 /// future completes with a value matching its pattern; Tokio's syntax and
 /// semantics (see the module doc): `biased;`, `, if precondition`, pattern
@@ -109,7 +256,7 @@ macro_rules! select {
     };
 }
 
-/// Hands the parser the 64 branch indices and output-slot identifiers.
+/// Hands the parser the 64 branch indices and output-variant names.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __select_with_slots {
@@ -180,20 +327,18 @@ macro_rules! __select_gen {
                 __weft_mask |= 1u64 << $i;
             }
         )+
-        $(
-            #[allow(unused_mut)]
-            let mut $o = ::core::option::Option::None;
-        )+
         // The futures live in this block only: they are dropped before a
-        // handler runs.
+        // handler runs. The poll closure owns the mask and the pinned
+        // reference, so the future holds nothing else across its wait
+        // (Tokio's size for the same `select!`).
         #[allow(unused_variables, unused_mut, unreachable_patterns, clippy::modulo_one)]
-        let __weft_winner: ::core::option::Option<usize> = {
+        let mut __weft_out: $crate::macros_support::SelectOut<$($crate::__select_infer!($i)),+> = {
             // Every expression, then each one's `into_future`.
             let __weft_init = ($($f,)+);
             let mut __weft_futs = ::core::pin::pin!((
                 $($crate::macros_support::into_future(__weft_init.$i),)+
             ));
-            ::core::future::poll_fn(|cx| {
+            ::core::future::poll_fn(move |cx| {
                 if $crate::macros_support::select_poll_budget(cx).is_pending() {
                     return ::core::task::Poll::Pending;
                 }
@@ -244,8 +389,9 @@ macro_rules! __select_gen {
                                 _ => {}
                             }
                             if __weft_matches {
-                                $o = ::core::option::Option::Some(__weft_v);
-                                return ::core::task::Poll::Ready(::core::option::Option::Some($i));
+                                return ::core::task::Poll::Ready(
+                                    $crate::macros_support::SelectOut::$o(__weft_v),
+                                );
                             }
                         }
                     )+
@@ -253,23 +399,31 @@ macro_rules! __select_gen {
                 if __weft_pending {
                     ::core::task::Poll::Pending
                 } else {
-                    ::core::task::Poll::Ready(::core::option::Option::None)
+                    ::core::task::Poll::Ready($crate::macros_support::SelectOut::Disabled)
                 }
             })
             .await
         };
         #[allow(unreachable_patterns, unreachable_code)]
-        let __weft_result = match __weft_winner {
+        let __weft_result = match __weft_out {
             $(
-                ::core::option::Option::Some($i) => match $o {
-                    ::core::option::Option::Some($p) => $h,
-                    _ => ::core::unreachable!("select!: the winner's value did not match"),
-                },
+                $crate::macros_support::SelectOut::$o($p) => $h,
             )+
-            _ => $else,
+            $crate::macros_support::SelectOut::Disabled => $else,
+            _ => ::core::unreachable!("select!: the winner's value did not match"),
         };
         __weft_result
     }};
+}
+
+/// `_`, once per branch: the output enum's type arguments are inferred for
+/// the branches there are, and the rest default to `()`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __select_infer {
+    ($i:tt) => {
+        _
+    };
 }
 
 #[doc(hidden)]

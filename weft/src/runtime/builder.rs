@@ -371,10 +371,12 @@ impl Builder {
         let _ = options;
         if !matches!(self.kind, Kind::CurrentThread) {
             panic!(
-                "Builder::build_local only builds current_thread runtimes: start from                  Builder::new_current_thread(), or use a LocalSet on a multi_thread runtime"
+                "Builder::build_local only builds current_thread runtimes: start from \
+                 Builder::new_current_thread(), or use a LocalSet on a multi_thread runtime"
             );
         }
-        Ok(super::LocalRuntime::from_runtime(self.build()?))
+        let rt = self.build_owned_by(Some(std::thread::current().id()))?;
+        Ok(super::LocalRuntime::from_runtime(rt))
     }
 
     /// A multi_thread worker stuck in one poll longer than `threshold`
@@ -429,6 +431,15 @@ impl Builder {
 
     /// Build the runtime.
     pub fn build(&mut self) -> io::Result<Runtime> {
+        self.build_owned_by(None)
+    }
+
+    /// Build the runtime; `local_owner` is the thread of the
+    /// `LocalRuntime` it is built for.
+    fn build_owned_by(
+        &mut self,
+        local_owner: Option<std::thread::ThreadId>,
+    ) -> io::Result<Runtime> {
         let workers = match self.kind {
             Kind::CurrentThread => 0,
             Kind::MultiThread => self.resolved_worker_threads()?,
@@ -452,6 +463,7 @@ impl Builder {
                 }
             }),
             after_unpark: self.on_thread_unpark.clone(),
+            local_owner,
         };
         // The handle is only known after the scheduler is built, but pool
         // threads must enter it: fill it in through this cell.

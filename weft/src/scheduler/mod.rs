@@ -109,6 +109,26 @@ impl Handle {
         blocking::spawn_blocking_on(self.blocking_spawner(), f, in_flight)
     }
 
+    /// [`Handle::spawn_blocking`], or `None` (`f` dropped unrun) once the
+    /// runtime has shut down: for the standard streams, whose operations
+    /// then fail as Tokio's do instead of reporting a write that never ran.
+    #[track_caller]
+    pub(crate) fn spawn_blocking_unless_shut_down<F, R>(
+        &self,
+        f: F,
+    ) -> Option<crate::task::JoinHandle<R>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let in_flight = crate::time::BlockingInFlight::new(self.driver());
+        match blocking::queue_on(self.blocking_spawner(), f, in_flight) {
+            (join, blocking::Queued::Yes) => Some(join),
+            (_, blocking::Queued::ShutDown) => None,
+            (_, blocking::Queued::NoThreads) => blocking::no_threads(),
+        }
+    }
+
     pub(crate) fn blocking_spawner(&self) -> &blocking::Spawner {
         match self {
             Handle::CurrentThread(h) => &h.blocking,
@@ -278,4 +298,7 @@ pub(crate) struct Config {
     /// The long-poll monitor's settings (multi_thread); `None` disables it.
     pub(crate) long_poll: Option<multi_thread::MonitorConfig>,
     pub(crate) after_unpark: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The thread a `LocalRuntime` was built on (its local tasks belong
+    /// there); `None` for any other runtime.
+    pub(crate) local_owner: Option<std::thread::ThreadId>,
 }

@@ -276,6 +276,12 @@ where
     let current = CURRENT.try_with(|c| c.borrow().clone()).ok().flatten();
     match current {
         Some(shared) => spawn_into(&shared, future),
+        None if entered_local_runtime_of_another_thread() => panic!(
+            "Local tasks can only be spawned on a LocalRuntime from the thread the runtime was \
+             created on: this thread entered a LocalRuntime's handle, but its local tasks run on \
+             the thread that built it; spawn from that thread, or use weft::spawn (or \
+             Handle::spawn) for Send futures"
+        ),
         None => panic!(
             "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime`: \
              weft::task::spawn_local needs a LocalSet: run this code inside \
@@ -283,6 +289,14 @@ where
              a LocalRuntime, or use weft::spawn for Send futures"
         ),
     }
+}
+
+/// Whether the current runtime is a `LocalRuntime` built on another
+/// thread (entered here through its `Handle`).
+fn entered_local_runtime_of_another_thread() -> bool {
+    crate::runtime::context::with_current(|h| h.config().local_owner)
+        .flatten()
+        .is_some_and(|owner| owner != std::thread::current().id())
 }
 
 impl Default for LocalSet {
@@ -316,6 +330,9 @@ impl Drop for LocalSet {
         // Current while the futures drop, as in Tokio, so a destructor that
         // calls spawn_local finds the (closed) set instead of panicking.
         let prev = set_current(Some(self.shared.clone()));
+        // And, as while it is polled, `block_in_place` in those drops is
+        // refused off a worker (Tokio's rule too).
+        let no_block_in_place = crate::runtime::context::disallow_block_in_place();
         let queued = {
             let mut queue = lock(&self.shared.queue);
             queue.closed = true;
@@ -325,6 +342,7 @@ impl Drop for LocalSet {
         drop(queued);
         self.shared.owned.close_and_shutdown_all();
         drop(std::mem::take(&mut lock(&self.shared.queue).tasks));
+        drop(no_block_in_place);
         set_current(prev);
         let waker = lock(&self.shared.waker).take();
         drop(waker);

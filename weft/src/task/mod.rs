@@ -42,6 +42,7 @@ pub use self::id::{id, try_id, Id};
 pub use self::join::JoinHandle;
 pub use self::join_set::JoinSet;
 pub use self::local::{spawn_local, LocalEnterGuard, LocalSet};
+pub(crate) use self::spawn::spawn_blocking_unless_shut_down;
 pub use self::spawn::{block_in_place, spawn, spawn_blocking};
 pub use self::task_local::{AccessError, LocalKey, TaskLocalFuture};
 pub use self::yield_now::yield_now;

@@ -79,6 +79,24 @@ where
     }
 }
 
+/// [`spawn_blocking`], or `None` (`f` dropped unrun) once the current
+/// runtime has shut down.
+#[track_caller]
+pub(crate) fn spawn_blocking_unless_shut_down<F, R>(f: F) -> Option<JoinHandle<R>>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    let mut f = Some(f);
+    let spawned = context::with_current(|handle| {
+        handle.spawn_blocking_unless_shut_down(f.take().expect("spawned once"))
+    });
+    match spawned {
+        Some(join) => join,
+        None => panic!("weft::task::spawn_blocking failed: {NO_RUNTIME}"),
+    }
+}
+
 /// Run blocking code on a multi_thread worker without stalling the other
 /// tasks: the worker's queue is handed to a new thread for the duration.
 ///

@@ -89,9 +89,14 @@ impl FileOp {
     /// go to the shared ring, which only a thread driving the runtime
     /// reaps, and a current_thread runtime may have none (nobody in
     /// `Runtime::block_on`), where a file call on Tokio still completes.
+    /// Nor once the runtime has shut down: the blocking pool then refuses
+    /// the call, which fails with Tokio's error for it.
     pub(crate) fn current_driver() -> Option<driver::Handle> {
         context::with_current(|h| {
             let io = h.driver().io()?;
+            if io.is_shutdown() {
+                return None;
+            }
             let rings = io.rings()?;
             if h.is_current_thread() && !io.current_ring(rings).1 {
                 return None;
