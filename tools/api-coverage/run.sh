@@ -26,3 +26,4 @@ TOML
 (cd "$work/tokio-doc" && RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p tokio -- \
   -Z unstable-options --output-format json)
 python3 tools/api-coverage/coverage.py "$root" "$work/tokio-doc/target/doc/tokio.json" "$work"
+python3 tools/api-coverage/traits.py "$root" "$work/tokio-doc/target/doc/tokio.json" "$work"

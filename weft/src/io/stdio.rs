@@ -12,6 +12,10 @@
 //! write in flight and then flushes; a read first drains what the last
 //! blocking read left in the buffer. An error from a background write is
 //! reported by the next operation.
+//!
+//! The descriptors (0, 1, 2) belong to the process and stay open for its
+//! whole life (weft never closes them, as std does not), so a stream may
+//! lend its descriptor (`AsFd`) for as long as the stream lives.
 
 use crate::io::{AsyncRead, AsyncWrite, ReadBuf};
 use crate::runtime::io::shutdown_error;
@@ -165,6 +169,21 @@ macro_rules! std_stream {
         /// Operations need a runtime (they run on its blocking pool).
         pub fn $ctor() -> $name {
             $name(Blocking::new($make))
+        }
+
+        /// The process's descriptor for this stream (as std's and Tokio's).
+        impl std::os::fd::AsRawFd for $name {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                $make.as_raw_fd()
+            }
+        }
+
+        impl std::os::fd::AsFd for $name {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                // SAFETY: the descriptor stays open for the whole process
+                // (module doc), so it outlives this borrow.
+                unsafe { std::os::fd::BorrowedFd::borrow_raw(std::os::fd::AsRawFd::as_raw_fd(self)) }
+            }
         }
 
         impl fmt::Debug for $name {

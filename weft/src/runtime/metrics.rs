@@ -109,6 +109,11 @@ pub struct RuntimeMetrics {
     handle: scheduler::Handle,
 }
 
+// As the `Handle` it wraps: its state is the runtime's, which a panic
+// caught around a metrics read cannot leave half-changed.
+impl std::panic::UnwindSafe for RuntimeMetrics {}
+impl std::panic::RefUnwindSafe for RuntimeMetrics {}
+
 impl RuntimeMetrics {
     pub(crate) fn new(handle: scheduler::Handle) -> RuntimeMetrics {
         RuntimeMetrics { handle }

@@ -6,6 +6,11 @@
 //! `poll_*` call; polls never block, so the lock is never held across an
 //! await and contention is just two short critical sections meeting.
 //!
+//! Invariant: a shared reference to a half reaches neither the stream nor
+//! the `Arc` (every operation on the stream takes `&mut self` or `self`;
+//! `&self` methods read the two halves' pointers and a `bool` copied at
+//! the split), so the halves are `Sync` whatever `T` is.
+//!
 //! The lock is std's, not `crate::loom`'s: this is plain I/O plumbing that
 //! the loom models do not cover.
 
@@ -73,6 +78,13 @@ pub struct ReadHalf<T> {
 pub struct WriteHalf<T> {
     shared: Arc<Shared<T>>,
 }
+
+// SAFETY: sharing a half shares nothing of `T` (module invariant). Tokio's
+// asks `T: Sync`; a stream that is `Send` but not `Sync` keeps the `Sync`
+// halves it had here.
+unsafe impl<T> Sync for ReadHalf<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for WriteHalf<T> {}
 
 struct Shared<T> {
     stream: Mutex<T>,

@@ -204,3 +204,25 @@ impl std::os::fd::AsFd for TcpSocket {
         self.inner.as_fd()
     }
 }
+
+/// Takes ownership of a socket descriptor, as Tokio's does; the caller
+/// must hand over an open TCP socket, which weft then uses in non-blocking
+/// mode.
+impl std::os::fd::FromRawFd for TcpSocket {
+    unsafe fn from_raw_fd(fd: std::os::fd::RawFd) -> TcpSocket {
+        // SAFETY: the caller passes an open socket it owns (this trait's
+        // contract), which the socket2 value then owns.
+        let inner = unsafe { socket2::Socket::from_raw_fd(fd) };
+        // As `from_std` does for the net types (README): a blocking socket
+        // would block a worker in `connect`. A descriptor that refuses is
+        // not a socket, and its first call says so.
+        let _ = inner.set_nonblocking(true);
+        TcpSocket { inner }
+    }
+}
+
+impl std::os::fd::IntoRawFd for TcpSocket {
+    fn into_raw_fd(self) -> std::os::fd::RawFd {
+        self.inner.into_raw_fd()
+    }
+}

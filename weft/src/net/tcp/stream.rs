@@ -243,6 +243,14 @@ impl TcpStream {
     }
 }
 
+/// The stream itself, so code generic over `AsRef<TcpStream>` takes a
+/// stream as well as its split halves (as Tokio's does).
+impl AsRef<TcpStream> for TcpStream {
+    fn as_ref(&self) -> &TcpStream {
+        self
+    }
+}
+
 impl fmt::Debug for TcpStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcpStream")

@@ -152,6 +152,14 @@ impl UnixStream {
     }
 }
 
+/// The stream itself, so code generic over `AsRef<UnixStream>` takes a
+/// stream as well as its split halves (as Tokio's does).
+impl AsRef<UnixStream> for UnixStream {
+    fn as_ref(&self) -> &UnixStream {
+        self
+    }
+}
+
 impl fmt::Debug for UnixStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UnixStream")

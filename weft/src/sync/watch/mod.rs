@@ -300,6 +300,14 @@ impl<T: fmt::Debug> fmt::Debug for Ref<'_, T> {
     }
 }
 
+/// A sender holding `T::default()`, with no receivers yet (as
+/// [`Sender::new`]).
+impl<T: Default> Default for Sender<T> {
+    fn default() -> Sender<T> {
+        Sender::new(T::default())
+    }
+}
+
 impl<T> Sender<T> {
     /// A sender with no receiver yet; make receivers with
     /// [`Sender::subscribe`]. (Tokio's `watch::Sender::new`.)
