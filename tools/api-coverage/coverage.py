@@ -11,8 +11,9 @@ tokio::name;`), a method with a path expression `let _ = Type::method;`.
 A "not found" error (E0412, E0422, E0425, E0432, E0433, E0599, E0603,
 E0423) marks it missing; any other outcome (including "type annotations
 needed" for generic items) counts as present. What this does not see:
-signatures and trait impls that differ (a method of a different shape
-compiles as present), and items behind `tokio_unstable` (not built).
+signatures that differ (a method of a different shape compiles as
+present), and items behind `tokio_unstable` (not built). Trait impls are
+traits.py's, which run.sh runs next.
 """
 import collections, json, os, re, subprocess, sys, datetime
 

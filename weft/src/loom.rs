@@ -17,13 +17,15 @@ mod imp {
     /// `std::cell::UnsafeCell` with loom's closure-based access API.
     #[derive(Debug, Default)]
     #[repr(transparent)]
-    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+    pub(crate) struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
 
     impl<T> UnsafeCell<T> {
         pub(crate) const fn new(value: T) -> Self {
             UnsafeCell(std::cell::UnsafeCell::new(value))
         }
+    }
 
+    impl<T: ?Sized> UnsafeCell<T> {
         #[inline(always)]
         pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
             f(self.0.get())

@@ -541,3 +541,67 @@ rt_test! {
         });
     }
 }
+
+/// Something behind a lock as a trait object.
+trait Counter: Send + Sync {
+    fn bump(&mut self) -> u32;
+    fn get(&self) -> u32;
+}
+
+struct Plain(u32);
+
+impl Counter for Plain {
+    fn bump(&mut self) -> u32 {
+        self.0 += 1;
+        self.0
+    }
+    fn get(&self) -> u32 {
+        self.0
+    }
+}
+
+#[test]
+fn locks_hold_unsized_values_behind_an_arc_or_a_box() {
+    use std::sync::Arc;
+    use weft::sync::{Mutex, RwLock};
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // A sized lock coerces to a trait-object lock, as with std's.
+        let counter: Arc<Mutex<dyn Counter>> = Arc::new(Mutex::new(Plain(0)));
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let c = Arc::clone(&counter);
+            tasks.push(weft::spawn(async move {
+                c.lock().await.bump();
+                c.clone().lock_owned().await.bump();
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(counter.lock().await.get(), 16);
+        assert_eq!(counter.try_lock().unwrap().get(), 16);
+        // A guard of an unsized value maps to a part of it.
+        let slice: Box<Mutex<[u8]>> = Box::new(Mutex::new([1, 2, 3]));
+        {
+            let mut last = weft::sync::MutexGuard::map(slice.lock().await, |s| &mut s[2]);
+            *last = 9;
+        }
+        assert_eq!(&*slice.lock().await, &[1, 2, 9]);
+
+        let shared: Arc<RwLock<dyn Counter>> = Arc::new(RwLock::new(Plain(5)));
+        let (a, b) = (shared.read().await, shared.clone().read_owned().await);
+        assert_eq!(a.get() + b.get(), 10);
+        drop((a, b));
+        shared.write().await.bump();
+        shared.clone().write_owned().await.bump();
+        assert_eq!(shared.read().await.get(), 7);
+        let bytes: Arc<RwLock<[u8]>> = Arc::new(RwLock::new([0u8; 4]));
+        weft::sync::RwLockWriteGuard::map(bytes.write().await, |s| &mut s[1..3]).fill(7);
+        assert_eq!(&*bytes.read().await, &[0, 7, 7, 0]);
+        assert_eq!(format!("{:?}", counter.lock().await.get()), "16");
+    });
+}

@@ -24,7 +24,7 @@ pub struct MappedMutexGuard<'a, T: ?Sized> {
 /// An owned handle to a held `Arc<Mutex<T>>` that dereferences to a part
 /// `U` of the value, from [`OwnedMutexGuard::map`].
 #[must_use = "if unused the Mutex will immediately unlock"]
-pub struct OwnedMappedMutexGuard<T, U: ?Sized = T> {
+pub struct OwnedMappedMutexGuard<T: ?Sized, U: ?Sized = T> {
     lock: Arc<Mutex<T>>,
     data: *mut U,
 }
@@ -37,11 +37,11 @@ unsafe impl<T: ?Sized + Sync> Sync for MappedMutexGuard<'_, T> {}
 // SAFETY: as above for `U`; the guard also owns an `Arc<Mutex<T>>`, which
 // is `Send` when `T: Send`, and shared `&U` needs `T: Send + Sync` as for
 // `OwnedMutexGuard`.
-unsafe impl<T: Send, U: ?Sized + Send> Send for OwnedMappedMutexGuard<T, U> {}
+unsafe impl<T: ?Sized + Send, U: ?Sized + Send> Send for OwnedMappedMutexGuard<T, U> {}
 // SAFETY: as above.
-unsafe impl<T: Send + Sync, U: ?Sized + Send + Sync> Sync for OwnedMappedMutexGuard<T, U> {}
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Send + Sync> Sync for OwnedMappedMutexGuard<T, U> {}
 
-impl<'a, T> MutexGuard<'a, T> {
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
     /// Makes a guard for a part of the locked value; the lock stays held
     /// until the new guard is dropped. An associated function, so it does
     /// not shadow a method of `T`: call it as `MutexGuard::map(guard, f)`.
@@ -92,7 +92,7 @@ impl<'a, T> MutexGuard<'a, T> {
     }
 }
 
-impl<T> OwnedMutexGuard<T> {
+impl<T: ?Sized> OwnedMutexGuard<T> {
     /// Takes the `Arc` out of a guard that is being consumed without
     /// releasing its permit (invariant (c): the caller moves it on).
     fn into_lock(this: Self) -> Arc<Mutex<T>> {
@@ -188,7 +188,7 @@ impl<'a, T: ?Sized> MappedMutexGuard<'a, T> {
     }
 }
 
-impl<T, U: ?Sized> OwnedMappedMutexGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> OwnedMappedMutexGuard<T, U> {
     /// A guard holding the permit of `lock` and pointing at `data` (the
     /// caller upholds invariant (c)).
     fn from_parts(lock: Arc<Mutex<T>>, data: *mut U) -> Self {
@@ -263,7 +263,7 @@ impl<T: ?Sized> DerefMut for MappedMutexGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized> Deref for OwnedMappedMutexGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> Deref for OwnedMappedMutexGuard<T, U> {
     type Target = U;
     fn deref(&self) -> &U {
         // SAFETY: invariant (c): `data` points into the locked value, which
@@ -272,7 +272,7 @@ impl<T, U: ?Sized> Deref for OwnedMappedMutexGuard<T, U> {
     }
 }
 
-impl<T, U: ?Sized> DerefMut for OwnedMappedMutexGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> DerefMut for OwnedMappedMutexGuard<T, U> {
     fn deref_mut(&mut self) -> &mut U {
         // SAFETY: as for `deref`.
         unsafe { &mut *self.data }
@@ -285,7 +285,7 @@ impl<T: ?Sized> Drop for MappedMutexGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized> Drop for OwnedMappedMutexGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> Drop for OwnedMappedMutexGuard<T, U> {
     fn drop(&mut self) {
         self.lock.s.release(1);
     }
@@ -303,13 +303,13 @@ impl<T: ?Sized + fmt::Display> fmt::Display for MappedMutexGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized + fmt::Debug> fmt::Debug for OwnedMappedMutexGuard<T, U> {
+impl<T: ?Sized, U: ?Sized + fmt::Debug> fmt::Debug for OwnedMappedMutexGuard<T, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
     }
 }
 
-impl<T, U: ?Sized + fmt::Display> fmt::Display for OwnedMappedMutexGuard<T, U> {
+impl<T: ?Sized, U: ?Sized + fmt::Display> fmt::Display for OwnedMappedMutexGuard<T, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }

@@ -86,36 +86,36 @@ impl std::error::Error for TryLockError {}
 ///     assert_eq!(*count.lock().await, 10);
 /// });
 /// ```
-pub struct Mutex<T> {
+pub struct Mutex<T: ?Sized> {
     s: Semaphore,
     c: UnsafeCell<T>,
 }
 
 // SAFETY: the module invariant gives one thread at a time access to the
 // value, which only needs `T: Send` (as for `std::sync::Mutex`).
-unsafe impl<T: Send> Send for Mutex<T> {}
+unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 // SAFETY: as above.
-unsafe impl<T: Send> Sync for Mutex<T> {}
+unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 
 /// A handle to a held [`Mutex`]; the lock is released when it is dropped.
 /// Dereferences to the protected value.
 #[must_use = "if unused the Mutex will immediately unlock"]
-pub struct MutexGuard<'a, T> {
+pub struct MutexGuard<'a, T: ?Sized> {
     lock: &'a Mutex<T>,
 }
 
 /// An owned handle to a held [`Mutex`], from [`Mutex::lock_owned`]; it keeps
 /// the mutex alive through its `Arc`, so it can move into a spawned task.
 #[must_use = "if unused the Mutex will immediately unlock"]
-pub struct OwnedMutexGuard<T> {
+pub struct OwnedMutexGuard<T: ?Sized> {
     lock: Arc<Mutex<T>>,
 }
 
 // SAFETY: a shared guard only gives out `&T` (invariant: exclusive access
 // while the guard lives), which is safe to share when `T: Sync`.
-unsafe impl<T: Send + Sync> Sync for MutexGuard<'_, T> {}
+unsafe impl<T: ?Sized + Send + Sync> Sync for MutexGuard<'_, T> {}
 // SAFETY: as above.
-unsafe impl<T: Send + Sync> Sync for OwnedMutexGuard<T> {}
+unsafe impl<T: ?Sized + Send + Sync> Sync for OwnedMutexGuard<T> {}
 
 impl<T> Mutex<T> {
     /// Creates an unlocked mutex holding `t`.
@@ -142,6 +142,19 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// Consumes the mutex, returning the value.
+    pub fn into_inner(self) -> T {
+        let Mutex { s: _, c } = self;
+        // SAFETY: module invariant (b): we own the mutex, so no guard
+        // exists; the value is read once and the cell forgotten below, so
+        // it is moved out, not duplicated.
+        let value = c.with_mut(|p| unsafe { std::ptr::read(p) });
+        std::mem::forget(c);
+        value
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
     /// Locks the mutex, waiting until it is available.
     ///
     /// # Cancel safety
@@ -274,17 +287,6 @@ impl<T> Mutex<T> {
         // SAFETY: module invariant (b): `&mut self` rules out any guard.
         self.c.with_mut(|p| unsafe { &mut *p })
     }
-
-    /// Consumes the mutex, returning the value.
-    pub fn into_inner(self) -> T {
-        let Mutex { s: _, c } = self;
-        // SAFETY: module invariant (b): we own the mutex, so no guard
-        // exists; the value is read once and the cell forgotten below, so
-        // it is moved out, not duplicated.
-        let value = c.with_mut(|p| unsafe { std::ptr::read(p) });
-        std::mem::forget(c);
-        value
-    }
 }
 
 impl<T> From<T> for Mutex<T> {
@@ -299,7 +301,7 @@ impl<T: Default> Default for Mutex<T> {
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Mutex");
         match self.try_lock() {
@@ -312,21 +314,21 @@ impl<T: fmt::Debug> fmt::Debug for Mutex<T> {
 
 // ----- Guards ---------------------------------------------------------------
 
-impl<'a, T> MutexGuard<'a, T> {
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
     /// The mutex this guard locks.
     pub fn mutex(this: &Self) -> &'a Mutex<T> {
         this.lock
     }
 }
 
-impl<T> OwnedMutexGuard<T> {
+impl<T: ?Sized> OwnedMutexGuard<T> {
     /// The mutex this guard locks.
     pub fn mutex(this: &Self) -> &Arc<Mutex<T>> {
         &this.lock
     }
 }
 
-impl<T> Deref for MutexGuard<'_, T> {
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the permit (module invariant).
@@ -334,14 +336,14 @@ impl<T> Deref for MutexGuard<'_, T> {
     }
 }
 
-impl<T> DerefMut for MutexGuard<'_, T> {
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds the permit (module invariant).
         self.lock.c.with_mut(|p| unsafe { &mut *p })
     }
 }
 
-impl<T> Deref for OwnedMutexGuard<T> {
+impl<T: ?Sized> Deref for OwnedMutexGuard<T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the permit (module invariant).
@@ -349,44 +351,44 @@ impl<T> Deref for OwnedMutexGuard<T> {
     }
 }
 
-impl<T> DerefMut for OwnedMutexGuard<T> {
+impl<T: ?Sized> DerefMut for OwnedMutexGuard<T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds the permit (module invariant).
         self.lock.c.with_mut(|p| unsafe { &mut *p })
     }
 }
 
-impl<T> Drop for MutexGuard<'_, T> {
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.s.release(1);
     }
 }
 
-impl<T> Drop for OwnedMutexGuard<T> {
+impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
     fn drop(&mut self) {
         self.lock.s.release(1);
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
     }
 }
 
-impl<T: fmt::Display> fmt::Display for MutexGuard<'_, T> {
+impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for OwnedMutexGuard<T> {
+impl<T: ?Sized + fmt::Debug> fmt::Debug for OwnedMutexGuard<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
     }
 }
 
-impl<T: fmt::Display> fmt::Display for OwnedMutexGuard<T> {
+impl<T: ?Sized + fmt::Display> fmt::Display for OwnedMutexGuard<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }

@@ -34,7 +34,7 @@ pub struct RwLockMappedWriteGuard<'a, T: ?Sized> {
 /// `Arc<RwLock<T>>`, from
 /// [`OwnedRwLockWriteGuard::map`](super::OwnedRwLockWriteGuard::map).
 #[must_use = "if unused the RwLock will immediately unlock"]
-pub struct OwnedRwLockMappedWriteGuard<T, U: ?Sized = T> {
+pub struct OwnedRwLockMappedWriteGuard<T: ?Sized, U: ?Sized = T> {
     lock: Arc<RwLock<T>>,
     data: *mut U,
 }
@@ -46,9 +46,15 @@ unsafe impl<T: ?Sized + Send + Sync> Send for RwLockMappedWriteGuard<'_, T> {}
 unsafe impl<T: ?Sized + Send + Sync> Sync for RwLockMappedWriteGuard<'_, T> {}
 // SAFETY: as above for `U`; the guard also owns an `Arc<RwLock<T>>`, which
 // needs `T: Send + Sync` to be sent or shared.
-unsafe impl<T: Send + Sync, U: ?Sized + Send + Sync> Send for OwnedRwLockMappedWriteGuard<T, U> {}
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Send + Sync> Send
+    for OwnedRwLockMappedWriteGuard<T, U>
+{
+}
 // SAFETY: as above.
-unsafe impl<T: Send + Sync, U: ?Sized + Send + Sync> Sync for OwnedRwLockMappedWriteGuard<T, U> {}
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Send + Sync> Sync
+    for OwnedRwLockMappedWriteGuard<T, U>
+{
+}
 
 impl<'a, T: ?Sized> RwLockMappedWriteGuard<'a, T> {
     /// A guard holding `permits` (all) of `s` and pointing at `data`
@@ -106,7 +112,7 @@ impl<'a, T: ?Sized> RwLockMappedWriteGuard<'a, T> {
     }
 }
 
-impl<T, U: ?Sized> OwnedRwLockMappedWriteGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> OwnedRwLockMappedWriteGuard<T, U> {
     /// A guard holding every permit of `lock` and pointing at `data`
     /// (invariants 1 and 2 are the caller's to uphold).
     pub(super) fn from_parts(lock: Arc<RwLock<T>>, data: *mut U) -> Self {
@@ -185,7 +191,7 @@ impl<T: ?Sized> DerefMut for RwLockMappedWriteGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized> Deref for OwnedRwLockMappedWriteGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> Deref for OwnedRwLockMappedWriteGuard<T, U> {
     type Target = U;
     fn deref(&self) -> &U {
         // SAFETY: invariants 1 and 2: we hold every permit, and `data`
@@ -194,7 +200,7 @@ impl<T, U: ?Sized> Deref for OwnedRwLockMappedWriteGuard<T, U> {
     }
 }
 
-impl<T, U: ?Sized> DerefMut for OwnedRwLockMappedWriteGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> DerefMut for OwnedRwLockMappedWriteGuard<T, U> {
     fn deref_mut(&mut self) -> &mut U {
         // SAFETY: as for `deref`.
         unsafe { &mut *self.data }
@@ -207,7 +213,7 @@ impl<T: ?Sized> Drop for RwLockMappedWriteGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized> Drop for OwnedRwLockMappedWriteGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> Drop for OwnedRwLockMappedWriteGuard<T, U> {
     fn drop(&mut self) {
         self.lock.s.release(self.lock.mr as usize);
     }
@@ -225,13 +231,13 @@ impl<T: ?Sized + fmt::Display> fmt::Display for RwLockMappedWriteGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized + fmt::Debug> fmt::Debug for OwnedRwLockMappedWriteGuard<T, U> {
+impl<T: ?Sized, U: ?Sized + fmt::Debug> fmt::Debug for OwnedRwLockMappedWriteGuard<T, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
     }
 }
 
-impl<T, U: ?Sized + fmt::Display> fmt::Display for OwnedRwLockMappedWriteGuard<T, U> {
+impl<T: ?Sized, U: ?Sized + fmt::Display> fmt::Display for OwnedRwLockMappedWriteGuard<T, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }

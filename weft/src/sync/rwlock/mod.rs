@@ -85,7 +85,7 @@ const MAX_READS: u32 = u32::MAX >> 3;
 ///     assert_eq!(*lock.read().await, 6);
 /// });
 /// ```
-pub struct RwLock<T> {
+pub struct RwLock<T: ?Sized> {
     /// Maximum number of concurrent readers; a writer takes all of them.
     mr: u32,
     s: Semaphore,
@@ -94,9 +94,9 @@ pub struct RwLock<T> {
 
 // SAFETY: the lock hands `&mut T` to one thread at a time (so `T: Send`),
 // and `&T` to several threads at once (so `T: Sync`), as `std::sync::RwLock`.
-unsafe impl<T: Send> Send for RwLock<T> {}
+unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
 // SAFETY: as above.
-unsafe impl<T: Send + Sync> Sync for RwLock<T> {}
+unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
 
 impl<T> RwLock<T> {
     /// Creates an unlocked `RwLock` holding `t`.
@@ -171,6 +171,18 @@ impl<T> RwLock<T> {
         }
     }
 
+    /// Consumes the lock, returning the value.
+    pub fn into_inner(self) -> T {
+        let RwLock { mr: _, s: _, c } = self;
+        // SAFETY: invariant 1: we own the lock, so no guard exists; the
+        // value is read once and the cell forgotten, so it is moved out.
+        let value = c.with_mut(|p| unsafe { std::ptr::read(p) });
+        std::mem::forget(c);
+        value
+    }
+}
+
+impl<T: ?Sized> RwLock<T> {
     async fn acquire(&self, n: u32) {
         if self.s.acquire_raw(n as usize).await.is_err() {
             // Invariant: the semaphore is never closed.
@@ -344,16 +356,6 @@ impl<T> RwLock<T> {
         // SAFETY: invariant 1: `&mut self` rules out any guard.
         self.c.with_mut(|p| unsafe { &mut *p })
     }
-
-    /// Consumes the lock, returning the value.
-    pub fn into_inner(self) -> T {
-        let RwLock { mr: _, s: _, c } = self;
-        // SAFETY: invariant 1: we own the lock, so no guard exists; the
-        // value is read once and the cell forgotten, so it is moved out.
-        let value = c.with_mut(|p| unsafe { std::ptr::read(p) });
-        std::mem::forget(c);
-        value
-    }
 }
 
 impl<T> From<T> for RwLock<T> {
@@ -368,7 +370,7 @@ impl<T: Default> Default for RwLock<T> {
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for RwLock<T> {
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("RwLock");
         match self.try_read() {

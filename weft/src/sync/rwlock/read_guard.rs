@@ -25,7 +25,7 @@ pub struct RwLockReadGuard<'a, T: ?Sized> {
 /// [`RwLock::read_owned`]; after [`map`](OwnedRwLockReadGuard::map) it
 /// dereferences to a part `U` of the value.
 #[must_use = "if unused the RwLock will immediately unlock"]
-pub struct OwnedRwLockReadGuard<T, U: ?Sized = T> {
+pub struct OwnedRwLockReadGuard<T: ?Sized, U: ?Sized = T> {
     lock: Arc<RwLock<T>>,
     data: *const U,
 }
@@ -39,11 +39,11 @@ unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
 // SAFETY: as above for `U`; the guard also owns an `Arc<RwLock<T>>`, whose
 // last drop may drop the `T` on whichever thread holds it, so `T` must be
 // `Send + Sync` as for the `Arc` itself.
-unsafe impl<T: Send + Sync, U: ?Sized + Sync> Send for OwnedRwLockReadGuard<T, U> {}
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Sync> Send for OwnedRwLockReadGuard<T, U> {}
 // SAFETY: as above.
-unsafe impl<T: Send + Sync, U: ?Sized + Sync> Sync for OwnedRwLockReadGuard<T, U> {}
+unsafe impl<T: ?Sized + Send + Sync, U: ?Sized + Sync> Sync for OwnedRwLockReadGuard<T, U> {}
 
-impl<'a, T> RwLockReadGuard<'a, T> {
+impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     /// The guard for a read permit just acquired from `lock`.
     pub(super) fn new(lock: &'a RwLock<T>) -> RwLockReadGuard<'a, T> {
         RwLockReadGuard {
@@ -52,9 +52,7 @@ impl<'a, T> RwLockReadGuard<'a, T> {
             marker: PhantomData,
         }
     }
-}
 
-impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     /// A guard holding one read permit of `s` and pointing at `data`
     /// (invariants 1 and 2 are the caller's to uphold).
     pub(super) fn from_parts(s: &'a Semaphore, data: *const T) -> RwLockReadGuard<'a, T> {
@@ -115,7 +113,7 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     }
 }
 
-impl<T> OwnedRwLockReadGuard<T> {
+impl<T: ?Sized> OwnedRwLockReadGuard<T> {
     /// The guard for a read permit just acquired from `lock`.
     pub(super) fn new(lock: Arc<RwLock<T>>) -> OwnedRwLockReadGuard<T> {
         let data = lock.c.with(|p| p);
@@ -123,7 +121,7 @@ impl<T> OwnedRwLockReadGuard<T> {
     }
 }
 
-impl<T, U: ?Sized> OwnedRwLockReadGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> OwnedRwLockReadGuard<T, U> {
     /// A guard holding one read permit of `lock` and pointing at `data`
     /// (invariants 1 and 2 are the caller's to uphold).
     pub(super) fn from_parts(lock: Arc<RwLock<T>>, data: *const U) -> Self {
@@ -200,7 +198,7 @@ impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized> Deref for OwnedRwLockReadGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> Deref for OwnedRwLockReadGuard<T, U> {
     type Target = U;
     fn deref(&self) -> &U {
         // SAFETY: invariants 1 and 2, as for `RwLockReadGuard`.
@@ -214,7 +212,7 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized> Drop for OwnedRwLockReadGuard<T, U> {
+impl<T: ?Sized, U: ?Sized> Drop for OwnedRwLockReadGuard<T, U> {
     fn drop(&mut self) {
         self.lock.s.release(1);
     }
@@ -232,13 +230,13 @@ impl<T: ?Sized + fmt::Display> fmt::Display for RwLockReadGuard<'_, T> {
     }
 }
 
-impl<T, U: ?Sized + fmt::Debug> fmt::Debug for OwnedRwLockReadGuard<T, U> {
+impl<T: ?Sized, U: ?Sized + fmt::Debug> fmt::Debug for OwnedRwLockReadGuard<T, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
     }
 }
 
-impl<T, U: ?Sized + fmt::Display> fmt::Display for OwnedRwLockReadGuard<T, U> {
+impl<T: ?Sized, U: ?Sized + fmt::Display> fmt::Display for OwnedRwLockReadGuard<T, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }

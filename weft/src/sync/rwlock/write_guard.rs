@@ -29,7 +29,7 @@ pub struct RwLockWriteGuard<'a, T: ?Sized> {
 /// Exclusive write access to an `Arc<RwLock<T>>`, from
 /// [`RwLock::write_owned`].
 #[must_use = "if unused the RwLock will immediately unlock"]
-pub struct OwnedRwLockWriteGuard<T> {
+pub struct OwnedRwLockWriteGuard<T: ?Sized> {
     lock: Arc<RwLock<T>>,
 }
 
@@ -40,7 +40,7 @@ unsafe impl<T: ?Sized + Send + Sync> Send for RwLockWriteGuard<'_, T> {}
 // SAFETY: as above.
 unsafe impl<T: ?Sized + Send + Sync> Sync for RwLockWriteGuard<'_, T> {}
 
-impl<'a, T> RwLockWriteGuard<'a, T> {
+impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// The guard for the write permits just acquired from `lock`.
     pub(super) fn new(lock: &'a RwLock<T>) -> RwLockWriteGuard<'a, T> {
         RwLockWriteGuard {
@@ -50,9 +50,7 @@ impl<'a, T> RwLockWriteGuard<'a, T> {
             marker: PhantomData,
         }
     }
-}
 
-impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     /// Consumes the guard without releasing its permits, returning what
     /// the next guard needs (invariant 3).
     fn into_parts(this: Self) -> (&'a Semaphore, u32, *mut T) {
@@ -166,7 +164,7 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     }
 }
 
-impl<T> OwnedRwLockWriteGuard<T> {
+impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
     /// The guard for the write permits just acquired from `lock`.
     pub(super) fn new(lock: Arc<RwLock<T>>) -> OwnedRwLockWriteGuard<T> {
         OwnedRwLockWriteGuard { lock }
@@ -302,7 +300,7 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     }
 }
 
-impl<T> Deref for OwnedRwLockWriteGuard<T> {
+impl<T: ?Sized> Deref for OwnedRwLockWriteGuard<T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: invariant 1: we hold every permit.
@@ -310,7 +308,7 @@ impl<T> Deref for OwnedRwLockWriteGuard<T> {
     }
 }
 
-impl<T> DerefMut for OwnedRwLockWriteGuard<T> {
+impl<T: ?Sized> DerefMut for OwnedRwLockWriteGuard<T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: invariant 1: we hold every permit.
         self.lock.c.with_mut(|p| unsafe { &mut *p })
@@ -323,7 +321,7 @@ impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     }
 }
 
-impl<T> Drop for OwnedRwLockWriteGuard<T> {
+impl<T: ?Sized> Drop for OwnedRwLockWriteGuard<T> {
     fn drop(&mut self) {
         self.lock.s.release(self.lock.mr as usize);
     }
@@ -341,13 +339,13 @@ impl<T: ?Sized + fmt::Display> fmt::Display for RwLockWriteGuard<'_, T> {
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for OwnedRwLockWriteGuard<T> {
+impl<T: ?Sized + fmt::Debug> fmt::Debug for OwnedRwLockWriteGuard<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
     }
 }
 
-impl<T: fmt::Display> fmt::Display for OwnedRwLockWriteGuard<T> {
+impl<T: ?Sized + fmt::Display> fmt::Display for OwnedRwLockWriteGuard<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&**self, f)
     }
