@@ -346,6 +346,9 @@ fn block_in_place_in_a_local_tasks_drop_is_refused_off_a_worker_and_runs_on_one(
     // Dropped by a worker's task: the worker's queue moves, the closure runs.
     let ran = Arc::new(AtomicBool::new(false));
     let flag = ran.clone();
+    // The worker's task hands back the local task's handle, to be awaited
+    // after the set is gone.
+    #[allow(clippy::async_yields_async)]
     let task = rt
         .block_on(rt.spawn(async move {
             // Never polled (the set is `!Send`: no await while it lives);
