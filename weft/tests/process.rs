@@ -118,3 +118,33 @@ fn orphan_of_a_shut_down_runtime_is_reaped_by_a_later_spawn() {
         "the later spawn did not reap the orphan"
     );
 }
+
+/// Children spawned on one runtime and waited on another after the first
+/// has shut down: the wait watches each again on the waiting runtime and
+/// returns its status once it exits (each is still running when its wait
+/// begins, so the first runtime's watch has to be replaced).
+#[test]
+fn children_outliving_their_runtime_are_waited_on_another() {
+    let spawn = || {
+        weft::process::Command::new("sh")
+            .args(["-c", "sleep 0.1; exit 3"])
+            .spawn()
+            .unwrap()
+    };
+    let first = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (mut a, mut b) = first.block_on(async { (spawn(), spawn()) });
+    drop(first);
+    let current = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(current.block_on(a.wait()).unwrap().code(), Some(3));
+    let multi = weft::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(multi.block_on(b.wait()).unwrap().code(), Some(3));
+}

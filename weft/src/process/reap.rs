@@ -51,6 +51,23 @@ enum Watch {
     Sigchld(Signal),
 }
 
+impl Watch {
+    /// A watch for child `pid` on the current runtime's I/O driver.
+    ///
+    /// # Panics
+    /// Outside a runtime with the I/O driver.
+    #[track_caller]
+    fn on_current_runtime(pid: u32) -> io::Result<Watch> {
+        Ok(match open_pidfd(pid) {
+            Some(fd) => Watch::PidFd(PollEvented::new_with_interest(
+                PidFd(fd),
+                Interest::READABLE,
+            )?),
+            None => Watch::Sigchld(signal(SignalKind::child())?),
+        })
+    }
+}
+
 /// A spawned child and its exit watch.
 pub(crate) struct ExitWatch {
     child: std::process::Child,
@@ -64,13 +81,7 @@ impl ExitWatch {
     /// Outside a runtime with the I/O driver.
     #[track_caller]
     pub(crate) fn new(child: std::process::Child) -> io::Result<ExitWatch> {
-        let watch = match open_pidfd(child.id()) {
-            Some(fd) => Watch::PidFd(PollEvented::new_with_interest(
-                PidFd(fd),
-                Interest::READABLE,
-            )?),
-            None => Watch::Sigchld(signal(SignalKind::child())?),
-        };
+        let watch = Watch::on_current_runtime(child.id())?;
         Ok(ExitWatch { child, watch })
     }
 
@@ -87,15 +98,28 @@ impl ExitWatch {
         self.child.try_wait()
     }
 
-    /// Wait for the exit. Cancel-safe.
+    /// Wait for the exit. Cancel-safe. A child spawned on a runtime that
+    /// has since shut down is watched again on the runtime that waits (as
+    /// Tokio re-registers its pidfd there).
     pub(crate) fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<ExitStatus>> {
+        // Watched again at most once per poll: a waiting runtime that has
+        // shut down too gets the error, not a loop.
+        let mut rewatched = false;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 return Poll::Ready(Ok(status));
             }
             match &mut self.watch {
                 Watch::PidFd(fd) => {
-                    let ev = ready!(fd.registration().poll_read_ready(cx))?;
+                    let ev = match ready!(fd.registration().poll_read_ready(cx)) {
+                        Ok(ev) => ev,
+                        Err(e) if crate::runtime::is_rt_shutdown_err(&e) && !rewatched => {
+                            self.watch = Watch::on_current_runtime(self.child.id())?;
+                            rewatched = true;
+                            continue;
+                        }
+                        Err(e) => return Poll::Ready(Err(e)),
+                    };
                     // Readable means exited, so the loop's `try_wait`
                     // returns; should it not, the readiness was stale.
                     if let Some(status) = self.child.try_wait()? {
@@ -104,7 +128,16 @@ impl ExitWatch {
                     fd.registration().clear_readiness(ev);
                 }
                 Watch::Sigchld(sigchld) => {
-                    ready!(sigchld.poll_recv(cx));
+                    if ready!(sigchld.poll_recv(cx)).is_none() {
+                        // The listener's runtime is gone: it will hear no
+                        // more signals.
+                        if rewatched {
+                            return Poll::Ready(Err(crate::runtime::io::shutdown_error()));
+                        }
+                        self.watch = Watch::on_current_runtime(self.child.id())?;
+                        rewatched = true;
+                        continue;
+                    }
                     sweep_orphans();
                 }
             }
