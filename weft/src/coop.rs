@@ -241,7 +241,7 @@ pub fn has_budget_remaining() -> bool {
 /// assert_eq!(v, 5);
 /// # });
 /// ```
-pub fn unconstrained<F: Future>(inner: F) -> Unconstrained<F> {
+pub fn unconstrained<F>(inner: F) -> Unconstrained<F> {
     Unconstrained { inner }
 }
 

@@ -314,6 +314,13 @@ impl<T> Drop for RecvWaiter<'_, T> {
 /// ```
 #[track_caller]
 pub fn channel<T: Clone>(capacity: usize) -> (Sender<T>, Receiver<T>) {
+    new_channel(capacity)
+}
+
+/// [`channel`] for any `T`: only receiving needs `T: Clone`, so a
+/// [`Sender::new`] of a type that is not `Clone` is allowed, as in Tokio.
+#[track_caller]
+fn new_channel<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     assert!(capacity > 0, "broadcast channel capacity cannot be zero");
     assert!(
         capacity <= usize::MAX >> 1,
@@ -372,7 +379,7 @@ pub struct Receiver<T> {
     next: u64,
 }
 
-impl<T: Clone> Sender<T> {
+impl<T> Sender<T> {
     /// A sender with no receiver yet; make receivers with
     /// [`Sender::subscribe`]. (Tokio's `broadcast::Sender::new`.)
     ///
@@ -389,7 +396,7 @@ impl<T: Clone> Sender<T> {
     /// ```
     #[track_caller]
     pub fn new(capacity: usize) -> Sender<T> {
-        channel(capacity).0
+        new_channel(capacity).0
     }
 }
 

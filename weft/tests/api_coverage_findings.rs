@@ -1,6 +1,7 @@
-//! Trait impls that Tokio's types have and weft's lacked until the trait
-//! pass of `tools/api-coverage/traits.py` listed them: each is used here
-//! the way a program would use it.
+//! What the trait and signature passes of `tools/api-coverage`
+//! (`traits.py`, `sigs.py`) found weft lacking against Tokio: trait impls
+//! Tokio's types have, and calls Tokio's signatures allow. Each is used
+//! here the way a program would use it.
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, IntoRawFd};
 use weft::io::{AsyncReadExt, AsyncWriteExt};
@@ -161,4 +162,38 @@ fn split_halves_can_be_shared_whatever_the_stream() {
         assert_eq!(&got, b"hi");
     });
     assert!(read.is_pair_of(&write));
+}
+
+/// A payload that cannot be cloned.
+#[derive(Debug, PartialEq)]
+struct Unique(u32);
+
+#[test]
+fn a_broadcast_sender_of_a_type_that_is_not_clone() {
+    // Only receiving needs `Clone`: the sender and its counts work for any
+    // type, as Tokio's do.
+    let tx = weft::sync::broadcast::Sender::<Unique>::new(2);
+    let refused = tx.send(Unique(1)).unwrap_err();
+    assert_eq!(refused.0, Unique(1), "no receiver: the value comes back");
+    let rx = tx.subscribe();
+    assert_eq!(tx.send(Unique(2)).unwrap(), 1);
+    assert_eq!(tx.receiver_count(), 1);
+    assert_eq!(rx.len(), 1);
+}
+
+#[test]
+fn unconstrained_wraps_any_value_and_runs_a_future_past_the_budget() {
+    // Tokio's takes any `F` (the wrapper is a future only when `F` is).
+    let _not_a_future = weft::task::coop::unconstrained(5u8);
+    let rt = rt();
+    let ran = rt.block_on(weft::task::coop::unconstrained(async {
+        // Far past a task's budget of operations, without yielding.
+        let (tx, mut rx) = weft::sync::mpsc::unbounded_channel();
+        for i in 0..1_000u32 {
+            tx.send(i).unwrap();
+            assert_eq!(rx.recv().await, Some(i));
+        }
+        1_000
+    }));
+    assert_eq!(ran, 1_000);
 }
