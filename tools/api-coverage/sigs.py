@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Whether weft's functions and methods take what Tokio's take and give
-back what Tokio's give back: for every public free function and inherent
-method of Tokio (feature `full`), a function with Tokio's signature (its
+back what Tokio's give back: for every public free function, inherent
+method and trait method of Tokio (feature `full`; a trait's methods are
+called on a generic implementor), a function with Tokio's signature (its
 generics, where clauses and argument types) calls weft's item with its
 arguments and returns the result as Tokio's return type:
 
@@ -16,7 +17,7 @@ apart). Return types holding `impl Trait` are not compared; arguments
 written `impl Trait` are passed as such. Run through run.sh after
 traits.py; appends its section to API.md.
 """
-import copy, os, re, sys
+import copy, json, os, re, sys
 from render import (Unwritable, compile_checks, fill_foreign, generics, get, hidden, load,
                     one_relaxed_sized, public, resolve_foreign, ty)
 
@@ -30,10 +31,9 @@ def self_sub(text, self_ty):
 
 
 def name_self_lifetime(sig):
-    """`sig` with `&self` as `&'__self self` and every elided lifetime of
-    the output as `'__self`."""
+    """`sig` with the elided lifetimes of `self`'s type (`&self`,
+    `Pin<&mut Self>`) and of the output as `'__self`."""
     sig = copy.deepcopy(sig)
-    sig["inputs"][0][1]["borrowed_ref"]["lifetime"] = "'__self"
 
     def fill(t):
         if isinstance(t, dict):
@@ -47,6 +47,7 @@ def name_self_lifetime(sig):
             for v in t:
                 fill(v)
 
+    fill(sig["inputs"][0][1])
     if sig.get("output"):
         fill(sig["output"])
     return sig
@@ -62,10 +63,10 @@ def add_check(key, call, fn_item, impl_params=(), impl_preds=(), self_ty=None):
     sig, header = f["sig"], f.get("header", {})
     extra = []
     first = sig["inputs"][0] if sig["inputs"] else None
-    if (first and first[0] == "self" and "borrowed_ref" in first[1]
-            and first[1]["borrowed_ref"].get("lifetime") is None):
-        # `&self`: elision gives the output `self`'s lifetime; a free
-        # function has no `self`, so the lifetime is written out.
+    if first and first[0] == "self" and '"lifetime": null' in json.dumps(first[1]):
+        # `&self` or `self: Pin<&mut Self>`: elision gives the output
+        # `self`'s lifetime; a free function has no `self`, so the lifetime
+        # is written out.
         sig = name_self_lifetime(sig)
         extra = ["'__self"]
     try:
@@ -141,6 +142,29 @@ for item_id, path in sorted(public.items(), key=lambda kv: kv[1]):
             name = mi["name"]
             add_check(f"{path}::{name}", f"<{self_ty}>::{name}", mi, impl_params, impl_preds,
                       self_ty)
+
+# The methods of Tokio's public traits (`AsyncReadExt::read_u32`,
+# `AsyncRead::poll_read`, ...), called on a generic implementor.
+for item_id, path in sorted(public.items(), key=lambda kv: kv[1]):
+    item = get(item_id)
+    if "trait" not in item["inner"]:
+        continue
+    tr = item["inner"]["trait"]
+    try:
+        t_params, t_preds = generics(tr["generics"])
+    except Unwritable as e:
+        unchecked.append((path, str(e)))
+        continue
+    targs = [p.split(":")[0].replace("const ", "").strip() for p in t_params]
+    trait_ref = path + (f"<{', '.join(targs)}>" if targs else "")
+    implementor = "__S"
+    for m in tr.get("items", []):
+        mi = get(m)
+        if mi is None or hidden(mi) or "function" not in mi["inner"]:
+            continue
+        add_check(f"{path}::{mi['name']}", f"<{implementor} as {trait_ref}>::{mi['name']}", mi,
+                  t_params + [implementor], t_preds + [f"{implementor}: {trait_ref} + ?Sized"],
+                  implementor)
 
 checks, lost = fill_foreign(checks, resolve_foreign(work))
 for key, *_ in lost:

@@ -28,12 +28,28 @@ load(doc_json)
 # Every (type, trait) impl to check.
 checks = []  # (key, line, trait name)
 unchecked = []  # (key, why)
-for item_id, tpath in sorted(public.items(), key=lambda kv: kv[1]):
-    item = get(item_id)
-    kind = next(iter(item["inner"]))
-    if kind not in ("struct", "enum", "union"):
-        continue
-    for impl_id in item["inner"][kind].get("impls", []):
+def impls_to_check():
+    """(owner path, owner item or None, impl id): the impls of Tokio's
+    public types, then those of its public traits for other types
+    (`AsyncRead for &[u8]`, `AsyncWrite for Vec<u8>`, ...), each once."""
+    seen_impls = set()
+    for item_id, tpath in sorted(public.items(), key=lambda kv: kv[1]):
+        item = get(item_id)
+        kind = next(iter(item["inner"]))
+        if kind in ("struct", "enum", "union"):
+            ids, owner = item["inner"][kind].get("impls", []), item
+        elif kind == "trait":
+            ids, owner = item["inner"]["trait"].get("implementations", []), None
+        else:
+            continue
+        for impl_id in ids:
+            if impl_id not in seen_impls:
+                seen_impls.add(impl_id)
+                yield tpath, owner, impl_id
+
+
+for tpath, item, impl_id in impls_to_check():
+    if True:
         imp = get(impl_id)
         if imp is None or hidden(imp):
             continue
@@ -59,14 +75,19 @@ for item_id, tpath in sorted(public.items(), key=lambda kv: kv[1]):
             unchecked.append((f"{tpath}: {tr.get('path')}", str(e)))
             continue
         key = f"impl {trait} for {self_ty}"
-        if "'_" in trait + self_ty + " ".join(preds):
-            # An elided lifetime of the impl header: one named lifetime.
-            trait, self_ty = (re.sub(r"'_\b", "'elided", x) for x in (trait, self_ty))
-            preds = [re.sub(r"'_\b", "'elided", x) for x in preds]
+        elided = re.compile(r"'_\b|&(?!')")
+        if elided.search(trait + self_ty + " ".join(preds)):
+            # The elided lifetimes of the impl header (`'_`, `&T`): one
+            # named lifetime.
+            name = lambda x: elided.sub(lambda m: "'elided" if m.group(0) == "'_" else "&'elided ", x)
+            trait, self_ty = name(trait), name(self_ty)
+            preds = [name(x) for x in preds]
             params = ["'elided"] + params
         # The type's own bounds (`AsyncFd<T: AsRawFd>`), which an impl may
         # leave implied.
-        for own in type_bounds(item, kind, params):
+        owner_bounds = [] if item is None else type_bounds(
+            item, next(iter(item["inner"])), params)
+        for own in owner_bounds:
             if own not in preds:
                 preds.append(own)
         preds = one_relaxed_sized(preds)
