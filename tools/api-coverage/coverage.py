@@ -15,65 +15,21 @@ signatures that differ (a method of a different shape compiles as
 present), and items behind `tokio_unstable` (not built). Trait impls are
 traits.py's, which run.sh runs next.
 """
-import collections, json, os, re, subprocess, sys, datetime
+import collections, os, re, sys, datetime
+import render
+from render import compile_checks, get, hidden, load
 
 root_dir, doc_json, work = sys.argv[1], sys.argv[2], sys.argv[3]
-d = json.load(open(doc_json))
-index = d["index"]
+d = load(doc_json)
 crate_version = d.get("crate_version")
-
-def get(i):
-    return index.get(str(i))
-
-def hidden(item):
-    for a in item.get("attrs") or []:
-        s = a if isinstance(a, str) else json.dumps(a)
-        if "hidden" in s and "doc" in s:
-            return True
-    return item.get("deprecation") is not None and False
 
 KIND_OF = {"module": "mod", "struct": "struct", "enum": "enum", "trait": "trait",
            "function": "fn", "macro": "macro", "proc_macro": "macro", "constant": "const",
            "type_alias": "type", "static": "static", "union": "union"}
 
-items = {}          # path -> (kind, id)
-seen_mods = set()
-
-def walk(mod_id, prefix):
-    if mod_id in seen_mods:
-        return
-    seen_mods.add(mod_id)
-    mod = get(mod_id)
-    for child in mod["inner"]["module"]["items"]:
-        it = get(child)
-        if it is None or it.get("visibility") != "public" or hidden(it):
-            continue
-        kind = next(iter(it["inner"]))
-        if kind == "use":
-            use = it["inner"]["use"]
-            target = get(use["id"]) if use.get("id") is not None else None
-            if use.get("is_glob"):
-                if target and "module" in target["inner"]:
-                    walk(use["id"], prefix)
-                continue
-            if target is None or hidden(target):
-                continue
-            tkind = next(iter(target["inner"]))
-            add(prefix + [use["name"]], tkind, use["id"])
-            continue
-        if it.get("name") is None:
-            continue
-        add(prefix + [it["name"]], kind, child)
-
-def add(path, kind, item_id):
-    if kind not in KIND_OF:
-        return
-    key = "::".join(["tokio"] + path)
-    items.setdefault(key, (KIND_OF[kind], item_id))
-    if kind == "module":
-        walk(item_id, path)
-
-walk(d["root"], [])
+# path -> (kind, id), for the kinds listed
+items = {path: (KIND_OF[kind], item_id) for path, (kind, item_id) in render.items.items()
+         if kind in KIND_OF}
 
 # Inherent methods of public types.
 methods = {}
@@ -98,41 +54,15 @@ for path, (kind, item_id) in list(items.items()):
 
 MISSING = {"E0412", "E0422", "E0425", "E0432", "E0433", "E0599", "E0603", "E0423", "E0405", "E0574"}
 
-def check(lines, name, deps_features):
-    crate = os.path.join(work, name)
-    os.makedirs(os.path.join(crate, "src"), exist_ok=True)
-    with open(os.path.join(crate, "Cargo.toml"), "w") as f:
-        f.write(f'[package]\nname = "{name}"\nversion = "0.0.0"\nedition = "2021"\n'
-                f'[dependencies]\ntokio = {{ package = "weft", path = "{root_dir}/weft", features = [{deps_features}] }}\n'
-                f'bytes = "1"\n[workspace]\n')
-    header = "#![allow(unused_imports, dead_code, deprecated, unused_must_use, path_statements)]\n"
-    body = [header]
-    line_of = {}
-    for key, code in lines:
-        line_of[len(body) + 1] = key
-        body.append(code + "\n")
-    with open(os.path.join(crate, "src", "lib.rs"), "w") as f:
-        f.writelines(body)
-    out = subprocess.run(["cargo", "check", "--message-format=json", "-q"], cwd=crate,
-                         capture_output=True, text=True,
-                         env={**os.environ, "CARGO_TARGET_DIR": os.path.join(work, "target")}).stdout
+def check(lines, name):
+    """The keys of `lines` (key, code) whose line fails with a "not found"
+    error, and its message."""
+    errors = compile_checks(name, [(k, c, 0, 0) for k, c in lines], root_dir, work)
     missing = {}
-    for line in out.splitlines():
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        if msg.get("reason") != "compiler-message":
-            continue
-        m = msg["message"]
-        code = (m.get("code") or {}).get("code")
-        if code not in MISSING:
-            continue
-        for span in m.get("spans", []):
-            if span.get("is_primary") and span["file_name"].endswith("lib.rs"):
-                key = line_of.get(span["line_start"])
-                if key:
-                    missing[key] = m["message"].split("\n")[0]
+    for key, errs in errors.items():
+        for code, _, message in errs:
+            if code in MISSING:
+                missing[key] = message
     return missing
 
 def path_line(key, kind):
@@ -141,13 +71,13 @@ def path_line(key, kind):
     return f"use {key} as _;"
 
 path_lines = [(k, path_line(k, kind)) for k, (kind, _) in sorted(items.items())]
-missing_paths = check(path_lines, "paths", '"hyper", "tokio-io"')
+missing_paths = check(path_lines, "paths")
 method_lines = []
 for key, owner in sorted(methods.items()):
     if owner in missing_paths:
         continue
     method_lines.append((key, f"fn _m{len(method_lines)}() {{ let _ = {key}; }}"))
-missing_methods = check(method_lines, "methods", '"hyper", "tokio-io"')
+missing_methods = check(method_lines, "methods")
 
 # Why an item is missing, where we know; the rest is simply not written
 # yet (issue 14 tracks the whole surface).

@@ -30,7 +30,8 @@ def hidden(item):
 
 
 # Public path of every public Tokio item (as coverage.py walks them).
-public = {}
+public = {}      # item id -> its public path
+items = {}       # public path -> (rustdoc kind, item id), first path wins
 seen = set()
 d = index = paths = None
 
@@ -61,6 +62,7 @@ def walk(mod_id, prefix):
 
 def add(path, item_id, item):
     public.setdefault(item_id, "::".join(["tokio"] + path))
+    items.setdefault("::".join(["tokio"] + path), (next(iter(item["inner"])), item_id))
     if "module" in item["inner"]:
         walk(item_id, path)
 
@@ -260,8 +262,6 @@ def type_bounds(item, kind, params):
     return out
 
 
-
-
 def compile_checks(name, lines, root_dir, work):
     """Build `lines` (key, code, sig_start, body_start) in one crate; for
     each key, its errors as (code, in_signature, message): `in_signature`
@@ -308,8 +308,7 @@ def compile_checks(name, lines, root_dir, work):
     return errors
 
 
-
-def resolve_foreign(work):
+def resolve_foreign(root_dir, work):
     """A public path of each foreign item: every candidate (the crate, then
     a subset of the definition's modules kept in order, then the name) is
     tried with a `use`, in one build; the first that resolves wins, trying
@@ -326,34 +325,8 @@ def resolve_foreign(work):
                 opts.append("::" + "::".join((krate,) + keep + (name,)))
         cands[ph] = opts
         for o in opts:
-            lines.append((f"{ph} {o}", f"use {o} as _;", "", ""))
-    crate = os.path.join(work, "foreign")
-    os.makedirs(os.path.join(crate, "src"), exist_ok=True)
-    with open(os.path.join(crate, "Cargo.toml"), "w") as f:
-        f.write('[package]\nname = "foreign"\nversion = "0.0.0"\nedition = "2021"\n'
-                '[dependencies]\nbytes = "1"\nfutures-core = "0.3"\nfutures-sink = "0.3"\n'
-                '[workspace]\n')
-    body = ["#![allow(unused)]\n", "extern crate alloc;\n"]
-    bad = set()
-    line_of = {}
-    for key, code, _, _ in lines:
-        line_of[len(body) + 1] = key
-        body.append(code + "\n")
-    with open(os.path.join(crate, "src", "lib.rs"), "w") as f:
-        f.writelines(body)
-    out = subprocess.run(["cargo", "check", "--message-format=json", "-q"], cwd=crate,
-                         capture_output=True, text=True,
-                         env={**os.environ, "CARGO_TARGET_DIR": os.path.join(work, "target")}).stdout
-    for raw in out.splitlines():
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            continue
-        if msg.get("reason") != "compiler-message" or msg["message"].get("level") != "error":
-            continue
-        for span in msg["message"].get("spans", []):
-            if span["file_name"].endswith("lib.rs") and span["line_start"] in line_of:
-                bad.add(line_of[span["line_start"]])
+            lines.append((f"{ph} {o}", f"use {o} as _;"))
+    bad = set(compile_checks("foreign", [(k, c, 0, 0) for k, c in lines], root_dir, work))
     found = {}
     for ph, opts in cands.items():
         good = [o for o in opts if f"{ph} {o}" not in bad]
@@ -378,3 +351,20 @@ def fill_foreign(checks, found):
             key = key.replace(h, found[h])
         done.append((key, code) + tuple(check[2:]))
     return done, lost
+
+
+def cell(text):
+    """`text` safe in a Markdown table cell."""
+    return text.replace("|", "/").replace("`", "'")
+
+
+def md_table(title, header, rows):
+    """A Markdown section: `### title`, then a table of `rows` (tuples of
+    cells; the first ones, up to the last, are code)."""
+    if not rows:
+        return ""
+    out = [f"\n### {title}\n\n| {' | '.join(header)} |\n|{'---|' * len(header)}\n"]
+    for row in sorted(rows):
+        code = [f"`{c}`" for c in row[:-1]]
+        out.append(f"| {' | '.join(code + [cell(row[-1])])} |\n")
+    return "".join(out)

@@ -19,7 +19,7 @@ traits.py; appends its section to API.md.
 """
 import copy, json, os, re, sys
 from render import (Unwritable, compile_checks, fill_foreign, generics, get, hidden, load,
-                    one_relaxed_sized, public, resolve_foreign, ty)
+                    md_table, one_relaxed_sized, public, resolve_foreign, ty)
 
 root_dir, doc_json, work = sys.argv[1], sys.argv[2], sys.argv[3]
 load(doc_json)
@@ -166,7 +166,7 @@ for item_id, path in sorted(public.items(), key=lambda kv: kv[1]):
                   t_params + [implementor], t_preds + [f"{implementor}: {trait_ref} + ?Sized"],
                   implementor)
 
-checks, lost = fill_foreign(checks, resolve_foreign(work))
+checks, lost = fill_foreign(checks, resolve_foreign(root_dir, work))
 for key, *_ in lost:
     unchecked.append((key, "a foreign item with no public path found"))
 errors = compile_checks("sigs", checks, root_dir, work)
@@ -185,10 +185,6 @@ total = len(checks)
 same = total - len(differs) - len(unstated)
 
 
-def cell(text):
-    return text.replace("|", "/").replace("`", "'")
-
-
 out = ["\n## Signatures\n\n",
        "Every public free function and inherent method of Tokio, called the way Tokio's "
        "signature allows (its generics, bounds and argument types) and its result bound to "
@@ -196,18 +192,9 @@ out = ["\n## Signatures\n\n",
        "Trait` are not compared.\n\n",
        f"**{same} of {total} take and return what Tokio's do, {len(differs)} differ, "
        f"{len(unstated)} could not be stated, {len(unchecked)} not checked.**\n\n"]
-if differs:
-    out.append("### Differ\n\n| item | compiler says |\n|---|---|\n")
-    for key, why in sorted(differs):
-        out.append(f"| `{key}` | {cell(why)} |\n")
-if unstated:
-    out.append("\n### Could not be stated\n\n| item | compiler says |\n|---|---|\n")
-    for key, why in sorted(unstated):
-        out.append(f"| `{key}` | {cell(why)} |\n")
-if unchecked:
-    out.append("\n### Not checked\n\n| item | why |\n|---|---|\n")
-    for key, why in sorted(unchecked):
-        out.append(f"| `{key}` | {cell(why)} |\n")
+out.append(md_table("Differ", ["item", "compiler says"], differs))
+out.append(md_table("Could not be stated", ["item", "compiler says"], unstated))
+out.append(md_table("Not checked", ["item", "why"], unchecked))
 with open(os.path.join(root_dir, "API.md"), "a") as f:
     f.write("".join(out))
 print(f"signatures: {same} of {total} the same, {len(differs)} differ, "

@@ -18,8 +18,9 @@ impl as not comparable. Run through run.sh, after
 coverage.py; appends its section to API.md.
 """
 import os, re, sys
-from render import (Unwritable, compile_checks, fill_foreign, generics, get, hidden,
-                    load, one_relaxed_sized, public, resolve_foreign, rpath, ty, type_bounds)
+from render import (Unwritable, compile_checks, fill_foreign, generics, get, hidden, load,
+                    md_table, one_relaxed_sized, public, resolve_foreign, rpath, ty,
+                    type_bounds)
 import render
 
 root_dir, doc_json, work = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -107,7 +108,7 @@ for tpath, item, impl_id in impls_to_check():
 
 
 
-checks, lost = fill_foreign(checks, resolve_foreign(work))
+checks, lost = fill_foreign(checks, resolve_foreign(root_dir, work))
 for key, _, _, _, tpath in lost:
     unchecked.append((f"{tpath}: {key}", "a foreign item with no public path found"))
 errors = compile_checks("traits", [c[:4] for c in checks], root_dir, work)
@@ -132,19 +133,10 @@ out = ["\n## Trait impls\n\n",
        f"requires the trait (`tools/api-coverage/traits.py`).\n\n",
        f"**{present} of {total} present, {len(missing)} missing, {len(differs)} not comparable, "
        f"{len(unchecked)} not checked** (types this script cannot write back as Rust).\n\n"]
-if missing:
-    out.append("### Missing impls\n\n| type | impl | compiler says |\n|---|---|---|\n")
-    for tpath, key, why in sorted(missing):
-        out.append(f"| `{tpath}` | `{key}` | {why.replace('|', '/').replace('`', chr(39))} |\n")
-if differs:
-    out.append("\n### Not comparable (weft's type or trait takes other generics, or a name "
-               "is missing)\n\n| type | impl | compiler says |\n|---|---|---|\n")
-    for tpath, key, why in sorted(differs):
-        out.append(f"| `{tpath}` | `{key}` | {why.replace('|', '/').replace('`', chr(39))} |\n")
-if unchecked:
-    out.append("\n### Not checked\n\n| impl | why |\n|---|---|\n")
-    for key, why in sorted(unchecked):
-        out.append(f"| `{key}` | {why} |\n")
+out.append(md_table("Missing impls", ["type", "impl", "compiler says"], missing))
+out.append(md_table("Not comparable (weft's type or trait takes other generics, or a name "
+                    "is missing)", ["type", "impl", "compiler says"], differs))
+out.append(md_table("Not checked", ["impl", "why"], unchecked))
 with open(os.path.join(root_dir, "API.md"), "a") as f:
     f.write("".join(out))
 print(f"trait impls: {present} of {total} present, {len(missing)} missing, "
