@@ -278,6 +278,42 @@ fn block_in_place_lets_other_tasks_run_on_one_worker() {
     });
 }
 
+/// Records whether it was woken.
+struct WakeFlag(AtomicBool);
+
+impl std::task::Wake for WakeFlag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn block_in_place_wakes_yielded_tasks_before_its_closure_runs() {
+    let rt = mt(1);
+    rt.block_on(async {
+        weft::spawn(async {
+            // A yield polled with a waker of our own: the worker keeps the
+            // waker until its next driver poll.
+            let flag = Arc::new(WakeFlag(AtomicBool::new(false)));
+            let waker = std::task::Waker::from(flag.clone());
+            let mut yielded = std::pin::pin!(task::yield_now());
+            let mut cx = std::task::Context::from_waker(&waker);
+            assert!(std::future::Future::poll(yielded.as_mut(), &mut cx).is_pending());
+            assert!(!flag.0.load(Ordering::SeqCst), "deferred, not woken yet");
+            // The closure may wait for what the yielded task would do: it is
+            // woken before the closure starts, not whenever the thread that
+            // takes the worker over first polls its drivers.
+            let woken = task::block_in_place(|| flag.0.load(Ordering::SeqCst));
+            assert!(
+                woken,
+                "the yielded task was not woken before block_in_place"
+            );
+        })
+        .await
+        .unwrap();
+    });
+}
+
 #[test]
 fn block_in_place_can_block_on_another_runtime() {
     let rt = mt(2);

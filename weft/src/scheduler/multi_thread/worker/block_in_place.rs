@@ -47,7 +47,12 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         let Some(crate::scheduler::Context::MultiThread(cx)) = cx else {
             return None;
         };
-        let mut core = cx.core.borrow_mut().take()?;
+        let core = cx.core.borrow_mut().take()?;
+        // Tasks that yielded are woken now (into the queue that moves with
+        // the core), not when the new thread gets to its next driver poll:
+        // the closure may wait for one of them, and that thread may be slow
+        // to start (Tokio's fix for tokio#7877).
+        let mut core = cx.wake_deferred(core);
         // The new thread stamps its polls from now on (stamp.rs).
         let poll = cx.worker.handle.remotes[core.index].stamp.hand_off();
         // Move the slot's task to the queue, where sleepers can take it at
