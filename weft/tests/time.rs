@@ -239,6 +239,76 @@ mod paused {
             .unwrap()
     }
 
+    /// A waker that counts its wakes.
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    impl Count {
+        fn new() -> (std::sync::Arc<Count>, std::task::Waker) {
+            let count = std::sync::Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
+            let waker = std::task::Waker::from(count.clone());
+            (count, waker)
+        }
+        fn get(&self) -> usize {
+            self.0.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    #[test]
+    fn a_reset_sleep_wakes_its_task_at_the_new_deadline_without_a_poll() {
+        use std::future::Future;
+        paused_rt().block_on(async {
+            let start = Instant::now();
+            let ms = Duration::from_millis;
+            // Polled once by "another task" (a waker of our own), then only
+            // reset: the waker moves with the timer (tokio-util's
+            // DelayQueue polls its sleep once and resets it).
+            let (count, waker) = Count::new();
+            let mut cx = std::task::Context::from_waker(&waker);
+            let mut sleep = Box::pin(time::sleep_until(start + ms(200)));
+            assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            sleep.as_mut().reset(start + ms(10));
+            time::sleep(ms(20)).await;
+            assert_eq!(count.get(), 1, "woken at the earlier deadline");
+            assert!(sleep.is_elapsed());
+
+            // Moved later: not woken at the old deadline, only at the new one.
+            let (count, waker) = Count::new();
+            let mut cx = std::task::Context::from_waker(&waker);
+            let now = Instant::now();
+            let mut sleep = Box::pin(time::sleep_until(now + ms(10)));
+            assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            sleep.as_mut().reset(now + ms(100));
+            time::sleep(ms(50)).await;
+            assert_eq!(count.get(), 0, "the old deadline no longer wakes");
+            assert!(!sleep.is_elapsed());
+            time::sleep(ms(60)).await;
+            assert_eq!(count.get(), 1, "woken at the later deadline");
+
+            // Moved into the past: woken at once, and ready when polled.
+            let (count, waker) = Count::new();
+            let mut cx = std::task::Context::from_waker(&waker);
+            let now = Instant::now();
+            let mut sleep = Box::pin(time::sleep_until(now + ms(100)));
+            assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            sleep.as_mut().reset(now - ms(1));
+            assert_eq!(count.get(), 1, "woken by the reset itself");
+            assert!(sleep.as_mut().poll(&mut cx).is_ready());
+
+            // Never polled: a reset arms nothing, and nothing is woken.
+            let mut unpolled = Box::pin(time::sleep(ms(5)));
+            unpolled.as_mut().reset(Instant::now() + ms(1));
+            time::sleep(ms(10)).await;
+            assert!(!unpolled.is_elapsed(), "an unpolled sleep has no timer");
+            assert!(unpolled.as_mut().poll(&mut cx).is_ready());
+        });
+    }
+
     #[test]
     fn timers_fire_in_deadline_order() {
         // With a paused clock the runtime jumps from one deadline to the

@@ -39,7 +39,7 @@ struct State {
     is_shutdown: bool,
 }
 
-/// The outcome of arming or re-arming a timer.
+/// The outcome of arming a timer.
 #[must_use]
 pub(crate) enum Armed {
     /// Pending; the driver needs an unpark if `unpark` (the timer is
@@ -47,6 +47,16 @@ pub(crate) enum Armed {
     Pending { key: TimerKey, unpark: bool },
     /// The deadline has already passed: complete at once.
     Elapsed,
+}
+
+/// The outcome of moving a timer ([`Handle::rearm`]).
+#[must_use]
+pub(crate) enum Rearmed {
+    /// Pending at the new deadline, as [`Armed::Pending`].
+    Pending { key: TimerKey, unpark: bool },
+    /// No timer any more (it had fired, or its task was woken because the
+    /// new deadline has passed): the next poll arms one.
+    Unarmed,
 }
 
 impl Handle {
@@ -101,6 +111,35 @@ impl Handle {
         }
         let key = state.wheel.insert(tick, waker.clone());
         Armed::Pending {
+            key,
+            unpark: state.note_new_deadline(tick),
+        }
+    }
+
+    /// Move a timer to `deadline`, keeping the waker it holds: the task
+    /// that armed it is woken at the new deadline without polling again
+    /// (at once if that has passed). A timer that already fired holds no
+    /// waker any more: it is freed, and the next poll arms a new one.
+    pub(crate) fn rearm(&self, key: TimerKey, deadline: Instant) -> Rearmed {
+        let tick = self.deadline_tick(deadline);
+        let mut state = self.lock();
+        let waker = state.wheel.take_waker(key);
+        state.wheel.remove(key);
+        let Some(waker) = waker else {
+            return Rearmed::Unarmed;
+        };
+        if state.is_shutdown || tick <= self.now_tick() {
+            let shutdown = state.is_shutdown;
+            drop(state);
+            // Past deadline: the wait is over, as when a timer fires. On a
+            // runtime that shut down, the next poll reports it.
+            if !shutdown {
+                waker.wake();
+            }
+            return Rearmed::Unarmed;
+        }
+        let key = state.wheel.insert(tick, waker);
+        Rearmed::Pending {
             key,
             unpark: state.note_new_deadline(tick),
         }

@@ -1,10 +1,11 @@
 //! `Sleep`: a future that completes at a deadline.
 //!
 //! Owns: one timer entry in the runtime's wheel, armed on first poll (a
-//! `Sleep` that is never polled costs no wheel entry) and freed when the
-//! sleep completes, is reset, or is dropped.
+//! `Sleep` that is never polled costs no wheel entry), moved with its
+//! waker when the sleep is reset, and freed when the sleep completes or is
+//! dropped.
 
-use super::driver::Armed;
+use super::driver::{Armed, Rearmed};
 use super::wheel::TimerKey;
 use super::Instant;
 use crate::coop;
@@ -100,12 +101,26 @@ impl Sleep {
     }
 
     /// Move the deadline (earlier or later), even after completion; the
-    /// sleep is pending again until the new deadline.
+    /// sleep is pending again until the new deadline. A sleep that a task
+    /// has polled keeps that task's waker: the task is woken at the new
+    /// deadline without polling the sleep again (at once if it has passed),
+    /// as with Tokio's `reset`, which tokio-util's `DelayQueue` relies on.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.get_mut();
-        this.cancel();
         this.deadline = deadline;
         this.elapsed = false;
+        let Some(key) = this.entry.take() else {
+            return;
+        };
+        match this.time().rearm(key, deadline.into_std()) {
+            Rearmed::Pending { key, unpark } => {
+                this.entry = Some(key);
+                if unpark {
+                    this.driver.unpark();
+                }
+            }
+            Rearmed::Unarmed => {}
+        }
     }
 
     fn time(&self) -> &super::driver::Handle {
