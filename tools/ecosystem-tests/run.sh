@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The test suites of tokio-util and tokio-stream (their crates.io packages,
+# tests/ included) run against weft: each package is copied, its `tokio`
+# patched to weft-tokio, and every test binary run with a 120 s limit.
+# These crates are built on Tokio's public API and test it hard (tokio-util's
+# DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
+# network access once (crates.io); about 2 minutes from cold; in .ci/run.
+#
+#   tools/ecosystem-tests/run.sh          # exit 0 when every test passes
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+work="$root/target/ecosystem-tests"
+mkdir -p "$work/fetch/src"
+cat > "$work/fetch/Cargo.toml" <<TOML
+[package]
+name = "fetch-ecosystem"
+version = "0.0.0"
+edition = "2021"
+[dependencies]
+tokio-util = { version = "=0.7.20", default-features = false }
+tokio-stream = { version = "=0.1.19", default-features = false }
+[workspace]
+TOML
+: > "$work/fetch/src/lib.rs"
+meta=$(cd "$work/fetch" && cargo metadata --format-version 1 2>/dev/null)
+status=0
+for pkg in tokio-util tokio-stream; do
+  src=$(python3 -c 'import json,sys; m=json.load(sys.stdin); print([p["manifest_path"] for p in m["packages"] if p["name"]==sys.argv[1]][0].rsplit("/",1)[0])' "$pkg" <<<"$meta")
+  dir="$work/$pkg"
+  rm -rf "$dir"
+  cp -r "$src" "$dir"
+  # The versions last checked (the lock of the patched package, kept here).
+  cp "tools/ecosystem-tests/$pkg.Cargo.lock" "$dir/Cargo.lock"
+  printf '\n[patch.crates-io]\ntokio = { path = "%s/weft-tokio" }\n\n[workspace]\n' "$root" >> "$dir/Cargo.toml"
+  (cd "$dir" && cargo test --features full --tests --no-run --message-format json 2>/dev/null) |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    try: m=json.loads(l)
+    except ValueError: continue
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and "test" in m["target"]["kind"]:
+        print(m["target"]["name"]+"\t"+m["executable"])' > "$dir/binaries.tsv"
+  passed=0; failed=0
+  while IFS=$'\t' read -r name exe; do
+    out="$dir/out.$name.txt"
+    if (cd "$dir" && timeout 120 "$exe" --test-threads=2 > "$out" 2>&1); then
+      passed=$((passed + $(awk '/^test result/ { n += $4 } END { print n + 0 }' "$out")))
+    else
+      failed=$((failed + 1)); status=1
+      echo "$pkg/$name: FAILED"; grep -E '^    [^ ]+$' "$out" | sed 's/^/  /'
+    fi
+  done < "$dir/binaries.tsv"
+  echo "$pkg: $(wc -l < "$dir/binaries.tsv") test files, $passed tests passed, $failed files failing"
+done
+exit $status
