@@ -10,23 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
-version=${TOKIO_VERSION:-1.54.1}
 work="$root/target/api-coverage"
-mkdir -p "$work/tokio-doc/src"
-cat > "$work/tokio-doc/Cargo.toml" <<TOML
-[package]
-name = "tokio-doc"
-version = "0.0.0"
-edition = "2021"
-[dependencies]
-tokio = { version = "=$version", features = ["full"] }
-[workspace]
-TOML
-: > "$work/tokio-doc/src/lib.rs"
-# Tokio's rustdoc JSON (an unstable rustdoc output, allowed on stable by
-# RUSTC_BOOTSTRAP for this one command).
-(cd "$work/tokio-doc" && RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p tokio -- \
-  -Z unstable-options --output-format json)
-python3 tools/api-coverage/coverage.py "$root" "$work/tokio-doc/target/doc/tokio.json" "$work"
-python3 tools/api-coverage/traits.py "$root" "$work/tokio-doc/target/doc/tokio.json" "$work"
-python3 tools/api-coverage/sigs.py "$root" "$work/tokio-doc/target/doc/tokio.json" "$work"
+json=$(tools/api-coverage/tokio-json.sh)
+python3 tools/api-coverage/coverage.py "$root" "$json" "$work"
+python3 tools/api-coverage/traits.py "$root" "$json" "$work"
+python3 tools/api-coverage/sigs.py "$root" "$json" "$work"

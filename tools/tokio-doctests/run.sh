@@ -12,22 +12,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 work="$root/target/tokio-doctests"
-mkdir -p "$work/tokio-doc/src"
+mkdir -p "$work"
 
 # 1. Tokio's rustdoc JSON (as tools/api-coverage/run.sh makes it).
-cat > "$work/tokio-doc/Cargo.toml" <<TOML
-[package]
-name = "tokio-doc"
-version = "0.0.0"
-edition = "2021"
-[dependencies]
-tokio = { version = "=1.54.1", features = ["full"] }
-[workspace]
-TOML
-: > "$work/tokio-doc/src/lib.rs"
-(cd "$work/tokio-doc" && RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p tokio -- \
-  -Z unstable-options --output-format json)
-json="$work/tokio-doc/target/doc/tokio.json"
+json=$(tools/api-coverage/tokio-json.sh)
 
 # 2. One crate of examples per side: the same sources, with tokio patched
 # to weft-tokio on the weft side only.
