@@ -123,26 +123,25 @@ impl Handle {
     pub(crate) fn rearm(&self, key: TimerKey, deadline: Instant) -> Rearmed {
         let tick = self.deadline_tick(deadline);
         let mut state = self.lock();
+        if !state.is_shutdown && tick > self.now_tick() && state.wheel.move_pending(key, tick) {
+            return Rearmed::Pending {
+                key,
+                unpark: state.note_new_deadline(tick),
+            };
+        }
+        // Fired (no waker left), past the new deadline, or shut down.
         let waker = state.wheel.take_waker(key);
         state.wheel.remove(key);
-        let Some(waker) = waker else {
-            return Rearmed::Unarmed;
-        };
-        if state.is_shutdown || tick <= self.now_tick() {
-            let shutdown = state.is_shutdown;
-            drop(state);
+        let shutdown = state.is_shutdown;
+        drop(state);
+        if let Some(waker) = waker {
             // Past deadline: the wait is over, as when a timer fires. On a
             // runtime that shut down, the next poll reports it.
             if !shutdown {
                 waker.wake();
             }
-            return Rearmed::Unarmed;
         }
-        let key = state.wheel.insert(tick, waker);
-        Rearmed::Pending {
-            key,
-            unpark: state.note_new_deadline(tick),
-        }
+        Rearmed::Unarmed
     }
 
     /// True once the timer fired; otherwise store `waker` for it.

@@ -217,19 +217,38 @@ impl Wheel {
         self.slab.entry_mut(index).waker.take()
     }
 
-    #[cfg(all(test, not(loom)))] // the driver re-arms by remove + insert; tests inspect
+    /// Moves a pending timer to `deadline`, its waker and key unchanged
+    /// (`Sleep::reset`). O(1). False, with nothing done, if the timer has
+    /// fired or `key` is stale.
+    pub(crate) fn move_pending(&mut self, key: TimerKey, deadline: u64) -> bool {
+        let Some(index) = self.slab.resolve(key) else {
+            return false;
+        };
+        if self.slab.entry(index).state == State::Fired {
+            return false;
+        }
+        self.relink(index, deadline);
+        true
+    }
+
+    #[cfg(all(test, not(loom)))] // the driver moves only pending timers; tests inspect
     /// Moves a timer, pending or fired, to `deadline`; it is pending again
     /// with `waker`. O(1). A stale key is a no-op.
     pub(crate) fn reset(&mut self, key: TimerKey, deadline: u64, waker: &Waker) {
         let Some(index) = self.slab.resolve(key) else {
             return;
         };
+        self.relink(index, deadline);
+        drop(store_waker(&mut self.slab.entry_mut(index).waker, waker));
+    }
+
+    /// Takes entry `index` out of its list (unless it fired, which left
+    /// it in none) and links it again for `deadline`.
+    fn relink(&mut self, index: u32, deadline: u64) {
         if self.slab.entry(index).state != State::Fired {
             self.unlink(index);
         }
-        let entry = self.slab.entry_mut(index);
-        entry.deadline = deadline.min(MAX_TICK);
-        drop(store_waker(&mut entry.waker, waker));
+        self.slab.entry_mut(index).deadline = deadline.min(MAX_TICK);
         self.link(index);
     }
 

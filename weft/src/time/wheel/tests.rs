@@ -315,6 +315,25 @@ fn removing_the_only_timer_empties_its_slot() {
 }
 
 #[test]
+fn move_pending_keeps_the_waker_and_refuses_a_fired_timer() {
+    let mut h = Harness::new();
+    let k = h.insert(1, 1000);
+    // Earlier, then later: the same key and the waker it was armed with.
+    assert!(h.wheel.move_pending(k, 10));
+    assert_eq!(h.wheel.next_deadline(), Some(10));
+    assert!(h.wheel.move_pending(k, 300));
+    assert_eq!((h.wheel.len(), h.wheel.pending()), (1, 1));
+    assert!(h.advance(299).is_empty());
+    assert_eq!(h.advance(300), [1]);
+    // Fired: its waker is gone, so nothing moves.
+    assert!(!h.wheel.move_pending(k, 400));
+    assert!(h.wheel.is_fired(k));
+    assert!(h.wheel.remove(k));
+    // Stale.
+    assert!(!h.wheel.move_pending(k, 500));
+}
+
+#[test]
 fn reset_moves_a_timer_earlier_later_and_after_firing() {
     let mut h = Harness::new();
     let w = h.waker(1);
