@@ -105,8 +105,10 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let in_flight = crate::time::BlockingInFlight::new(self.driver());
-        blocking::spawn_blocking_on(self.blocking_spawner(), f, in_flight)
+        match self.queue_blocking(f) {
+            (_, blocking::Queued::NoThreads) => blocking::no_threads(),
+            (join, blocking::Queued::Yes | blocking::Queued::ShutDown) => join,
+        }
     }
 
     /// [`Handle::spawn_blocking`], or `None` (`f` dropped unrun) once the
@@ -121,12 +123,22 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let in_flight = crate::time::BlockingInFlight::new(self.driver());
-        match blocking::queue_on(self.blocking_spawner(), f, in_flight) {
+        match self.queue_blocking(f) {
             (join, blocking::Queued::Yes) => Some(join),
             (_, blocking::Queued::ShutDown) => None,
             (_, blocking::Queued::NoThreads) => blocking::no_threads(),
         }
+    }
+
+    /// A user closure queued on the pool, with the mark that keeps a
+    /// frozen clock still while it is in flight.
+    fn queue_blocking<F, R>(&self, f: F) -> (crate::task::JoinHandle<R>, blocking::Queued)
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let in_flight = crate::time::BlockingInFlight::new(self.driver());
+        blocking::queue_on(self.blocking_spawner(), f, in_flight)
     }
 
     pub(crate) fn blocking_spawner(&self) -> &blocking::Spawner {

@@ -34,15 +34,9 @@ where
 {
     let id = Id::next();
     let spawned_at = std::panic::Location::caller();
-    let mut future = Some(future);
-    let spawned = context::with_current(|handle| {
-        let future = future.take().expect("spawned once");
+    on_current("weft::spawn", move |handle| {
         handle.spawn(future, id, spawned_at)
-    });
-    match spawned {
-        Some(join) => join,
-        None => panic!("weft::spawn failed: {NO_RUNTIME}"),
-    }
+    })
 }
 
 /// Run a blocking closure on the runtime's blocking pool, returning a
@@ -70,13 +64,9 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let mut f = Some(f);
-    let spawned =
-        context::with_current(|handle| handle.spawn_blocking(f.take().expect("spawned once")));
-    match spawned {
-        Some(join) => join,
-        None => panic!("weft::task::spawn_blocking failed: {NO_RUNTIME}"),
-    }
+    on_current("weft::task::spawn_blocking", move |handle| {
+        handle.spawn_blocking(f)
+    })
 }
 
 /// [`spawn_blocking`], or `None` (`f` dropped unrun) once the current
@@ -87,13 +77,18 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let mut f = Some(f);
-    let spawned = context::with_current(|handle| {
-        handle.spawn_blocking_unless_shut_down(f.take().expect("spawned once"))
-    });
-    match spawned {
-        Some(join) => join,
-        None => panic!("weft::task::spawn_blocking failed: {NO_RUNTIME}"),
+    on_current("weft::task::spawn_blocking", move |handle| {
+        handle.spawn_blocking_unless_shut_down(f)
+    })
+}
+
+/// `f` on the current runtime's handle; outside any runtime, a panic that
+/// names `what` and the caller's line.
+#[track_caller]
+fn on_current<R>(what: &str, f: impl FnOnce(&crate::scheduler::Handle) -> R) -> R {
+    match context::with_current(f) {
+        Some(r) => r,
+        None => panic!("{what} failed: {NO_RUNTIME}"),
     }
 }
 
