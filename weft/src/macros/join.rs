@@ -395,13 +395,14 @@ impl JoinOrder for InOrder {
 #[doc(hidden)]
 #[derive(Debug, Default)]
 pub struct Rotating {
+    /// Always below the join's length (it starts at 0 and wraps there).
     next: u32,
 }
 
 impl JoinOrder for Rotating {
     fn next_start(&mut self, len: usize) -> usize {
-        let start = self.next as usize % len;
-        self.next = if start + 1 >= len {
+        let start = self.next as usize;
+        self.next = if start + 1 == len {
             0
         } else {
             start as u32 + 1
