@@ -1,0 +1,32 @@
+#!/bin/bash
+# User-space instructions (callgrind) per `Sleep::reset` of a polled sleep,
+# for weft at OLD_REV, the working tree's weft, and Tokio 1.54.1: the
+# difference between 200,000 and 100,000 resets, divided by 100,000.
+# Instruction counts do not depend on the machine's load.
+#   weft-bench/experiments/sleep-reset/run.sh OLD_REV
+set -euo pipefail
+old=${1:?usage: run.sh OLD_REV}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+work=$(mktemp -d)
+git -C "$repo" worktree add -f "$work/old" "$old" -q
+trap 'git -C "$repo" worktree remove --force "$work/old"; rm -rf "$work"' EXIT
+for side in old new tokio; do
+  case $side in
+    old) dep="rt = { package = \"weft\", path = \"$work/old/weft\" }" ;;
+    new) dep="rt = { package = \"weft\", path = \"$repo/weft\" }" ;;
+    tokio) dep='rt = { package = "tokio", version = "=1.54.1", features = ["rt", "time"] }' ;;
+  esac
+  mkdir -p "$work/crate-$side/src"
+  awk -v dep="$dep" '{ sub(/RT_DEP/, dep); print }' "$here/Cargo.toml.in" > "$work/crate-$side/Cargo.toml"
+  cp "$here/src/main.rs" "$work/crate-$side/src/"
+  (cd "$work/crate-$side" && cargo build --release -q)
+done
+for side in old new tokio; do
+  count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+      "$work/crate-$side/target/release/sleep-reset" "$1" 2>&1 | awk '/Collected/ { print $4 }'
+  }
+  a=$(count 100000); b=$(count 200000)
+  echo "$side: $(( (b - a) / 100000 )) instructions per reset"
+done
