@@ -107,6 +107,14 @@ pub fn resume() {
 /// future is first polled, as Tokio's `async fn advance` does: one made
 /// and dropped unpolled moves nothing.
 ///
+/// A timer due between two milliseconds is rounded up, so one set at
+/// `Instant::now() + d` off the millisecond grid has not fired when
+/// `advance(d)` returns; it fires when the runtime next idles (auto-advance
+/// reaches its millisecond). Current Tokio (1.54) does the same. Old Tokio
+/// (1.8) ended `advance` with `sleep_until(new now)`, which fired it, and
+/// tests written then may rely on that: mini-redis 0.4.1's
+/// `key_value_timeout` fails on Tokio 1.54 and on weft alike.
+///
 /// # Panics
 /// When first polled, if time is not frozen or there is no runtime with
 /// the time driver; the message names the line that called `advance`.
