@@ -227,6 +227,44 @@ rt_test! {
     }
 }
 
+/// A sleep pushed later (`paused::a_sleep_pushed_later_many_times_...`)
+/// on a real clock, with the driver parked on another thread
+/// until the old deadline each time.
+#[test]
+fn a_sleep_pushed_later_on_a_worker_waits_for_its_last_deadline() {
+    let rt = weft::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        weft::spawn(async {
+            let ms = Duration::from_millis;
+            // Once: the wheel keeps it at 10 ms, the driver wakes then.
+            let mut sleep = Box::pin(time::sleep(ms(10)));
+            assert!(futures::poll!(sleep.as_mut()).is_pending());
+            let last = Instant::now() + ms(40);
+            sleep.as_mut().reset(last);
+            sleep.as_mut().await;
+            assert!(Instant::now() >= last, "completed before its new deadline");
+
+            // Again and again, each time before the old deadline.
+            let mut sleep = Box::pin(time::sleep(ms(10)));
+            assert!(futures::poll!(sleep.as_mut()).is_pending());
+            let mut last = Instant::now();
+            for _ in 0..10 {
+                time::sleep(ms(4)).await;
+                last = Instant::now() + ms(10);
+                sleep.as_mut().reset(last);
+            }
+            sleep.as_mut().await;
+            assert!(Instant::now() >= last, "completed before its last deadline");
+        })
+        .await
+        .unwrap();
+    });
+}
+
 mod paused {
     use std::time::Duration;
     use weft::time::{self, Instant, MissedTickBehavior};
@@ -306,6 +344,37 @@ mod paused {
             time::sleep(ms(10)).await;
             assert!(!unpolled.is_elapsed(), "an unpolled sleep has no timer");
             assert!(unpolled.as_mut().poll(&mut cx).is_ready());
+        });
+    }
+
+    /// Later deadlines are set without the driver's lock and the wheel
+    /// keeps the old place until it comes up (`wheel/deadlines.rs`): the
+    /// sleep must still fire once, at the last deadline, including after
+    /// a move earlier than the latest but later than the first.
+    #[test]
+    fn a_sleep_pushed_later_many_times_fires_once_at_its_last_deadline() {
+        use std::future::Future;
+        paused_rt().block_on(async {
+            let ms = Duration::from_millis;
+            let start = Instant::now();
+            let (count, waker) = Count::new();
+            let mut cx = std::task::Context::from_waker(&waker);
+            let mut sleep = Box::pin(time::sleep_until(start + ms(5)));
+            assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            for i in 1..=100 {
+                sleep.as_mut().reset(start + ms(5 + i * 3));
+            }
+            time::sleep_until(start + ms(100)).await;
+            assert_eq!(count.get(), 0, "woken at a deadline it was moved from");
+            sleep.as_mut().reset(start + ms(200));
+            time::sleep_until(start + ms(199)).await;
+            assert_eq!(count.get(), 0, "woken before its last deadline");
+            assert!(!sleep.is_elapsed());
+            time::sleep_until(start + ms(200)).await;
+            assert_eq!(count.get(), 1, "not woken at its last deadline");
+            assert!(sleep.is_elapsed());
+            time::sleep(ms(300)).await;
+            assert_eq!(count.get(), 1, "woken again at an old deadline");
         });
     }
 

@@ -11,6 +11,10 @@
 //!   must unpark the driver, which then recomputes its timeout; the check
 //!   and the driver's computation happen under the same lock, so a new
 //!   earliest timer cannot be missed.
+//! - A pending timer's place in the wheel is a lower bound of its
+//!   deadline: its owner sets a later one without the lock, and the wheel
+//!   re-places the timer when the old place comes up (`wheel/deadlines.rs`).
+//!   So the driver may wake for a timer that moved, never late for one.
 //! - A deadline too far for the wheel (clamped to its `MAX_TICK`, over a
 //!   hundred million years) means "never": parks ignore it, so an idle
 //!   frozen clock never jumps there and fires it early.
@@ -21,13 +25,15 @@
 //!   would be the one case left.)
 
 use super::clock::Clock;
-use super::wheel::{TimerKey, Wheel, MAX_TICK};
-use std::sync::{Mutex, MutexGuard};
+use super::wheel::{Deadlines, TimerKey, Wheel, MAX_TICK};
+use crate::loom::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
 pub(crate) struct Handle {
     state: Mutex<State>,
+    /// The wheel's, shared: a later deadline is set without the lock.
+    deadlines: Arc<Deadlines>,
     clock: Clock,
     /// Tick 0.
     start: Instant,
@@ -63,9 +69,11 @@ impl Handle {
     pub(crate) fn new(start_paused: bool) -> Handle {
         let clock = Clock::new(start_paused);
         let start = clock.now();
+        let wheel = Wheel::new();
         Handle {
+            deadlines: wheel.deadlines().clone(),
             state: Mutex::new(State {
-                wheel: Wheel::new(),
+                wheel,
                 parked_until: None,
                 is_shutdown: false,
             }),
@@ -79,14 +87,17 @@ impl Handle {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::loom::lock(&self.state)
     }
 
     /// The tick at which a timer for `deadline` may fire (rounded up).
     fn deadline_tick(&self, deadline: Instant) -> u64 {
         let d = deadline.saturating_duration_since(self.start);
-        let ms = d.as_nanos().div_ceil(1_000_000);
-        u64::try_from(ms).unwrap_or(u64::MAX - 1)
+        // In u64 (no 128-bit division); saturates far beyond `MAX_TICK`.
+        d.as_secs()
+            .saturating_mul(1000)
+            .saturating_add(u64::from(d.subsec_nanos().div_ceil(1_000_000)))
+            .min(u64::MAX - 1)
     }
 
     /// The current tick (rounded down).
@@ -120,8 +131,16 @@ impl Handle {
     /// that armed it is woken at the new deadline without polling again
     /// (at once if that has passed). A timer that already fired holds no
     /// waker any more: it is freed, and the next poll arms a new one.
+    ///
+    /// `key` must be the caller's own (a `Sleep`'s): a later deadline is
+    /// set without the lock, and the wheel re-places the timer when its
+    /// old one comes (`wheel/deadlines.rs`).
     pub(crate) fn rearm(&self, key: TimerKey, deadline: Instant) -> Rearmed {
         let tick = self.deadline_tick(deadline);
+        if self.deadlines.try_extend(key, tick.min(MAX_TICK)) {
+            // Later than the wheel's placement: no earlier wake-up needed.
+            return Rearmed::Pending { key, unpark: false };
+        }
         let mut state = self.lock();
         if !state.is_shutdown && tick > self.now_tick() && state.wheel.move_pending(key, tick) {
             return Rearmed::Pending {

@@ -28,6 +28,8 @@ mod instant;
 mod interval;
 #[cfg(all(test, loom))]
 mod loom_auto_advance;
+#[cfg(all(test, loom))]
+mod loom_lazy_extend;
 mod sleep;
 mod test_util;
 mod timeout;

@@ -49,6 +49,7 @@
 //!    plus fired (not yet removed) entries.
 //! 6. `earliest`, when `Known`, is the exact earliest pending deadline.
 
+mod deadlines;
 mod slab;
 #[cfg(all(test, not(loom)))]
 mod tests;
@@ -57,8 +58,11 @@ use std::cell::Cell;
 use std::fmt;
 use std::task::Waker;
 
+pub(crate) use self::deadlines::Deadlines;
+use self::deadlines::Due;
 pub(crate) use self::slab::TimerKey;
 use self::slab::{List, Slab, State};
+use crate::loom::Arc;
 
 /// log2 of the slots per level.
 const SLOT_BITS: u32 = 6;
@@ -93,6 +97,9 @@ pub(crate) struct Wheel {
     /// Pending entries armed with a deadline already reached.
     due: List,
     slab: Slab,
+    /// Each timer's latest deadline, shared with its owner (`deadlines.rs`):
+    /// a pending timer's placement is a lower bound of it.
+    deadlines: Arc<Deadlines>,
     pending: usize,
     earliest: Cell<Earliest>,
 }
@@ -154,6 +161,7 @@ impl Wheel {
             levels: Box::new(std::array::from_fn(|_| level())),
             due: List::EMPTY,
             slab: Slab::new(),
+            deadlines: Arc::new(Deadlines::new()),
             pending: 0,
             earliest: Cell::new(Earliest::Known(None)),
         }
@@ -163,6 +171,12 @@ impl Wheel {
     /// Current time of the wheel in ms ticks (monotonic; starts at 0).
     pub(crate) fn elapsed(&self) -> u64 {
         self.elapsed
+    }
+
+    /// The timers' latest deadlines, for their owners to extend without
+    /// the lock ([`Deadlines::try_extend`]).
+    pub(crate) fn deadlines(&self) -> &Arc<Deadlines> {
+        &self.deadlines
     }
 
     /// Live entries: pending plus fired-but-not-removed.
@@ -184,6 +198,7 @@ impl Wheel {
     pub(crate) fn insert(&mut self, deadline: u64, waker: Waker) -> TimerKey {
         let deadline = deadline.min(MAX_TICK);
         let (key, index) = self.slab.alloc(deadline, waker);
+        self.deadlines.set(index, deadline);
         self.link(index);
         key
     }
@@ -248,7 +263,9 @@ impl Wheel {
         if self.slab.entry(index).state != State::Fired {
             self.unlink(index);
         }
-        self.slab.entry_mut(index).deadline = deadline.min(MAX_TICK);
+        let deadline = deadline.min(MAX_TICK);
+        self.slab.entry_mut(index).deadline = deadline;
+        self.deadlines.set(index, deadline);
         self.link(index);
     }
 
@@ -317,8 +334,10 @@ impl Wheel {
         let mut fired = 0;
         while let Some(index) = self.due.head() {
             self.unlink(index);
-            self.fire(index, &mut wake);
-            fired += 1;
+            // Against `elapsed`, not `now`: one pushed past `elapsed` is
+            // placed in the slots, to fire in deadline order with the rest.
+            let elapsed = self.elapsed;
+            fired += usize::from(self.fire_or_move(index, elapsed, &mut wake));
         }
         while let Some((level, slot, start)) = self.next_slot() {
             if start > now {
@@ -345,8 +364,7 @@ impl Wheel {
                     .expect("timer wheel: slot emptied while being processed");
                 self.unlink(index);
                 if self.slab.entry(index).deadline <= start {
-                    self.fire(index, &mut wake);
-                    fired += 1;
+                    fired += usize::from(self.fire_or_move(index, start, &mut wake));
                 } else {
                     self.link(index);
                 }
@@ -432,6 +450,23 @@ impl Wheel {
     }
 
     /// Marks the unlinked entry `index` fired and hands its waker to `wake`.
+    /// The unlinked entry `index` was placed at a tick `<= now`: fire it
+    /// (true), unless its owner pushed its deadline past `now` meanwhile,
+    /// in which case it is placed there (see `deadlines.rs`).
+    fn fire_or_move(&mut self, index: u32, now: u64, wake: &mut impl FnMut(Waker)) -> bool {
+        match self.deadlines.try_fire(index, now) {
+            Due::Fire => {
+                self.fire(index, wake);
+                true
+            }
+            Due::MovedTo(latest) => {
+                self.slab.entry_mut(index).deadline = latest;
+                self.link(index);
+                false
+            }
+        }
+    }
+
     fn fire(&mut self, index: u32, wake: &mut impl FnMut(Waker)) {
         let entry = self.slab.entry_mut(index);
         entry.state = State::Fired;

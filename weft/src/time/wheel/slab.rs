@@ -37,7 +37,6 @@ pub(crate) struct TimerKey {
     generation: u32,
 }
 
-#[cfg(all(test, not(loom)))]
 impl TimerKey {
     pub(super) fn index(self) -> u32 {
         self.index

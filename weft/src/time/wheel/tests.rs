@@ -488,17 +488,28 @@ fn deadlines_beyond_max_tick_are_clamped() {
 /// step by step against a `BTreeSet` of (deadline, id).
 #[test]
 fn randomized_against_a_model() {
-    run_model(0x2545_f491_4f6c_dd1d, false);
+    run_model(0x2545_f491_4f6c_dd1d, false, false);
 }
 
 /// The same with mostly far deadlines and long jumps, so the top level
 /// turns over and the wheel jumps ahead (`rebase`) often.
 #[test]
 fn randomized_far_deadlines_against_a_model() {
-    run_model(0x5851_f42d_4c95_7f2d, true);
+    run_model(0x5851_f42d_4c95_7f2d, true, false);
 }
 
-fn run_model(seed: u64, far: bool) {
+/// With owners pushing deadlines later without the lock
+/// ([`Deadlines::try_extend`]): timers fire at their latest deadline, in
+/// its order, and `next_deadline` is a lower bound of the true earliest.
+#[test]
+fn randomized_lazy_extensions_against_a_model() {
+    run_model(0x9e37_79b9_7f4a_7c15, false, true);
+    run_model(0x2545_f491_4f6c_dd1d, true, true);
+}
+
+/// `extend`: some steps push a pending timer later through `Deadlines`
+/// (the `Sleep` fast path) instead of `reset`.
+fn run_model(seed: u64, far: bool, extend: bool) {
     let mut h = Harness::new();
     let mut rng = Rng(seed);
     // The model: pending (deadline, id), and every live timer's key and
@@ -506,6 +517,7 @@ fn run_model(seed: u64, far: bool) {
     let mut pending: BTreeSet<(u64, u64)> = BTreeSet::new();
     let mut live: Vec<(u64, TimerKey, Option<u64>)> = Vec::new();
     let mut next_id = 0;
+    let mut extensions = 0;
 
     let random_deadline = |rng: &mut Rng, elapsed: u64| match rng.below(10) {
         0 => elapsed.saturating_sub(rng.below(1000)),
@@ -537,6 +549,32 @@ fn run_model(seed: u64, far: bool) {
             }
             pending.insert((deadline, id));
             live[i].2 = Some(deadline);
+        } else if extend && op < 55 && live.iter().any(|t| t.2.is_some()) {
+            let pending_ones: Vec<usize> =
+                (0..live.len()).filter(|&i| live[i].2.is_some()).collect();
+            let i = pending_ones[rng.below(pending_ones.len() as u64) as usize];
+            let (id, key, old) = live[i];
+            let old = old.expect("chosen pending");
+            if old > 0 && rng.below(4) == 0 {
+                // Earlier than the latest: refused, the owner takes the lock.
+                assert!(!h
+                    .wheel
+                    .deadlines()
+                    .try_extend(key, old - 1 - rng.below(old.min(50))));
+            } else {
+                let later = (old
+                    + match rng.below(3) {
+                        0 => rng.below(64),
+                        1 => rng.below(5000),
+                        _ => rng.below(1 << 30),
+                    })
+                .min(MAX_TICK);
+                assert!(h.wheel.deadlines().try_extend(key, later), "step {step}");
+                extensions += 1;
+                assert!(pending.remove(&(old, id)));
+                pending.insert((later, id));
+                live[i].2 = Some(later);
+            }
         } else if op < 65 && !live.is_empty() {
             let i = rng.below(live.len() as u64) as usize;
             let (id, key, deadline) = live.swap_remove(i);
@@ -596,20 +634,26 @@ fn run_model(seed: u64, far: bool) {
             }
             assert_eq!(h.wheel.elapsed(), now);
         }
-        assert_eq!(
-            h.wheel.next_deadline(),
-            pending.first().map(|&(d, _)| d),
-            "step {step}"
-        );
+        let earliest = pending.first().map(|&(d, _)| d);
+        if extend {
+            // A placement is a lower bound of the latest deadline.
+            let next = h.wheel.next_deadline();
+            assert_eq!(next.is_some(), earliest.is_some(), "step {step}");
+            assert!(next <= earliest, "step {step}: {next:?} after {earliest:?}");
+        } else {
+            assert_eq!(h.wheel.next_deadline(), earliest, "step {step}");
+        }
         assert_eq!(h.wheel.pending(), pending.len());
         assert_eq!(h.wheel.len(), live.len());
         if step % 16 == 0 {
             check_invariants(&h.wheel);
         }
     }
+    assert!(!extend || extensions > 1000, "only {extensions} extensions");
+    // Extensions keep timers pending longer, so fewer new ones fit.
     assert!(
-        next_id > 3000,
-        "the model test should exercise thousands of timers"
+        next_id > if extend { 1500 } else { 3000 },
+        "the model test should exercise thousands of timers (made {next_id})"
     );
 }
 

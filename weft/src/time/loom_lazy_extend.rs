@@ -1,0 +1,79 @@
+//! Loom model of a timer pushed later without the lock while the driver
+//! fires it (`wheel/deadlines.rs`, "The handshake").
+//!
+//! What is modelled: the real time `Handle` (its lock, wheel and
+//! deadline cells) with a frozen clock. The owner moves a timer due at 5
+//! ms to 10 ms (`rearm`, as `Sleep::reset` does) while the driver moves
+//! the clock to 5 ms and fires what is due (`process`, as after a park).
+//!
+//! The check: either the move lands before the driver's decision, and the
+//! timer is not fired at 5 ms but at 10 ms, once; or it fired at 5 ms and
+//! the move reports it unarmed (so the `Sleep` arms a new timer on its
+//! next poll). Never a timer that says it is pending at 10 ms and fired at
+//! 5 ms, or that fires twice.
+
+use super::driver::{Armed, Handle, Rearmed};
+use crate::loom::Arc;
+use loom::thread;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Wake, Waker};
+use std::time::Duration;
+
+struct Count(AtomicUsize);
+
+impl Wake for Count {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_later_deadline_set_while_the_timer_fires_is_kept_or_refused() {
+    loom::model(|| {
+        let time = Arc::new(Handle::new(true));
+        let t0 = time.clock().now();
+        let wakes = std::sync::Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes.clone());
+        let Armed::Pending { key, .. } = time.arm(t0 + Duration::from_millis(5), &waker) else {
+            panic!("a timer 5 ms ahead is pending");
+        };
+
+        let driver = {
+            let time = time.clone();
+            thread::spawn(move || {
+                time.clock().advance(Duration::from_millis(5));
+                time.process();
+            })
+        };
+        let moved = time.rearm(key, t0 + Duration::from_millis(10));
+        driver.join().unwrap();
+
+        match moved {
+            Rearmed::Pending { key, .. } => {
+                assert_eq!(
+                    wakes.0.load(Ordering::SeqCst),
+                    0,
+                    "fired before its new deadline"
+                );
+                assert!(!time.has_fired(key));
+                time.clock().advance(Duration::from_millis(5));
+                time.process();
+                assert_eq!(
+                    wakes.0.load(Ordering::SeqCst),
+                    1,
+                    "not fired at its new deadline"
+                );
+                assert!(time.has_fired(key));
+                time.cancel(key);
+            }
+            Rearmed::Unarmed => {
+                assert_eq!(
+                    wakes.0.load(Ordering::SeqCst),
+                    1,
+                    "refused, yet never fired"
+                );
+            }
+        }
+        assert_eq!(time.entry_count(), 0);
+    });
+}
