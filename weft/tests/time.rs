@@ -227,11 +227,61 @@ rt_test! {
     }
 }
 
+/// A deadline that passed after the driver last turned is not "elapsed"
+/// at the first poll: the sleep yields to the driver once, and a task
+/// spawned meanwhile runs first. Tokio's behaviour (a timer is compared
+/// with the wheel's time, not the clock's).
+#[test]
+fn a_deadline_passed_since_the_last_driver_turn_yields_once() {
+    use std::future::Future;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+    use weft::time::{self, Instant};
+    let rt = weft::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        time::sleep(Duration::from_millis(1)).await; // the driver turns
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        weft::spawn(async move { r.store(true, Ordering::SeqCst) });
+        std::thread::sleep(Duration::from_millis(5)); // busy: no turn
+        let mut sleep =
+            std::pin::pin!(time::sleep_until(Instant::now() - Duration::from_millis(2)));
+        let mut polls = 0;
+        std::future::poll_fn(|cx| {
+            polls += 1;
+            sleep.as_mut().poll(cx)
+        })
+        .await;
+        assert_eq!(polls, 2, "completed without yielding to the driver");
+        assert!(
+            ran.load(Ordering::SeqCst),
+            "the spawned task did not run first"
+        );
+        // A deadline the wheel has passed completes at once.
+        let mut sleep = std::pin::pin!(time::sleep_until(
+            Instant::now() - Duration::from_millis(50)
+        ));
+        let mut polls = 0;
+        std::future::poll_fn(|cx| {
+            polls += 1;
+            sleep.as_mut().poll(cx)
+        })
+        .await;
+        assert_eq!(polls, 1);
+    });
+}
+
 /// A sleep pushed later (`paused::a_sleep_pushed_later_many_times_...`)
 /// on a real clock, with the driver parked on another thread
 /// until the old deadline each time.
 #[test]
 fn a_sleep_pushed_later_on_a_worker_waits_for_its_last_deadline() {
+    use std::time::Duration;
+    use weft::time::{self, Instant};
     let rt = weft::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

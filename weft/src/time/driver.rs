@@ -111,14 +111,21 @@ impl Handle {
     }
 
     /// Arm a timer for `deadline` that wakes `waker`.
+    ///
+    /// Elapsed only if its tick is one the wheel has already passed; a
+    /// deadline that passed since the driver last turned is armed and fires
+    /// on the next turn. So the first poll of a sleep whose deadline just
+    /// passed yields to the driver once, as Tokio's does (its `reregister`
+    /// compares with the wheel's time, not the clock), and no clock is read.
     pub(crate) fn arm(&self, deadline: Instant, waker: &Waker) -> Armed {
         let tick = self.deadline_tick(deadline);
-        if tick <= self.now_tick() {
-            return Armed::Elapsed;
-        }
         let mut state = self.lock();
         if state.is_shutdown {
+            drop(state);
             panic!("{}", SHUTDOWN_MSG);
+        }
+        if tick <= state.wheel.elapsed() {
+            return Armed::Elapsed;
         }
         let key = state.wheel.insert(tick, waker.clone());
         Armed::Pending {

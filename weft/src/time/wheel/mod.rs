@@ -167,7 +167,6 @@ impl Wheel {
         }
     }
 
-    #[cfg(all(test, not(loom)))] // the driver re-arms by remove + insert; tests inspect
     /// Current time of the wheel in ms ticks (monotonic; starts at 0).
     pub(crate) fn elapsed(&self) -> u64 {
         self.elapsed
