@@ -1,7 +1,8 @@
 #!/bin/bash
 # User-space instructions (callgrind) per `Sleep::reset` of a polled sleep,
-# for weft at OLD_REV, the working tree's weft, and Tokio 1.54.1: the
-# difference between 200,000 and 100,000 resets, divided by 100,000.
+# and per sleep made, armed and cancelled (src/main.rs), for weft at
+# OLD_REV, the working tree's weft, and Tokio 1.54.1: the difference
+# between 200,000 and 100,000 operations, divided by 100,000.
 # Instruction counts do not depend on the machine's load.
 #   weft-bench/experiments/sleep-reset/run.sh OLD_REV
 set -euo pipefail
@@ -22,11 +23,13 @@ for side in old new tokio; do
   cp "$here/src/main.rs" "$work/crate-$side/src/"
   (cd "$work/crate-$side" && cargo build --release -q)
 done
-for side in old new tokio; do
-  count() {
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-      "$work/crate-$side/target/release/sleep-reset" "$1" 2>&1 | awk '/Collected/ { print $4 }'
-  }
-  a=$(count 100000); b=$(count 200000)
-  echo "$side: $(( (b - a) / 100000 )) instructions per reset"
+for mode in reset arm; do
+  for side in old new tokio; do
+    count() {
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        "$work/crate-$side/target/release/sleep-reset" "$mode" "$1" 2>&1 | awk '/Collected/ { print $4 }'
+    }
+    a=$(count 100000); b=$(count 200000)
+    echo "$mode, $side: $(( (b - a) / 100000 )) instructions each"
+  done
 done

@@ -1,8 +1,11 @@
-//! A sleep that a task has polled, reset N times (argument, default
-//! 100,000) to deadlines that move later, and earlier once in 64, never due:
-//! the pattern of a timeout extended on every event (hyper's timers,
-//! tokio-util's DelayQueue). Built against weft or against Tokio (run.sh
-//! renames the crate), on a current_thread runtime.
+//! Timer costs, built against weft or against Tokio (run.sh renames the
+//! crate), on a current_thread runtime. Two patterns, picked by the first
+//! argument; the second is the count N (default 100,000):
+//! - `reset`: a sleep that a task has polled, reset N times to deadlines
+//!   that move later, and earlier once in 64, never due: a timeout
+//!   extended on every event (hyper's timers, tokio-util's DelayQueue);
+//! - `arm`: N sleeps made, polled once (arming a timer) and dropped
+//!   (cancelling it): a `timeout` around work that finishes first.
 
 use std::future::Future;
 use std::pin::pin;
@@ -12,8 +15,9 @@ use std::time::Duration;
 use rt::time::{sleep, Instant};
 
 fn main() {
+    let mode = std::env::args().nth(1).expect("reset or arm");
     let n: u32 = std::env::args()
-        .nth(1)
+        .nth(2)
         .map_or(100_000, |s| s.parse().expect("a count"));
     let runtime = rt::runtime::Builder::new_current_thread()
         .enable_time()
@@ -21,13 +25,25 @@ fn main() {
         .expect("a runtime");
     runtime.block_on(async {
         let mut cx = Context::from_waker(Waker::noop());
-        let start = Instant::now();
-        let mut sleep = pin!(sleep(Duration::from_secs(60)));
-        assert!(sleep.as_mut().poll(&mut cx).is_pending());
-        for i in 0..n {
-            let at = start + Duration::from_secs(30 + u64::from(i % 64));
-            sleep.as_mut().reset(at);
+        match mode.as_str() {
+            "reset" => {
+                let start = Instant::now();
+                let mut sleep = pin!(sleep(Duration::from_secs(60)));
+                assert!(sleep.as_mut().poll(&mut cx).is_pending());
+                for i in 0..n {
+                    let at = start + Duration::from_secs(30 + u64::from(i % 64));
+                    sleep.as_mut().reset(at);
+                }
+                assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            }
+            "arm" => {
+                for i in 0..n {
+                    let d = Duration::from_millis(1000 + u64::from(i % 4096));
+                    let mut sleep = Box::pin(sleep(d));
+                    assert!(sleep.as_mut().poll(&mut cx).is_pending());
+                }
+            }
+            other => panic!("unknown mode {other}: reset or arm"),
         }
-        assert!(sleep.as_mut().poll(&mut cx).is_pending());
     });
 }
