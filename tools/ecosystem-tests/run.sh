@@ -4,7 +4,8 @@
 # `tokio` patched to weft-tokio, and every test binary run with a 120 s
 # limit; every test must pass. They test Tokio hard (tokio-util's
 # DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
-# network access once (crates.io); a few minutes from cold; in .ci/run.
+# network access once (crates.io). .ci/run runs three (about 2 minutes);
+# all eleven take about half an hour from cold.
 #
 #   tools/ecosystem-tests/run.sh                 # every package; exit 0 when every test passes
 #   tools/ecosystem-tests/run.sh tokio-util tower  # only these
@@ -24,12 +25,19 @@ tokio-stream = { version = "=0.1.19", default-features = false }
 tokio-test = { version = "=0.4.6", default-features = false }
 tower = { version = "=0.5.3", default-features = false }
 hyper-util = { version = "=0.1.21", default-features = false }
+actix-rt = { version = "=2.15.0", default-features = false }
+actix-server = { version = "=2.10.0", default-features = false }
+async-stream = { version = "=0.3.6", default-features = false }
+axum = { version = "=0.8.9", default-features = false }
+quinn = { version = "=0.11.12", default-features = false }
+actix-http = { version = "=3.20.0", default-features = false }
 [workspace]
 TOML
 : > "$work/fetch/src/lib.rs"
 meta=$(cd "$work/fetch" && cargo metadata --format-version 1 2>/dev/null)
 status=0
-# package, the cargo features its tests need, tests to skip (and why)
+# package | the cargo features its tests need | tests to skip (and why) |
+# dev-dependencies its tests use that its published Cargo.toml lacks
 packages=(
   "tokio-util|--features full|"
   "tokio-stream|--features full|"
@@ -37,9 +45,22 @@ packages=(
   "tower|--features full|"
   # resolves hyper.rs through DNS, which this host (and CI) does not have
   "hyper-util|--features full|--skip test_socks_v5_with_locally_resolved_domain_works"
+  "actix-rt||"
+  "actix-server||"
+  # its tests use tokio-test, which 0.3.6's published manifest does not list
+  # tests/ui are trybuild snapshots of rustc's diagnostics, which change
+  # with the compiler (the `test` binary, one test named `test`)
+  "async-stream||--exact --skip test|tokio-test = \"0.4\""
+  # its lib tests use axum-macros' private test macro, a workspace-only feature
+  "axum|--all-features||axum-macros = { version = \"0.5\", features = [\"__private\"] }"
+  # Not here: tower-http 0.6.11 (its tests read ../README.md and
+  # ../test-files/ of its repository, which the package lacks) and
+  # tokio-tungstenite 0.29 (its package has no tests beyond one).
+  "quinn||"
+  "actix-http|--features http2,ws,compress-gzip|"
 )
 for entry in "${packages[@]}"; do
-  IFS='|' read -r pkg features skip <<<"$entry"
+  IFS='|' read -r pkg features skip extra_dev <<<"$entry"
   if [ $# -gt 0 ] && [[ " $* " != *" $pkg "* ]]; then continue; fi
   src=$(python3 -c 'import json,sys; m=json.load(sys.stdin); print([p["manifest_path"] for p in m["packages"] if p["name"]==sys.argv[1]][0].rsplit("/",1)[0])' "$pkg" <<<"$meta")
   dir="$work/$pkg"
@@ -48,15 +69,38 @@ for entry in "${packages[@]}"; do
   # The versions last checked (the lock of the patched package, kept here).
   lock="tools/ecosystem-tests/$pkg.Cargo.lock"
   if [ -f "$lock" ]; then cp "$lock" "$dir/Cargo.lock"; else rm -f "$dir/Cargo.lock"; fi
-  printf '\n[patch.crates-io]\ntokio = { path = "%s/weft-tokio" }\n\n[workspace]\n' "$root" >> "$dir/Cargo.toml"
+  # The package patches itself too, as its own workspace does: its
+  # dev-dependencies (say actix-http-test) then share its types.
+  printf '\n[patch.crates-io]\ntokio = { path = "%s/weft-tokio" }\n%s = { path = "." }\n\n[workspace]\n' "$root" "$pkg" >> "$dir/Cargo.toml"
+  if [ -n "$extra_dev" ]; then
+    python3 - "$dir/Cargo.toml" "$extra_dev" <<'PY'
+import sys
+path, dep = sys.argv[1], sys.argv[2]
+text = open(path).read()
+marker = "[dev-dependencies]\n"
+if marker in text:
+    text = text.replace(marker, marker + dep + "\n", 1)
+else:
+    text += "\n" + marker + dep + "\n"
+open(path, "w").write(text)
+PY
+  fi
   # shellcheck disable=SC2086
-  (cd "$dir" && cargo test $features --tests --no-run --message-format json 2>/dev/null) |
+  # Binaries to binaries.tsv; compiler errors (JSON on stdout) to build.err.
+  if ! (cd "$dir" && cargo test $features --tests --no-run --message-format json 2>"$dir/build.log") |
     python3 -c 'import json,sys
+err = open(sys.argv[1], "w")
 for l in sys.stdin:
     try: m=json.loads(l)
     except ValueError: continue
     if m.get("reason")=="compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(m["target"]["name"]+"\t"+m["executable"])' > "$dir/binaries.tsv"
+        print(m["target"]["name"]+"\t"+m["executable"])
+    elif m.get("reason")=="compiler-message" and m["message"]["level"]=="error":
+        err.write(m["message"]["rendered"])' "$dir/build.err" > "$dir/binaries.tsv"; then
+    echo "$pkg: its tests do not build (see $dir/build.err and build.log)"
+    grep -E '^error' "$dir/build.err" | head -5 | sed 's/^/  /'
+    status=1; continue
+  fi
   passed=0; failed=0
   while IFS=$'\t' read -r name exe; do
     out="$dir/out.$name.txt"
