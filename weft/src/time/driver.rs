@@ -17,7 +17,9 @@
 //!   So the driver may wake for a timer that moved, never late for one.
 //! - A deadline too far for the wheel (clamped to its `MAX_TICK`, over a
 //!   hundred million years) means "never": parks ignore it, so an idle
-//!   frozen clock never jumps there and fires it early.
+//!   frozen clock never jumps there and fires it early. (A timer pushed
+//!   there lazily still makes an idle frozen clock jump to its old place
+//!   once, where it is re-placed; nothing fires. Tokio's does the same.)
 //! - Wakers are called, and dropped, after the lock is released: a waker's
 //!   wake or drop may run any code, timer code included. (A waker is cloned
 //!   into the wheel under the lock; for weft's own wakers that is a
@@ -135,9 +137,12 @@ impl Handle {
     }
 
     /// Move a timer to `deadline`, keeping the waker it holds: the task
-    /// that armed it is woken at the new deadline without polling again
-    /// (at once if that has passed). A timer that already fired holds no
-    /// waker any more: it is freed, and the next poll arms a new one.
+    /// that armed it is woken at the new deadline without polling again.
+    /// A deadline the wheel has already passed wakes it at once (the timer
+    /// is freed; the next poll finds the sleep elapsed); one that passed
+    /// since the driver's last turn fires on its next turn, as in `arm`.
+    /// A timer that already fired holds no waker any more: it is freed,
+    /// and the next poll arms a new one.
     ///
     /// `key` must be the caller's own (a `Sleep`'s): a later deadline is
     /// set without the lock, and the wheel re-places the timer when its
@@ -149,13 +154,15 @@ impl Handle {
             return Rearmed::Pending { key, unpark: false };
         }
         let mut state = self.lock();
-        if !state.is_shutdown && tick > self.now_tick() && state.wheel.move_pending(key, tick) {
+        if !state.is_shutdown && tick > state.wheel.elapsed() && state.wheel.move_pending(key, tick)
+        {
             return Rearmed::Pending {
                 key,
                 unpark: state.note_new_deadline(tick),
             };
         }
-        // Fired (no waker left), past the new deadline, or shut down.
+        // Fired (no waker left), a deadline the wheel has passed, or shut
+        // down.
         let waker = state.wheel.take_waker(key);
         state.wheel.remove(key);
         let shutdown = state.is_shutdown;

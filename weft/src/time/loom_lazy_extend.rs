@@ -77,3 +77,54 @@ fn a_later_deadline_set_while_the_timer_fires_is_kept_or_refused() {
         assert_eq!(time.entry_count(), 0);
     });
 }
+
+/// Two moves against two driver turns: the timer is re-placed at 10 ms by
+/// the first turn while its owner moves it again, to 15 ms.
+#[test]
+fn a_timer_moved_again_while_it_is_re_placed_fires_once_at_the_last_deadline() {
+    loom::model(|| {
+        let time = Arc::new(Handle::new(true));
+        let t0 = time.clock().now();
+        let wakes = std::sync::Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(wakes.clone());
+        let Armed::Pending { key, .. } = time.arm(t0 + Duration::from_millis(5), &waker) else {
+            panic!("a timer 5 ms ahead is pending");
+        };
+
+        let driver = {
+            let time = time.clone();
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    time.clock().advance(Duration::from_millis(5));
+                    time.process();
+                }
+            })
+        };
+        let first = time.rearm(key, t0 + Duration::from_millis(10));
+        let second = match first {
+            Rearmed::Pending { key, .. } => Some(time.rearm(key, t0 + Duration::from_millis(15))),
+            Rearmed::Unarmed => None,
+        };
+        driver.join().unwrap();
+
+        // The driver is at 10 ms.
+        match second {
+            Some(Rearmed::Pending { key, .. }) => {
+                assert_eq!(wakes.0.load(Ordering::SeqCst), 0, "fired before 15 ms");
+                time.clock().advance(Duration::from_millis(5));
+                time.process();
+                assert_eq!(wakes.0.load(Ordering::SeqCst), 1, "not fired at 15 ms");
+                time.cancel(key);
+            }
+            // Refused: it had fired (at 5 or 10 ms), once.
+            Some(Rearmed::Unarmed) | None => {
+                assert_eq!(
+                    wakes.0.load(Ordering::SeqCst),
+                    1,
+                    "refused, yet not fired once"
+                );
+            }
+        }
+        assert_eq!(time.entry_count(), 0);
+    });
+}

@@ -6,7 +6,8 @@
 //! `Wheel`: the placement of pending timers into 6 levels of 64 slots, the
 //! walk that moves time forward and fires what is due, and the earliest
 //! pending deadline. Entry storage and the intrusive slot lists are in
-//! [`slab`]. The wheel is not synchronised: its owner (the time driver)
+//! [`slab`]; each timer's latest deadline, which its owner may push later
+//! without the lock, is in [`deadlines`]. The wheel is not synchronised: its owner (the time driver)
 //! keeps it behind a lock and wakes the wakers it hands out after releasing
 //! that lock.
 //!
@@ -47,7 +48,14 @@
 //!    non-empty.
 //! 5. `pending` counts entries in lists; the slab's `len` counts pending
 //!    plus fired (not yet removed) entries.
-//! 6. `earliest`, when `Known`, is the exact earliest pending deadline.
+//! 6. `earliest`, when `Known`, is the exact earliest pending placement.
+//!
+//! A placement (an entry's `deadline`) is a lower bound of the timer's
+//! latest deadline, which its owner may push later without the driver's
+//! lock ([`deadlines`](self::deadlines)): a timer whose placement comes up
+//! fires only if its latest deadline has come too, and is placed again
+//! otherwise. So `next_deadline` is a lower bound of the true earliest
+//! deadline, never later than it.
 
 mod deadlines;
 mod slab;
@@ -183,7 +191,7 @@ impl Wheel {
         self.slab.len()
     }
 
-    #[cfg(all(test, not(loom)))] // the driver re-arms by remove + insert; tests inspect
+    #[cfg(all(test, not(loom)))] // tests inspect
     /// Pending entries only.
     pub(crate) fn pending(&self) -> usize {
         self.pending
@@ -280,11 +288,13 @@ impl Wheel {
         if !fired {
             self.unlink(index);
         }
+        // A stale key's lock-free extension then fails (`deadlines.rs`).
+        self.deadlines.clear(index);
         self.slab.free(index);
         fired
     }
 
-    #[cfg(all(test, not(loom)))] // the driver re-arms by remove + insert; tests inspect
+    #[cfg(all(test, not(loom)))] // tests inspect
     /// Whether the timer has fired (and not been reset since). False for a
     /// stale key.
     pub(crate) fn is_fired(&self, key: TimerKey) -> bool {
@@ -293,7 +303,8 @@ impl Wheel {
             .is_some_and(|index| self.slab.entry(index).state == State::Fired)
     }
 
-    /// The earliest pending deadline, exactly (clamped to [`MAX_TICK`]); it
+    /// The earliest pending placement, exactly (clamped to [`MAX_TICK`]):
+    /// a lower bound of the earliest latest deadline (see the module doc); it
     /// is `<= elapsed()` when a timer was armed in the past. `None` when
     /// nothing is pending.
     ///
@@ -448,7 +459,6 @@ impl Wheel {
         }
     }
 
-    /// Marks the unlinked entry `index` fired and hands its waker to `wake`.
     /// The unlinked entry `index` was placed at a tick `<= now`: fire it
     /// (true), unless its owner pushed its deadline past `now` meanwhile,
     /// in which case it is placed there (see `deadlines.rs`).
@@ -466,6 +476,7 @@ impl Wheel {
         }
     }
 
+    /// Marks the unlinked entry `index` fired and hands its waker to `wake`.
     fn fire(&mut self, index: u32, wake: &mut impl FnMut(Waker)) {
         let entry = self.slab.entry_mut(index);
         entry.state = State::Fired;

@@ -30,7 +30,9 @@ pub(super) const NIL: u32 = u32::MAX;
 /// A handle to one timer in a [`Wheel`](super::Wheel).
 ///
 /// Keys are plain data: copying one does not keep the timer alive. Once the
-/// timer is removed the key is stale and every operation on it is a no-op.
+/// timer is removed the key is stale and every operation on it is a no-op,
+/// but for [`Deadlines::try_extend`](super::Deadlines::try_extend), which
+/// finds the timer's cell by index alone and is for the key's one owner.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct TimerKey {
     index: u32,
