@@ -13,11 +13,12 @@
 //! 5 ms, or that fires twice.
 
 use super::driver::{Armed, Handle, Rearmed};
+use super::wheel::TimerKey;
 use crate::loom::Arc;
 use loom::thread;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Wake, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 struct Count(AtomicUsize);
 
@@ -27,16 +28,23 @@ impl Wake for Count {
     }
 }
 
+/// A frozen clock's time driver with one timer, 5 ms ahead, whose waker
+/// counts its wakes.
+fn a_timer_at_5_ms() -> (Arc<Handle>, Instant, std::sync::Arc<Count>, TimerKey) {
+    let time = Arc::new(Handle::new(true));
+    let t0 = time.clock().now();
+    let wakes = std::sync::Arc::new(Count(AtomicUsize::new(0)));
+    let waker = Waker::from(wakes.clone());
+    let Armed::Pending { key, .. } = time.arm(t0 + Duration::from_millis(5), &waker) else {
+        panic!("a timer 5 ms ahead is pending");
+    };
+    (time, t0, wakes, key)
+}
+
 #[test]
 fn a_later_deadline_set_while_the_timer_fires_is_kept_or_refused() {
     loom::model(|| {
-        let time = Arc::new(Handle::new(true));
-        let t0 = time.clock().now();
-        let wakes = std::sync::Arc::new(Count(AtomicUsize::new(0)));
-        let waker = Waker::from(wakes.clone());
-        let Armed::Pending { key, .. } = time.arm(t0 + Duration::from_millis(5), &waker) else {
-            panic!("a timer 5 ms ahead is pending");
-        };
+        let (time, t0, wakes, key) = a_timer_at_5_ms();
 
         let driver = {
             let time = time.clone();
@@ -83,13 +91,7 @@ fn a_later_deadline_set_while_the_timer_fires_is_kept_or_refused() {
 #[test]
 fn a_timer_moved_again_while_it_is_re_placed_fires_once_at_the_last_deadline() {
     loom::model(|| {
-        let time = Arc::new(Handle::new(true));
-        let t0 = time.clock().now();
-        let wakes = std::sync::Arc::new(Count(AtomicUsize::new(0)));
-        let waker = Waker::from(wakes.clone());
-        let Armed::Pending { key, .. } = time.arm(t0 + Duration::from_millis(5), &waker) else {
-            panic!("a timer 5 ms ahead is pending");
-        };
+        let (time, t0, wakes, key) = a_timer_at_5_ms();
 
         let driver = {
             let time = time.clone();
