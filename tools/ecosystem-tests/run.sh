@@ -5,7 +5,7 @@
 # limit; every test must pass. They test Tokio hard (tokio-util's
 # DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
 # network access once (crates.io). .ci/run runs three (about 2 minutes);
-# all twelve take about half an hour from cold.
+# all thirteen take about half an hour from cold.
 #
 #   tools/ecosystem-tests/run.sh                 # every package; exit 0 when every test passes
 #   tools/ecosystem-tests/run.sh tokio-util tower  # only these
@@ -32,6 +32,7 @@ axum = { version = "=0.8.9", default-features = false }
 quinn = { version = "=0.11.12", default-features = false }
 actix-http = { version = "=3.20.0", default-features = false }
 moka = { version = "=0.12.16", default-features = false }
+tonic = { version = "=0.13.1", default-features = false }
 [workspace]
 TOML
 : > "$work/fetch/src/lib.rs"
@@ -60,6 +61,7 @@ packages=(
   "quinn||"
   "actix-http|--features http2,ws,compress-gzip|"
   "moka|--features future,sync|"
+  "tonic|--features gzip,deflate|"
 )
 for entry in "${packages[@]}"; do
   IFS='|' read -r pkg features skip extra_dev <<<"$entry"
