@@ -14,27 +14,21 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 work="$root/target/ecosystem-tests"
 mkdir -p "$work/fetch/src"
-cat > "$work/fetch/Cargo.toml" <<TOML
-[package]
-name = "fetch-ecosystem"
-version = "0.0.0"
-edition = "2021"
-[dependencies]
-tokio-util = { version = "=0.7.20", default-features = false }
-tokio-stream = { version = "=0.1.19", default-features = false }
-tokio-test = { version = "=0.4.6", default-features = false }
-tower = { version = "=0.5.3", default-features = false }
-hyper-util = { version = "=0.1.21", default-features = false }
-actix-rt = { version = "=2.15.0", default-features = false }
-actix-server = { version = "=2.10.0", default-features = false }
-async-stream = { version = "=0.3.6", default-features = false }
-axum = { version = "=0.8.9", default-features = false }
-quinn = { version = "=0.11.12", default-features = false }
-actix-http = { version = "=3.20.0", default-features = false }
-moka = { version = "=0.12.16", default-features = false }
-tonic = { version = "=0.13.1", default-features = false }
-[workspace]
-TOML
+# The packages' versions, fetched (only those asked for) through a crate
+# that depends on them, so that cargo downloads and unpacks them.
+versions=(
+  tokio-util=0.7.20 tokio-stream=0.1.19 tokio-test=0.4.6 tower=0.5.3
+  hyper-util=0.1.21 actix-rt=2.15.0 actix-server=2.10.0 async-stream=0.3.6
+  axum=0.8.9 quinn=0.11.12 actix-http=3.20.0 moka=0.12.16 tonic=0.13.1
+)
+{
+  printf '[package]\nname = "fetch-ecosystem"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n'
+  for nv in "${versions[@]}"; do
+    if [ $# -gt 0 ] && [[ " $* " != *" ${nv%%=*} "* ]]; then continue; fi
+    printf '%s = { version = "=%s", default-features = false }\n' "${nv%%=*}" "${nv#*=}"
+  done
+  printf '[workspace]\n'
+} > "$work/fetch/Cargo.toml"
 : > "$work/fetch/src/lib.rs"
 meta=$(cd "$work/fetch" && cargo metadata --format-version 1 2>/dev/null)
 status=0
