@@ -92,14 +92,15 @@ impl Handle {
         crate::loom::lock(&self.state)
     }
 
-    /// The tick at which a timer for `deadline` may fire (rounded up).
+    /// The tick at which a timer for `deadline` may fire (rounded up),
+    /// clamped to the wheel's `MAX_TICK` as the wheel would clamp it.
     fn deadline_tick(&self, deadline: Instant) -> u64 {
         let d = deadline.saturating_duration_since(self.start);
-        // In u64 (no 128-bit division); saturates far beyond `MAX_TICK`.
+        // In u64 (no 128-bit division).
         d.as_secs()
             .saturating_mul(1000)
             .saturating_add(u64::from(d.subsec_nanos().div_ceil(1_000_000)))
-            .min(u64::MAX - 1)
+            .min(MAX_TICK)
     }
 
     /// The current tick (rounded down).
@@ -149,7 +150,7 @@ impl Handle {
     /// old one comes (`wheel/deadlines.rs`).
     pub(crate) fn rearm(&self, key: TimerKey, deadline: Instant) -> Rearmed {
         let tick = self.deadline_tick(deadline);
-        if self.deadlines.try_extend(key, tick.min(MAX_TICK)) {
+        if self.deadlines.try_extend(key, tick) {
             // Later than the wheel's placement: no earlier wake-up needed.
             return Rearmed::Pending { key, unpark: false };
         }

@@ -100,19 +100,15 @@ impl Deadlines {
         page[offset].store(tick, Ordering::Release);
     }
 
-    /// The timer at `index` was freed: a stale key's `try_extend` fails.
-    pub(super) fn clear(&self, index: u32) {
-        self.cell(index).store(FIRED, Ordering::Release);
-    }
-
     /// The owner's lock-free path: push the pending timer `key` to `tick`,
     /// true if done. False if it fired, or if `tick` is earlier than its
     /// latest deadline: the caller then takes the lock.
     ///
     /// `key` must be live and held by the caller (a `Sleep`'s own key): the
-    /// cell is found by index alone, without the generation check. A key
-    /// whose timer was freed fails while its index stays vacant (`clear`);
-    /// once the index is reused it would name the new timer's cell.
+    /// cell is found by index alone, without the generation check, so a
+    /// stale key would name whatever timer reuses its index. A `Sleep`
+    /// gives its key up (`Option::take`) whenever it frees the timer, so
+    /// none is ever stale; the cancel path pays nothing to guard it.
     pub(crate) fn try_extend(&self, key: TimerKey, tick: u64) -> bool {
         let cell = self.cell(key.index());
         let latest = cell.load(Ordering::Acquire);

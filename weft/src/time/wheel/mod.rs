@@ -288,8 +288,6 @@ impl Wheel {
         if !fired {
             self.unlink(index);
         }
-        // A stale key's lock-free extension then fails (`deadlines.rs`).
-        self.deadlines.clear(index);
         self.slab.free(index);
         fired
     }
