@@ -44,6 +44,22 @@ build_base() {
   (cd "$wt" && CARGO_TARGET_DIR="$base_target" cargo build --release -p weft-bench "$@" >&2)
 }
 
+# A temporary directory $work holding $work/old, a worktree of git
+# revision $1 of the repository $repo (set by the caller); both are removed
+# when the script exits. For the experiments/*/run.sh scripts that build
+# weft at OLD_REV beside the working tree's.
+old_worktree() { # rev
+  work=$(mktemp -d)
+  git -C "$repo" worktree add -f "$work/old" "$1" -q
+  trap 'git -C "$repo" worktree remove --force "$work/old"; rm -rf "$work"' EXIT
+}
+
+# The user-space instructions callgrind counts in a whole run of the
+# command given as arguments.
+callgrind_count() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 | awk '/Collected/ { print $4 }'
+}
+
 # Dump the counts of the callgrind run $1 (started with
 # --callgrind-out-file=$2), stop it, and print the instructions counted
 # since the last `callgrind_control -z`. For the experiments/*-callgrind.sh

@@ -14,53 +14,53 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 work="$root/target/ecosystem-tests"
 mkdir -p "$work/fetch/src"
-# The packages' versions, fetched (only those asked for) through a crate
-# that depends on them, so that cargo downloads and unpacks them.
-versions=(
-  tokio-util=0.7.20 tokio-stream=0.1.19 tokio-test=0.4.6 tower=0.5.3
-  hyper-util=0.1.21 actix-rt=2.15.0 actix-server=2.10.0 async-stream=0.3.6
-  axum=0.8.9 quinn=0.11.12 actix-http=3.20.0 moka=0.12.16 tonic=0.13.1
+# package | version | the cargo features its tests need | tests to skip
+# (and why) | dev-dependencies its tests use that its published Cargo.toml
+# lacks
+packages=(
+  "tokio-util|0.7.20|--features full|"
+  "tokio-stream|0.1.19|--features full|"
+  "tokio-test|0.4.6||"
+  "tower|0.5.3|--features full|"
+  # resolves hyper.rs through DNS, which this host (and CI) does not have
+  "hyper-util|0.1.21|--features full|--skip test_socks_v5_with_locally_resolved_domain_works"
+  "actix-rt|2.15.0||"
+  "actix-server|2.10.0||"
+  # its tests use tokio-test, which 0.3.6's published manifest does not list
+  # tests/ui are trybuild snapshots of rustc's diagnostics, which change
+  # with the compiler (the `test` binary, one test named `test`)
+  "async-stream|0.3.6||--exact --skip test|tokio-test = \"0.4\""
+  # its lib tests use axum-macros' private test macro, a workspace-only feature
+  "axum|0.8.9|--all-features||axum-macros = { version = \"0.5\", features = [\"__private\"] }"
+  # Not here: tower-http 0.6.11 (its tests read ../README.md and
+  # ../test-files/ of its repository, which the package lacks) and
+  # tokio-tungstenite 0.29 (its package has no tests beyond one).
+  "quinn|0.11.12||"
+  "actix-http|3.20.0|--features http2,ws,compress-gzip|"
+  "moka|0.12.16|--features future,sync|"
+  "tonic|0.13.1|--features gzip,deflate|"
 )
+# The ones asked for (all by default).
+selected=()
+for entry in "${packages[@]}"; do
+  if [ $# -eq 0 ] || [[ " $* " == *" ${entry%%|*} "* ]]; then selected+=("$entry"); fi
+done
+# Fetched through a crate that depends on them, so that cargo downloads
+# and unpacks them.
 {
   printf '[package]\nname = "fetch-ecosystem"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n'
-  for nv in "${versions[@]}"; do
-    if [ $# -gt 0 ] && [[ " $* " != *" ${nv%%=*} "* ]]; then continue; fi
-    printf '%s = { version = "=%s", default-features = false }\n' "${nv%%=*}" "${nv#*=}"
+  for entry in "${selected[@]}"; do
+    IFS='|' read -r pkg version _ <<<"$entry"
+    printf '%s = { version = "=%s", default-features = false }\n' "$pkg" "$version"
   done
   printf '[workspace]\n'
 } > "$work/fetch/Cargo.toml"
 : > "$work/fetch/src/lib.rs"
 meta=$(cd "$work/fetch" && cargo metadata --format-version 1 2>/dev/null)
 status=0
-# package | the cargo features its tests need | tests to skip (and why) |
-# dev-dependencies its tests use that its published Cargo.toml lacks
-packages=(
-  "tokio-util|--features full|"
-  "tokio-stream|--features full|"
-  "tokio-test||"
-  "tower|--features full|"
-  # resolves hyper.rs through DNS, which this host (and CI) does not have
-  "hyper-util|--features full|--skip test_socks_v5_with_locally_resolved_domain_works"
-  "actix-rt||"
-  "actix-server||"
-  # its tests use tokio-test, which 0.3.6's published manifest does not list
-  # tests/ui are trybuild snapshots of rustc's diagnostics, which change
-  # with the compiler (the `test` binary, one test named `test`)
-  "async-stream||--exact --skip test|tokio-test = \"0.4\""
-  # its lib tests use axum-macros' private test macro, a workspace-only feature
-  "axum|--all-features||axum-macros = { version = \"0.5\", features = [\"__private\"] }"
-  # Not here: tower-http 0.6.11 (its tests read ../README.md and
-  # ../test-files/ of its repository, which the package lacks) and
-  # tokio-tungstenite 0.29 (its package has no tests beyond one).
-  "quinn||"
-  "actix-http|--features http2,ws,compress-gzip|"
-  "moka|--features future,sync|"
-  "tonic|--features gzip,deflate|"
-)
-for entry in "${packages[@]}"; do
-  IFS='|' read -r pkg features skip extra_dev <<<"$entry"
-  if [ $# -gt 0 ] && [[ " $* " != *" $pkg "* ]]; then continue; fi
-  src=$(python3 -c 'import json,sys; m=json.load(sys.stdin); print([p["manifest_path"] for p in m["packages"] if p["name"]==sys.argv[1]][0].rsplit("/",1)[0])' "$pkg" <<<"$meta")
+for entry in "${selected[@]}"; do
+  IFS='|' read -r pkg version features skip extra_dev <<<"$entry"
+  src=$(python3 -c 'import json,sys; m=json.load(sys.stdin); print([p["manifest_path"] for p in m["packages"] if (p["name"], p["version"]) == tuple(sys.argv[1:])][0].rsplit("/",1)[0])' "$pkg" "$version" <<<"$meta")
   dir="$work/$pkg"
   rm -rf "$dir"
   cp -r "$src" "$dir"

@@ -9,9 +9,8 @@ set -euo pipefail
 old=${1:?usage: run.sh OLD_REV}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-work=$(mktemp -d)
-git -C "$repo" worktree add -f "$work/old" "$old" -q
-trap 'git -C "$repo" worktree remove --force "$work/old"; rm -rf "$work"' EXIT
+. "$repo/weft-bench/bench-lib.sh"  # old_worktree, callgrind_count
+old_worktree "$old"
 for side in old new; do
   weft="$repo/weft"; [ "$side" = old ] && weft="$work/old/weft"
   mkdir -p "$work/$side-crate/src"
@@ -21,8 +20,7 @@ for side in old new; do
 done
 for w in ${WORKLOADS:-joinset mutex filewrite}; do
   for side in old new; do
-    n=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-      "$work/$side-crate/target/release/handoff-instructions" "$w" 2>&1 | awk '/Collected/ {print $4}')
+    n=$(callgrind_count "$work/$side-crate/target/release/handoff-instructions" "$w")
     echo "$w $side: $n instructions"
   done
 done

@@ -9,9 +9,8 @@ set -euo pipefail
 old=${1:?usage: run.sh OLD_REV}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-work=$(mktemp -d)
-git -C "$repo" worktree add -f "$work/old" "$old" -q
-trap 'git -C "$repo" worktree remove --force "$work/old"; rm -rf "$work"' EXIT
+. "$repo/weft-bench/bench-lib.sh"  # old_worktree, callgrind_count
+old_worktree "$old"
 for side in old new tokio; do
   case $side in
     old) dep="rt = { package = \"weft\", path = \"$work/old/weft\" }" ;;
@@ -25,11 +24,8 @@ for side in old new tokio; do
 done
 for mode in reset arm; do
   for side in old new tokio; do
-    count() {
-      valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-        "$work/crate-$side/target/release/sleep-reset" "$mode" "$1" 2>&1 | awk '/Collected/ { print $4 }'
-    }
-    a=$(count 100000); b=$(count 200000)
+    bin="$work/crate-$side/target/release/sleep-reset"
+    a=$(callgrind_count "$bin" "$mode" 100000); b=$(callgrind_count "$bin" "$mode" 200000)
     echo "$mode, $side: $(( (b - a) / 100000 )) instructions each"
   done
 done
