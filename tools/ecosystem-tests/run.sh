@@ -5,7 +5,7 @@
 # limit; every test must pass. They test Tokio hard (tokio-util's
 # DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
 # network access once (crates.io). .ci/run runs three (about 2 minutes);
-# all thirteen take about half an hour from cold.
+# all fifteen take about 35 minutes from cold.
 #
 #   tools/ecosystem-tests/run.sh                 # every package; exit 0 when every test passes
 #   tools/ecosystem-tests/run.sh tokio-util tower  # only these
@@ -14,9 +14,11 @@ cd "$(dirname "$0")/../.."
 root=$(pwd)
 work="$root/target/ecosystem-tests"
 mkdir -p "$work/fetch/src"
-# package | version | the cargo features its tests need | tests to skip
-# (and why) | dev-dependencies its tests use that its published Cargo.toml
-# lacks
+# package | version | the cargo features its tests need (and `--test
+# NAME` to run only those targets) | tests to skip (and why) |
+# dev-dependencies its tests use that its published Cargo.toml lacks |
+# environment (`KEY=VALUE ...`, paths relative to the package) for its
+# build and its tests
 packages=(
   "tokio-util|0.7.20|--features full|"
   "tokio-stream|0.1.19|--features full|"
@@ -34,11 +36,22 @@ packages=(
   "axum|0.8.9|--all-features||axum-macros = { version = \"0.5\", features = [\"__private\"] }"
   # Not here: tower-http 0.6.11 (its tests read ../README.md and
   # ../test-files/ of its repository, which the package lacks) and
-  # tokio-tungstenite 0.29 (its package has no tests beyond one).
+  # tokio-tungstenite 0.29 (its package has no tests beyond one), and
+  # redis 1.8.1 and hickory-proto 0.25 (their tests that use Tokio import
+  # test_macros and test_support, crates of their repositories that are
+  # not published).
   "quinn|0.11.12||"
   "actix-http|3.20.0|--features http2,ws,compress-gzip|"
   "moka|0.12.16|--features future,sync|"
   "tonic|0.13.1|--features gzip,deflate|"
+  "async-compression|0.4.52|--features all|"
+  # SQLite through the tokio runtime (its pool, timeouts, the worker
+  # thread's channel); the other databases need servers. DATABASE_URL
+  # is read by its tests and, at build time, by its query macros.
+  # sqlx-test is weft's stand-in for its repository's unpublished helper
+  # (its `test_type!` macros are not there: sqlite-types and
+  # sqlite-derives are left out).
+  "sqlx|0.8.6|--features sqlite,runtime-tokio,any,macros,migrate --test sqlite --test sqlite-any --test sqlite-describe --test sqlite-macros --test sqlite-error --test sqlite-test-attr --test sqlite-migrate --test any --test any-pool||sqlx-test = { path = \"$root/tools/ecosystem-tests/sqlx-test\" }|DATABASE_URL=sqlite://tests/sqlite/sqlite.db"
 )
 # The ones asked for (all by default).
 selected=()
@@ -59,11 +72,13 @@ done
 meta=$(cd "$work/fetch" && cargo metadata --format-version 1 2>/dev/null)
 status=0
 for entry in "${selected[@]}"; do
-  IFS='|' read -r pkg version features skip extra_dev <<<"$entry"
+  IFS='|' read -r pkg version features skip extra_dev environment <<<"$entry"
   src=$(python3 -c 'import json,sys; m=json.load(sys.stdin); print([p["manifest_path"] for p in m["packages"] if (p["name"], p["version"]) == tuple(sys.argv[1:])][0].rsplit("/",1)[0])' "$pkg" "$version" <<<"$meta")
   dir="$work/$pkg"
   rm -rf "$dir"
   cp -r "$src" "$dir"
+  # The toolchain here, not the one the package pins (sqlx: 1.78).
+  rm -f "$dir/rust-toolchain" "$dir/rust-toolchain.toml"
   # The versions last checked (the lock of the patched package, kept here).
   lock="tools/ecosystem-tests/$pkg.Cargo.lock"
   if [ -f "$lock" ]; then cp "$lock" "$dir/Cargo.lock"; else rm -f "$dir/Cargo.lock"; fi
@@ -71,9 +86,10 @@ for entry in "${selected[@]}"; do
   # dev-dependencies (say actix-http-test) then share its types.
   printf '\n[patch.crates-io]\ntokio = { path = "%s/weft-tokio" }\n%s = { path = "." }\n\n[workspace]\n' "$root" "$pkg" >> "$dir/Cargo.toml"
   if [ -n "$extra_dev" ]; then
-    python3 - "$dir/Cargo.toml" "$extra_dev" <<'PY'
+    python3 - "$dir/Cargo.toml" "$extra_dev" "$root" <<'PY'
 import sys
-path, dep = sys.argv[1], sys.argv[2]
+path, dep, root = sys.argv[1], sys.argv[2], sys.argv[3]
+dep = dep.replace("$root", root)
 text = open(path).read()
 marker = "[dev-dependencies]\n"
 if marker in text:
@@ -85,7 +101,10 @@ PY
   fi
   # shellcheck disable=SC2086
   # Binaries to binaries.tsv; compiler errors (JSON on stdout) to build.err.
-  if ! (cd "$dir" && cargo test $features --tests --no-run --message-format json 2>"$dir/build.log") |
+  # Every test target, unless the entry names its own (`--test NAME`).
+  targets=--tests
+  [[ " $features " == *" --test "* ]] && targets=
+  if ! (cd "$dir" && env $environment cargo test $features $targets --no-run --message-format json 2>"$dir/build.log") |
     python3 -c 'import json,sys
 err = open(sys.argv[1], "w")
 for l in sys.stdin:
@@ -103,7 +122,7 @@ for l in sys.stdin:
   while IFS=$'\t' read -r name exe; do
     out="$dir/out.$name.txt"
     # shellcheck disable=SC2086
-    if (cd "$dir" && timeout 120 "$exe" --test-threads=2 $skip > "$out" 2>&1); then
+    if (cd "$dir" && env $environment timeout 120 "$exe" --test-threads=2 $skip > "$out" 2>&1); then
       passed=$((passed + $(awk '/^test result/ { n += $4 } END { print n + 0 }' "$out")))
     else
       failed=$((failed + 1)); status=1
