@@ -397,6 +397,44 @@ mod paused {
         });
     }
 
+    /// A pending sleep polled again by the waker its timer holds skips the
+    /// driver's lock (`Handle::poll_fired`); polled by another, it stores
+    /// that one. Only the last poll's waker is woken, even when it is a
+    /// waker the sleep held before (A, then B, then A again).
+    #[test]
+    fn only_the_last_polling_waker_of_a_sleep_is_woken() {
+        use std::future::Future;
+        paused_rt().block_on(async {
+            let ms = Duration::from_millis;
+            let (a_count, a) = Count::new();
+            let (b_count, b) = Count::new();
+            let mut sleep = Box::pin(time::sleep(ms(10)));
+            for waker in [&a, &a, &b, &b, &a, &a] {
+                let mut cx = std::task::Context::from_waker(waker);
+                assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            }
+            time::sleep(ms(20)).await;
+            assert_eq!((a_count.get(), b_count.get()), (1, 0), "(A, B) wakes");
+            assert!(sleep.is_elapsed());
+            let mut cx = std::task::Context::from_waker(&a);
+            assert!(sleep.as_mut().poll(&mut cx).is_ready());
+
+            // B last: B alone is woken; and a poll by the same waker after
+            // the timer fired (the lock-free look) reports it.
+            let (a_count, a) = Count::new();
+            let (b_count, b) = Count::new();
+            let mut sleep = Box::pin(time::sleep(ms(10)));
+            for waker in [&a, &b, &b] {
+                let mut cx = std::task::Context::from_waker(waker);
+                assert!(sleep.as_mut().poll(&mut cx).is_pending());
+            }
+            time::sleep(ms(20)).await;
+            assert_eq!((a_count.get(), b_count.get()), (0, 1), "(A, B) wakes");
+            let mut cx = std::task::Context::from_waker(&b);
+            assert!(sleep.as_mut().poll(&mut cx).is_ready());
+        });
+    }
+
     /// Later deadlines are set without the driver's lock and the wheel
     /// keeps the old place until it comes up (`wheel/deadlines.rs`): the
     /// sleep must still fire once, at the last deadline, including after

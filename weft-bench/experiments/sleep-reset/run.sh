@@ -1,6 +1,7 @@
 #!/bin/bash
 # User-space instructions (callgrind) per `Sleep::reset` of a polled sleep,
-# and per sleep made, armed and cancelled (src/main.rs), for weft at
+# per sleep made, armed and cancelled, and per poll of a pending sleep
+# (src/main.rs), for weft at
 # OLD_REV, the working tree's weft, and Tokio 1.54.1: the difference
 # between 200,000 and 100,000 operations, divided by 100,000.
 # Instruction counts do not depend on the machine's load.
@@ -22,7 +23,7 @@ for side in old new tokio; do
   cp "$here/src/main.rs" "$work/crate-$side/src/"
   (cd "$work/crate-$side" && cargo build --release -q)
 done
-for mode in reset arm; do
+for mode in reset arm poll; do
   for side in old new tokio; do
     bin="$work/crate-$side/target/release/sleep-reset"
     a=$(callgrind_count "$bin" "$mode" 100000); b=$(callgrind_count "$bin" "$mode" 200000)

@@ -15,6 +15,10 @@
 //!   deadline: its owner sets a later one without the lock, and the wheel
 //!   re-places the timer when the old place comes up (`wheel/deadlines.rs`).
 //!   So the driver may wake for a timer that moved, never late for one.
+//! - A pending timer's waker is set only by its owner (the `Sleep` holding
+//!   its key) and taken only when it fires or is freed. So the owner knows,
+//!   without the lock, which waker its unfired timer holds, and a poll by
+//!   that same waker needs no lock (`poll_fired`).
 //! - A deadline too far for the wheel (clamped to its `MAX_TICK`, over a
 //!   hundred million years) means "never": parks ignore it, so an idle
 //!   frozen clock never jumps there and fires it early. (A timer pushed
@@ -27,7 +31,7 @@
 //!   would be the one case left.)
 
 use super::clock::Clock;
-use super::wheel::{Deadlines, TimerKey, Wheel, MAX_TICK};
+use super::wheel::{Deadlines, TimerKey, WakerId, Wheel, MAX_TICK};
 use crate::loom::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::{Duration, Instant};
@@ -51,8 +55,13 @@ struct State {
 #[must_use]
 pub(crate) enum Armed {
     /// Pending; the driver needs an unpark if `unpark` (the timer is
-    /// earlier than the driver's wake-up).
-    Pending { key: TimerKey, unpark: bool },
+    /// earlier than the driver's wake-up). `waker`: the stored waker's
+    /// identity, for [`Handle::poll_fired`].
+    Pending {
+        key: TimerKey,
+        unpark: bool,
+        waker: WakerId,
+    },
     /// The deadline has already passed: complete at once.
     Elapsed,
 }
@@ -130,10 +139,13 @@ impl Handle {
         if tick <= state.wheel.elapsed() {
             return Armed::Elapsed;
         }
-        let key = state.wheel.insert(tick, waker.clone());
+        let waker = waker.clone();
+        let stored = WakerId::of(&waker);
+        let key = state.wheel.insert(tick, waker);
         Armed::Pending {
             key,
             unpark: state.note_new_deadline(tick),
+            waker: stored,
         }
     }
 
@@ -178,8 +190,22 @@ impl Handle {
         Rearmed::Unarmed
     }
 
-    /// True once the timer fired; otherwise store `waker` for it.
-    pub(crate) fn poll_fired(&self, key: TimerKey, waker: &Waker) -> bool {
+    /// True once the timer fired; otherwise make sure it holds a waker
+    /// that wakes `waker`'s task. `stored` is the identity of the waker the
+    /// timer holds, as the caller was last told (by `arm` or here); it is
+    /// kept up to date.
+    ///
+    /// `key` must be the caller's own, as for `rearm`. Then only its owner
+    /// changes the timer's waker, so when `waker` is the one `stored` names
+    /// and the timer's cell does not say fired, the poll is over without
+    /// the lock: a fire that comes after that look wakes the stored waker,
+    /// which is this task's. (A runtime shut down fired every timer: the
+    /// locked path then panics, as before.) Model:
+    /// `time/loom_poll_pending.rs`.
+    pub(crate) fn poll_fired(&self, key: TimerKey, stored: &mut WakerId, waker: &Waker) -> bool {
+        if *stored == WakerId::of(waker) && !self.deadlines.has_fired(key) {
+            return false;
+        }
         let mut state = self.lock();
         if state.is_shutdown {
             drop(state);
@@ -188,12 +214,19 @@ impl Handle {
         let update = state.wheel.update_waker(key, waker);
         drop(state);
         // Any displaced waker is dropped here, after unlocking.
-        update.is_none()
+        match update {
+            Some((_displaced, now_stored)) => {
+                *stored = now_stored;
+                false
+            }
+            None => true,
+        }
     }
 
-    /// Whether the timer fired, without touching its waker.
+    /// Whether the timer fired, without touching its waker. `key` must be
+    /// the caller's own, as for `rearm` (it is read without the lock).
     pub(crate) fn has_fired(&self, key: TimerKey) -> bool {
-        self.lock().wheel.has_fired(key)
+        self.deadlines.has_fired(key)
     }
 
     /// Free a timer's entry (cancelled or done). Its waker, if it still has

@@ -30,6 +30,8 @@ mod interval;
 mod loom_auto_advance;
 #[cfg(all(test, loom))]
 mod loom_lazy_extend;
+#[cfg(all(test, loom))]
+mod loom_poll_pending;
 mod sleep;
 mod test_util;
 mod timeout;

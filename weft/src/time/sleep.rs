@@ -6,7 +6,7 @@
 //! dropped.
 
 use super::driver::{Armed, Rearmed};
-use super::wheel::TimerKey;
+use super::wheel::{TimerKey, WakerId};
 use super::Instant;
 use crate::coop;
 use crate::runtime::{context, driver};
@@ -74,6 +74,8 @@ pub struct Sleep {
     deadline: Instant,
     driver: driver::Handle,
     entry: Option<TimerKey>,
+    /// The waker `entry`'s timer holds (meaningless without an entry).
+    stored_waker: WakerId,
     elapsed: bool,
 }
 
@@ -83,6 +85,7 @@ impl Sleep {
             deadline,
             driver,
             entry: None,
+            stored_waker: WakerId::NONE,
             elapsed: false,
         }
     }
@@ -143,15 +146,21 @@ impl Sleep {
         let done = match self.entry {
             None => match self.time().arm(self.deadline.into_std(), cx.waker()) {
                 Armed::Elapsed => true,
-                Armed::Pending { key, unpark } => {
+                Armed::Pending { key, unpark, waker } => {
                     self.entry = Some(key);
+                    self.stored_waker = waker;
                     if unpark {
                         self.driver.unpark();
                     }
                     false
                 }
             },
-            Some(key) => self.time().poll_fired(key, cx.waker()),
+            Some(key) => {
+                let mut stored = self.stored_waker;
+                let fired = self.time().poll_fired(key, &mut stored, cx.waker());
+                self.stored_waker = stored;
+                fired
+            }
         };
         if done {
             self.cancel();

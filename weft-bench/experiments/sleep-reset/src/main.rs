@@ -5,7 +5,9 @@
 //!   that move later, and earlier once in 64, never due: a timeout
 //!   extended on every event (hyper's timers, tokio-util's DelayQueue);
 //! - `arm`: N sleeps made, polled once (arming a timer) and dropped
-//!   (cancelling it): a `timeout` around work that finishes first.
+//!   (cancelling it): a `timeout` around work that finishes first;
+//! - `poll`: a pending sleep polled N times by the same task: a `select!`
+//!   or `timeout` whose other branch wakes the task again and again.
 
 use std::future::Future;
 use std::pin::pin;
@@ -15,7 +17,7 @@ use std::time::Duration;
 use rt::time::{sleep, Instant};
 
 fn main() {
-    let mode = std::env::args().nth(1).expect("reset or arm");
+    let mode = std::env::args().nth(1).expect("reset, arm or poll");
     let n: u32 = std::env::args()
         .nth(2)
         .map_or(100_000, |s| s.parse().expect("a count"));
@@ -43,7 +45,18 @@ fn main() {
                     assert!(sleep.as_mut().poll(&mut cx).is_pending());
                 }
             }
-            other => panic!("unknown mode {other}: reset or arm"),
+            "poll" => {
+                // Outside the coop budget, which would otherwise run out
+                // after 128 polls and answer for the timer.
+                rt::task::unconstrained(async {
+                    let mut sleep = pin!(sleep(Duration::from_secs(60)));
+                    for _ in 0..n {
+                        assert!(sleep.as_mut().poll(&mut cx).is_pending());
+                    }
+                })
+                .await;
+            }
+            other => panic!("unknown mode {other}: reset, arm or poll"),
         }
     });
 }

@@ -121,6 +121,15 @@ impl Deadlines {
                 .is_ok()
     }
 
+    /// Whether the timer `key` fired, read without the lock. The same
+    /// contract as [`try_extend`](Self::try_extend): `key` is live and the
+    /// caller's own. A timer that fires right after this look still wakes
+    /// the waker it holds, so a "no" is never a lost wake-up.
+    #[inline]
+    pub(crate) fn has_fired(&self, key: TimerKey) -> bool {
+        self.cell(key.index()).load(Ordering::Acquire) == FIRED
+    }
+
     /// The wheel's decision (under the lock) on timer `index`, whose
     /// placement is due at `now`: fire it, or move it to the later
     /// deadline its owner set.

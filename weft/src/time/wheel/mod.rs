@@ -146,14 +146,39 @@ fn level_for(elapsed: u64, deadline: u64) -> usize {
     ((top_bit / SLOT_BITS) as usize).min(TOP)
 }
 
-/// Stores a clone of `waker` in `stored`, unless it already wakes the same
-/// task.
-/// Stores `waker` unless the stored one wakes the same task; returns the
-/// displaced waker, for the caller to drop after unlocking.
-fn store_waker(stored: &mut Option<Waker>, waker: &Waker) -> Option<Waker> {
+/// Stores a clone of `waker` unless the stored one wakes the same task;
+/// returns the displaced waker, for the caller to drop after unlocking,
+/// and the identity of the waker now stored.
+fn store_waker(stored: &mut Option<Waker>, waker: &Waker) -> (Option<Waker>, WakerId) {
     match stored {
-        Some(current) if current.will_wake(waker) => None,
-        _ => stored.replace(waker.clone()),
+        Some(current) if current.will_wake(waker) => (None, WakerId::of(current)),
+        _ => {
+            let clone = waker.clone();
+            let id = WakerId::of(&clone);
+            (stored.replace(clone), id)
+        }
+    }
+}
+
+/// A waker's identity as [`Waker::will_wake`] compares it (its data and
+/// vtable pointers), kept as integers: a `Sleep` remembers which waker its
+/// timer holds, and skips the lock when it is polled by the same one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct WakerId {
+    data: usize,
+    vtable: usize,
+}
+
+impl WakerId {
+    /// Matches no waker (a vtable is never at address 0).
+    pub(crate) const NONE: WakerId = WakerId { data: 0, vtable: 0 };
+
+    #[inline]
+    pub(crate) fn of(waker: &Waker) -> WakerId {
+        WakerId {
+            data: waker.data() as usize,
+            vtable: std::ptr::from_ref(waker.vtable()) as usize,
+        }
     }
 }
 
@@ -214,21 +239,18 @@ impl Wheel {
     /// the stored one `will_wake` the same task). Returns `None` if the timer
     /// already fired, or if `key` is stale; otherwise `Some` of the displaced
     /// waker, which the caller drops after releasing its lock (a waker's drop
-    /// may run arbitrary code).
-    pub(crate) fn update_waker(&mut self, key: TimerKey, waker: &Waker) -> Option<Option<Waker>> {
+    /// may run arbitrary code), and of the stored waker's identity.
+    pub(crate) fn update_waker(
+        &mut self,
+        key: TimerKey,
+        waker: &Waker,
+    ) -> Option<(Option<Waker>, WakerId)> {
         let index = self.slab.resolve(key)?;
         let entry = self.slab.entry_mut(index);
         if entry.state == State::Fired {
             return None;
         }
         Some(store_waker(&mut entry.waker, waker))
-    }
-
-    /// Whether the timer has fired (`false` for a stale key).
-    pub(crate) fn has_fired(&self, key: TimerKey) -> bool {
-        self.slab
-            .resolve(key)
-            .is_some_and(|index| self.slab.entry(index).state == State::Fired)
     }
 
     /// Takes a pending timer's waker out, so that `remove` does not drop it
@@ -261,7 +283,7 @@ impl Wheel {
             return;
         };
         self.relink(index, deadline);
-        drop(store_waker(&mut self.slab.entry_mut(index).waker, waker));
+        drop(store_waker(&mut self.slab.entry_mut(index).waker, waker).0);
     }
 
     /// Takes entry `index` out of its list (unless it fired, which left

@@ -367,12 +367,21 @@ fn update_waker_swaps_until_fired() {
     let mut h = Harness::new();
     let k = h.insert(1, 100);
     let second = h.waker(2);
-    // The first waker is handed back, for the caller to drop unlocked.
-    assert!(matches!(h.wheel.update_waker(k, &second), Some(Some(_))));
+    // The first waker is handed back, for the caller to drop unlocked;
+    // the identity reported is the stored clone's (an `Arc` waker's clone
+    // shares its pointer).
+    let Some((Some(_), stored)) = h.wheel.update_waker(k, &second) else {
+        panic!("the first waker is not handed back");
+    };
+    assert_eq!(stored, WakerId::of(&second));
+    assert_ne!(stored, WakerId::of(&h.waker(1)));
 
     // The same waker again: no clone is stored.
     let strong = Arc::strong_count(&h.counters[&2]);
-    assert!(h.wheel.update_waker(k, &second).is_some());
+    let Some((None, again)) = h.wheel.update_waker(k, &second) else {
+        panic!("the same waker displaced one");
+    };
+    assert_eq!(again, stored);
     assert_eq!(Arc::strong_count(&h.counters[&2]), strong);
 
     assert_eq!(h.advance(100), [2]);
