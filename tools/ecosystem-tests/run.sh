@@ -5,7 +5,7 @@
 # limit; every test must pass. They test Tokio hard (tokio-util's
 # DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
 # network access once (crates.io). .ci/run runs three (about 2 minutes);
-# all fifteen take about 35 minutes from cold.
+# all nineteen take about 45 minutes from cold.
 #
 #   tools/ecosystem-tests/run.sh                 # every package; exit 0 when every test passes
 #   tools/ecosystem-tests/run.sh tokio-util tower  # only these
@@ -45,6 +45,13 @@ packages=(
   "moka|0.12.16|--features future,sync|"
   "tonic|0.13.1|--features gzip,deflate|"
   "async-compression|0.4.52|--features all|"
+  "bb8|0.9.1||"
+  "tokio-graceful-shutdown|0.20.0||"
+  # Its own code trips a lint that newer compilers deny.
+  "leaky-bucket|1.1.2||||RUSTFLAGS=--cap-lints=warn"
+  # It builds and matches `tokio::net::unix::ReuniteError(read, write)`,
+  # which weft's type alias could not be (now a tuple struct, as Tokio's).
+  "interprocess|2.4.7|--features tokio|"
   # SQLite through the tokio runtime (its pool, timeouts, the worker
   # thread's channel); the other databases need servers. DATABASE_URL
   # is read by its tests and, at build time, by its query macros.

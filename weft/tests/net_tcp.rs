@@ -536,8 +536,12 @@ rt_test! {
             let (other_rd, other_wr) = other.into_split();
             let err = rd.reunite(other_wr).unwrap_err();
             assert!(err.to_string().contains("not from the same socket"));
-            let (rd, other_wr) = (err.0, err.1);
-            drop((other_rd, other_wr));
+            assert!(format!("{err:?}").starts_with("ReuniteError(OwnedReadHalf"));
+            // A tuple struct, as Tokio's: matched (and built) by its
+            // fields, as interprocess's Tokio streams do.
+            let weft::net::tcp::ReuniteError(rd, other_wr) = err;
+            let err = weft::net::tcp::ReuniteError(other_rd, other_wr);
+            drop(err);
 
             // The right pair reunites, and the stream still works: reuniting
             // did not shut the write side down.

@@ -158,8 +158,8 @@ rt_test! {
             let (c, _d) = UnixStream::pair().unwrap();
             let (c_rd, c_wr) = c.into_split();
             let err = rd.reunite(c_wr).unwrap_err();
-            let (rd, c_wr) = (err.0, err.1);
-            drop((c_rd, c_wr));
+            let weft::net::unix::ReuniteError(rd, c_wr) = err;
+            drop(weft::net::unix::ReuniteError(c_rd, c_wr));
             let a = rd.reunite(wr).unwrap();
 
             // Split again; dropping the owned write half sends EOF while

@@ -3,7 +3,8 @@
 //! Owns: the borrowed halves (`split`, no allocation) and the owned halves
 //! (`into_split`, one `Arc`), generic over the stream type. `tcp` and
 //! `unix` name them with type aliases (`tcp::OwnedReadHalf` is
-//! `OwnedReadHalf<TcpStream>`).
+//! `OwnedReadHalf<TcpStream>`), and each defines its own `ReuniteError`
+//! ([`reunite_error!`]).
 //!
 //! Invariant: a stream's read and write directions are independent in the
 //! kernel and in the registration (separate waker slots), so the halves need
@@ -11,8 +12,6 @@
 //! and not when it is being reunited.
 
 use crate::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
-use std::error::Error;
-use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -49,6 +48,13 @@ pub trait SplitStream: ReadUninit {
     fn poll_flush_writes(&self) -> Poll<io::Result<()>>;
     /// `AsyncWrite::poll_shutdown`: every byte written goes out first.
     fn poll_shutdown_write(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    /// The error `reunite` gives: a tuple struct of the stream's own module
+    /// (`tcp::ReuniteError(read, write)`, as Tokio's, so that callers can
+    /// build and match it), made by [`reunite_error!`].
+    type ReuniteError;
+    fn reunite_error(read: OwnedReadHalf<Self>, write: OwnedWriteHalf<Self>) -> Self::ReuniteError
+    where
+        Self: Sized;
 }
 
 /// The read half of a stream's `split`: borrows the stream.
@@ -93,23 +99,27 @@ pub(crate) fn into_split<S: SplitStream>(stream: S) -> (OwnedReadHalf<S>, OwnedW
     )
 }
 
-/// `reunite` was given halves of two different streams; both are handed
-/// back.
-pub struct ReuniteError<S: SplitStream>(pub OwnedReadHalf<S>, pub OwnedWriteHalf<S>);
+/// Defines `ReuniteError` in a stream's module, of the `OwnedReadHalf` and
+/// `OwnedWriteHalf` named there (one per stream type, each a tuple struct
+/// with public fields, as Tokio's: a type alias of a generic struct could
+/// not be built or matched as `ReuniteError(read, write)`).
+macro_rules! reunite_error {
+    () => {
+        /// `reunite` was given halves of two different streams; `.0` and
+        /// `.1` hand them back.
+        #[derive(Debug)]
+        pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
 
-impl<S: SplitStream> fmt::Debug for ReuniteError<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ReuniteError(..)")
-    }
+        impl ::std::fmt::Display for ReuniteError {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str("tried to reunite halves that are not from the same socket")
+            }
+        }
+
+        impl ::std::error::Error for ReuniteError {}
+    };
 }
-
-impl<S: SplitStream> fmt::Display for ReuniteError<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("tried to reunite halves that are not from the same socket")
-    }
-}
-
-impl<S: SplitStream> Error for ReuniteError<S> {}
+pub(crate) use reunite_error;
 
 /// The methods every half has (addresses and `ready`), on the stream
 /// `self.stream()` reaches.
@@ -205,9 +215,9 @@ impl<S: SplitStream> WriteHalf<'_, S> {
 impl<S: SplitStream> OwnedReadHalf<S> {
     /// Put the stream back together. Fails (handing both halves back) if
     /// they come from different streams.
-    pub fn reunite(self, other: OwnedWriteHalf<S>) -> Result<S, ReuniteError<S>> {
+    pub fn reunite(self, other: OwnedWriteHalf<S>) -> Result<S, S::ReuniteError> {
         if !Arc::ptr_eq(&self.inner, &other.inner) {
-            return Err(ReuniteError(self, other));
+            return Err(S::reunite_error(self, other));
         }
         let mut other = other;
         other.shutdown_on_drop = false;
@@ -229,7 +239,7 @@ impl<S: SplitStream> OwnedReadHalf<S> {
 
 impl<S: SplitStream> OwnedWriteHalf<S> {
     /// Put the stream back together (see [`OwnedReadHalf::reunite`]).
-    pub fn reunite(self, other: OwnedReadHalf<S>) -> Result<S, ReuniteError<S>> {
+    pub fn reunite(self, other: OwnedReadHalf<S>) -> Result<S, S::ReuniteError> {
         other.reunite(self)
     }
 
@@ -475,6 +485,12 @@ macro_rules! stream_socket_impls {
                 cx: &mut ::std::task::Context<'_>,
             ) -> ::std::task::Poll<::std::io::Result<()>> {
                 self.io.poll_shutdown_write(cx)
+            }
+
+            type ReuniteError = ReuniteError;
+
+            fn reunite_error(read: OwnedReadHalf, write: OwnedWriteHalf) -> ReuniteError {
+                ReuniteError(read, write)
             }
         }
 

@@ -24,9 +24,7 @@ pub type OwnedReadHalf = halves::OwnedReadHalf<TcpStream>;
 /// down the write direction (the peer reads EOF), unless it was reunited.
 pub type OwnedWriteHalf = halves::OwnedWriteHalf<TcpStream>;
 
-/// `reunite` was given halves of two different streams; `.0` and `.1`
-/// hand them back.
-pub type ReuniteError = halves::ReuniteError<TcpStream>;
+halves::reunite_error!();
 
 /// `peek` and `poll_peek` on a TCP read half, as on the stream. Both take
 /// `&self` (Tokio's take `&mut self`; `&self` accepts every caller of those).

@@ -19,8 +19,6 @@ pub type OwnedReadHalf = halves::OwnedReadHalf<UnixStream>;
 /// down the write direction (the peer reads EOF), unless it was reunited.
 pub type OwnedWriteHalf = halves::OwnedWriteHalf<UnixStream>;
 
-/// `reunite` was given halves of two different streams; `.0` and `.1`
-/// hand them back.
-pub type ReuniteError = halves::ReuniteError<UnixStream>;
+halves::reunite_error!();
 
 halves::stream_socket_impls!(UnixStream, SocketAddr);
