@@ -5,7 +5,7 @@
 # limit; every test must pass. They test Tokio hard (tokio-util's
 # DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
 # network access once (crates.io). .ci/run runs three (about 2 minutes);
-# all nineteen take about 45 minutes from cold.
+# all twenty-seven take about an hour from cold.
 #
 #   tools/ecosystem-tests/run.sh                 # every package; exit 0 when every test passes
 #   tools/ecosystem-tests/run.sh tokio-util tower  # only these
@@ -37,9 +37,10 @@ packages=(
   # Not here: tower-http 0.6.11 (its tests read ../README.md and
   # ../test-files/ of its repository, which the package lacks) and
   # tokio-tungstenite 0.29 (its package has no tests beyond one), and
-  # redis 1.8.1 and hickory-proto 0.25 (their tests that use Tokio import
-  # test_macros and test_support, crates of their repositories that are
-  # not published).
+  # redis 1.8.1, hickory-proto 0.25 and signal-hook-tokio 0.4 (their
+  # tests that use Tokio import test_macros, test_support and a
+  # serial_test::lock, crates of their repositories that are not
+  # published).
   "quinn|0.11.12||"
   "actix-http|3.20.0|--features http2,ws,compress-gzip|"
   "moka|0.12.16|--features future,sync|"
@@ -52,6 +53,15 @@ packages=(
   # It builds and matches `tokio::net::unix::ReuniteError(read, write)`,
   # which weft's type alias could not be (now a tuple struct, as Tokio's).
   "interprocess|2.4.7|--features tokio|"
+  "deadpool|0.13.1|--features managed,unmanaged,rt_tokio_1|"
+  # tests/compile_fail.rs (test `ui`) are trybuild snapshots, as above.
+  "tarpc|0.38.0|--features full|--skip ui"
+  "backon|1.6.0||"
+  "tokio-metrics|0.5.2||"
+  "tokio-seqpacket|0.9.1||"
+  "async-tempfile|0.8.0||"
+  "stream-cancel|0.8.2||"
+  "tokio-io-timeout|1.2.1||"
   # SQLite through the tokio runtime (its pool, timeouts, the worker
   # thread's channel); the other databases need servers. DATABASE_URL
   # is read by its tests and, at build time, by its query macros.
@@ -133,7 +143,7 @@ for l in sys.stdin:
       passed=$((passed + $(awk '/^test result/ { n += $4 } END { print n + 0 }' "$out")))
     else
       failed=$((failed + 1)); status=1
-      echo "$pkg/$name: FAILED"; grep -E '^    [^ ]+$' "$out" | sed 's/^/  /'
+      echo "$pkg/$name: FAILED"; { grep -E '^    [^ ]+$' "$out" || tail -3 "$out"; } | sed 's/^/  /'
     fi
   done < "$dir/binaries.tsv"
   echo "$pkg: $(wc -l < "$dir/binaries.tsv") test files, $passed tests passed, $failed files failing"
