@@ -37,10 +37,10 @@ packages=(
   # Not here: tower-http 0.6.11 (its tests read ../README.md and
   # ../test-files/ of its repository, which the package lacks) and
   # tokio-tungstenite 0.29 (its package has no tests beyond one), and
-  # redis 1.8.1, hickory-proto 0.25 and signal-hook-tokio 0.4 (their
-  # tests that use Tokio import test_macros, test_support and a
-  # serial_test::lock, crates of their repositories that are not
-  # published).
+  # redis 1.8.1, hickory-proto 0.25, signal-hook-tokio 0.4 and ractor
+  # 0.16 (their tests that use Tokio import test_macros, test_support, a
+  # serial_test::lock and ractor_example_entry_proc, crates of their
+  # repositories that are not published).
   "quinn|0.11.12||"
   "actix-http|3.20.0|--features http2,ws,compress-gzip|"
   "moka|0.12.16|--features future,sync|"
@@ -62,6 +62,14 @@ packages=(
   "async-tempfile|0.8.0||"
   "stream-cancel|0.8.2||"
   "tokio-io-timeout|1.2.1||"
+  "warp|0.4.3|--features server,websocket|"
+  # Its tests found that a `BufReader` over a `File` panicked (debug
+  # builds) when it seeked after buffering.
+  "async_zip|0.0.19|--features tokio,tokio-fs,deflate|"
+  # Two tests need the network: a connect to an unroutable address that
+  # must time out (this host's network accepts it at once) and DNS.
+  "hyper-timeout|0.5.2||--skip tests::test_timeout_connector --skip tests::test_read_timeout"
+  "kameo|0.22.2||"
   # SQLite through the tokio runtime (its pool, timeouts, the worker
   # thread's channel); the other databases need servers. DATABASE_URL
   # is read by its tests and, at build time, by its query macros.

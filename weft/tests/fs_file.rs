@@ -465,4 +465,35 @@ rt_test! {
             std::fs::remove_dir_all(&dir).unwrap();
         });
     }
+
+    /// A `BufReader` over a `File` seeks after it has buffered bytes: the
+    /// `seek` first completes any seek in flight, and the file, idle,
+    /// reports where it last seeked (0), behind what the reader buffered.
+    /// async_zip's Tokio reader did this (through tokio-util's `Compat`)
+    /// and hit an overflow in `BufReader::poll_complete`.
+    #[test]
+    fn a_buf_reader_over_a_file_seeks_after_buffering() {
+        use weft::io::{AsyncBufReadExt, BufReader};
+
+        rt().block_on(async {
+            let dir = scratch("buf-reader-seek");
+            let path = dir.join("lines");
+            std::fs::write(&path, b"hello\nworld\n").unwrap();
+            let mut reader = BufReader::new(File::open(&path).await.unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).await.unwrap();
+            assert_eq!((line.as_str(), reader.buffer()), ("hello\n", &b"world\n"[..]));
+
+            assert_eq!(reader.stream_position().await.unwrap(), 6);
+            assert_eq!(reader.seek(SeekFrom::Start(0)).await.unwrap(), 0);
+            line.clear();
+            reader.read_line(&mut line).await.unwrap();
+            assert_eq!(line, "hello\n");
+            assert_eq!(reader.seek(SeekFrom::Current(1)).await.unwrap(), 7);
+            line.clear();
+            reader.read_line(&mut line).await.unwrap();
+            assert_eq!(line, "orld\n");
+            std::fs::remove_dir_all(&dir).unwrap();
+        });
+    }
 }

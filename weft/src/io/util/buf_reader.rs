@@ -270,9 +270,12 @@ impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
             match std::mem::replace(&mut state.seeking, Seeking::No) {
                 // A completion with no seek in flight reports the inner
                 // position, which is ahead of the caller's by what is
-                // still buffered.
+                // still buffered. Saturating: AsyncSeek does not promise a
+                // true position here, and some readers do not give one
+                // (a `File` reports where it last seeked, 0 if never).
                 Seeking::No => {
-                    return Poll::Ready(res.map(|pos| pos - (state.filled - state.pos) as u64))
+                    let buffered = (state.filled - state.pos) as u64;
+                    return Poll::Ready(res.map(|pos| pos.saturating_sub(buffered)));
                 }
                 // The seek is over either way. Only a success moved the
                 // inner reader away from the buffered bytes.
