@@ -35,10 +35,10 @@ packages=(
   # its lib tests use axum-macros' private test macro, a workspace-only feature
   "axum|0.8.9|--all-features||axum-macros = { version = \"0.5\", features = [\"__private\"] }"
   # Not here: hyper-timeout 0.5.2 (two of its tests need the network, and
-  # its third uploads 10 MiB under a 5 ms read timeout on one thread: it
-  # times out in 1 run of 20 on Tokio, 1 of 12 on weft's epoll driver and
-  # 9 of 12 on io_uring, where bulk transfers are slower; BENCHMARKS.md,
-  # "bulk_transfer"), tower-http 0.6.11 (its tests read ../README.md and
+  # its third uploads 10 MiB under a 5 ms read timeout on one thread,
+  # which times out in about 1 run of 20 on Tokio and 1 of 12 on weft's
+  # epoll driver; it found that bulk reads on io_uring were slow, 9
+  # timeouts in 12, 0 since: BENCHMARKS.md, "bulk_transfer"), tower-http 0.6.11 (its tests read ../README.md and
   # ../test-files/ of its repository, which the package lacks) and
   # tokio-tungstenite 0.29 (its package has no tests beyond one), and
   # redis 1.8.1, hickory-proto 0.25, signal-hook-tokio 0.4 and ractor

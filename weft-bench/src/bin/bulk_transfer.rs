@@ -2,9 +2,10 @@
 //! task writes 10 MiB with one `write_all` while another, on the same
 //! runtime, reads it in 64 KiB reads and answers 4 bytes. Tokio, weft on
 //! epoll and weft on io_uring, interleaved round by round; the figure is
-//! the median time per transfer. This is where weft's io_uring driver is
-//! furthest behind epoll (a write is copied into a ring buffer in 256 KiB
-//! parts, a receive's bytes are copied out of the stream's ring buffer).
+//! the median time per transfer. Every read through the ring (an op, a
+//! completion, a copy out of the stream's buffer) made io_uring 30% slower
+//! than Tokio here; a full receive now leaves the socket assumed readable,
+//! so bulk reads go straight from the socket (BENCHMARKS.md).
 //!
 //! `cargo run --release -p weft-bench --bin bulk_transfer -- [ROUNDS] [TRANSFERS]`
 //! (defaults 5 and 20).

@@ -239,6 +239,14 @@ impl UringRead {
         state.op.is_none() && !state.has_pending()
     }
 
+    /// Whether the socket probably holds more bytes: the last receive
+    /// filled all it asked for, and nothing of the ring's is pending here
+    /// (so a read of the socket itself keeps the bytes in order).
+    pub(crate) fn probably_more(&self) -> bool {
+        let state = self.lock();
+        !state.drained && state.op.is_none() && !state.has_pending()
+    }
+
     /// Whether received bytes (or a kept error) wait to be read.
     pub(crate) fn has_leftover(&self) -> bool {
         self.lock().has_pending()
