@@ -184,6 +184,57 @@ fn a_smaller_next_buffer_gets_the_rest_in_order() {
     }
 }
 
+/// A receive that filled all it asked for leaves the stream assumed
+/// readable: the next read is served from the socket at once, with no
+/// ring op to wait for (a bulk transfer's reads); the first short read
+/// clears the assumption, and the reads after it wait on the ring again.
+/// Bytes stay in order across the switches.
+#[test]
+fn a_full_receive_lets_the_next_read_take_the_socket_at_once() {
+    use std::future::Future;
+    use std::task::Poll;
+
+    for (name, rt) in runtimes() {
+        rt.block_on(async {
+            let (mut client, mut server) = pair().await;
+            // A receive in flight before the bytes come: the ring's.
+            let mut buf = [0u8; 1000];
+            let payload: Vec<u8> = (0..2500u32).map(|i| (i * 7 % 251) as u8).collect();
+            let mut got = Vec::new();
+            let mut read = std::pin::pin!(server.read(&mut buf));
+            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            assert!(polled.is_pending(), "{name}: nothing was sent yet");
+            client.write_all(&payload).await.unwrap();
+            weft::time::sleep(Duration::from_millis(20)).await;
+            let n = read.await.unwrap();
+            assert_eq!(n, 1000, "{name}: the first receive is not full");
+            got.extend_from_slice(&buf[..n]);
+            let mut read = std::pin::pin!(server.read(&mut buf));
+            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            let Poll::Ready(Ok(1000)) = polled else {
+                panic!("{name}: the read after a full receive waited: {polled:?}");
+            };
+            got.extend_from_slice(&buf);
+            // Short: 500 left.
+            let n = server.read(&mut buf).await.unwrap();
+            assert_eq!(n, 500, "{name}");
+            got.extend_from_slice(&buf[..n]);
+            assert!(got == payload, "{name}: bytes out of order");
+
+            // Drained: the next read waits for new bytes, and gets them.
+            let mut read = std::pin::pin!(server.read(&mut buf));
+            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            assert!(
+                polled.is_pending(),
+                "{name}: a drained socket read {polled:?}"
+            );
+            client.write_all(b"more").await.unwrap();
+            assert_eq!(read.await.unwrap(), 4, "{name}");
+            assert_eq!(&buf[..4], b"more", "{name}");
+        });
+    }
+}
+
 /// A read that drained the socket makes the next receive expect to wait
 /// (`IORING_RECVSEND_POLL_FIRST`: the kernel arms its poll before trying).
 /// Both guesses must deliver: data that arrives later wakes the reader,
