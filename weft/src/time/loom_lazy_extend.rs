@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Wake, Waker};
 use std::time::{Duration, Instant};
 
-struct Count(AtomicUsize);
+/// A waker's wake count (shared with `loom_poll_pending.rs`).
+pub(super) struct Count(pub(super) AtomicUsize);
 
 impl Wake for Count {
     fn wake(self: std::sync::Arc<Self>) {

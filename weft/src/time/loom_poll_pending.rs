@@ -13,19 +13,12 @@
 //! one woken.
 
 use super::driver::{Armed, Handle};
+use super::loom_lazy_extend::Count;
 use crate::loom::Arc;
 use loom::thread;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Wake, Waker};
+use std::task::Waker;
 use std::time::Duration;
-
-struct Count(AtomicUsize);
-
-impl Wake for Count {
-    fn wake(self: std::sync::Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
 
 fn counter() -> (std::sync::Arc<Count>, Waker) {
     let count = std::sync::Arc::new(Count(AtomicUsize::new(0)));
