@@ -418,8 +418,7 @@ impl<E: mio::event::Source> PollEvented<E> {
                 .read
                 .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf, readiness_waited)
             {
-                RingRead::Polled(polled) => {
-                    let n = ready!(polled)?;
+                RingRead::Read { n, more } => {
                     restore.made_progress();
                     // A receive that filled all it asked for left the
                     // socket readable, most likely: the next read takes
@@ -428,9 +427,14 @@ impl<E: mio::event::Source> PollEvented<E> {
                     // no copy, until a short read drains it. A bulk
                     // transfer took 40% longer with every read on the
                     // ring (weft-bench's bulk_transfer).
-                    if n > 0 && uring.read.probably_more() {
+                    if more {
                         self.registration.assume_ready(Ready::READABLE);
                     }
+                    return Poll::Ready(Ok(n));
+                }
+                RingRead::Polled(polled) => {
+                    let n = ready!(polled)?;
+                    restore.made_progress();
                     return Poll::Ready(Ok(n));
                 }
                 // Read on readiness below, which spends the budget itself.

@@ -70,7 +70,11 @@ struct ReadState {
 /// What a ring read came to.
 #[must_use]
 pub(crate) enum RingRead {
-    /// The read's answer, or `Pending` with the receive in flight holding
+    /// `n` bytes read. `more`: the socket probably holds more (the
+    /// receive filled all it asked for and nothing is kept here), so the
+    /// caller may read it directly until a read comes back short.
+    Read { n: usize, more: bool },
+    /// The read's failure, or `Pending` with the receive in flight holding
     /// the reader's waker.
     Polled(Poll<io::Result<usize>>),
     /// A task waits for read readiness and no bytes or receive are
@@ -89,6 +93,22 @@ enum Received {
 }
 
 impl ReadState {
+    /// See [`UringRead::is_idle`].
+    fn is_idle(&self) -> bool {
+        self.op.is_none() && !self.has_pending()
+    }
+
+    /// Hand kept bytes to the reader: how many, and whether the socket
+    /// probably holds more (the receive that brought them filled all it
+    /// asked for, and nothing of the ring's is left here).
+    fn read_out(&mut self, dst: &mut [MaybeUninit<u8>]) -> RingRead {
+        let n = self.read_leftover(dst);
+        RingRead::Read {
+            n,
+            more: n > 0 && !self.drained && self.is_idle(),
+        }
+    }
+
     fn has_leftover(&self) -> bool {
         self.pos < self.leftover.len()
     }
@@ -178,7 +198,7 @@ impl UringRead {
         let ready = |result| RingRead::Polled(Poll::Ready(result));
         loop {
             if state.has_leftover() || (dst.is_empty() && state.op.is_none()) {
-                return ready(Ok(state.read_leftover(dst)));
+                return state.read_out(dst);
             }
             if let Some(e) = state.error.take() {
                 return ready(Err(e));
@@ -190,7 +210,7 @@ impl UringRead {
                 match rings.get(index).poll(key, cx.waker()) {
                     Polled::Pending => return RingRead::Polled(Poll::Pending),
                     Polled::Done { result, buf } => match state.received(result, buf) {
-                        Received::Data => return ready(Ok(state.read_leftover(dst))),
+                        Received::Data => return state.read_out(dst),
                         Received::Retry => continue,
                         Received::Failed(e) => return ready(Err(e)),
                     },
@@ -235,16 +255,7 @@ impl UringRead {
     /// flight, and no bytes or error one brought. A read of the socket
     /// itself then keeps the stream's bytes in order.
     pub(crate) fn is_idle(&self) -> bool {
-        let state = self.lock();
-        state.op.is_none() && !state.has_pending()
-    }
-
-    /// Whether the socket probably holds more bytes: the last receive
-    /// filled all it asked for, and nothing of the ring's is pending here
-    /// (so a read of the socket itself keeps the bytes in order).
-    pub(crate) fn probably_more(&self) -> bool {
-        let state = self.lock();
-        !state.drained && state.op.is_none() && !state.has_pending()
+        self.lock().is_idle()
     }
 
     /// Whether received bytes (or a kept error) wait to be read.
