@@ -5,7 +5,7 @@
 # limit; every test must pass. They test Tokio hard (tokio-util's
 # DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
 # network access once (crates.io). .ci/run runs three (about 2 minutes);
-# all 54 take about two hours from cold.
+# all 61 take about two hours from cold.
 #
 #   tools/ecosystem-tests/run.sh                 # every package; exit 0 when every test passes
 #   tools/ecosystem-tests/run.sh tokio-util tower  # only these
@@ -45,8 +45,8 @@ packages=(
   # timeouts in 12, 0 since: BENCHMARKS.md, "bulk_transfer"),
   # tokio-tungstenite 0.29 (its package has no tests beyond one),
   # tokio-tar 0.3.1 (its package lacks the archives its tests read), and
-  # redis 1.8.1, hickory-proto 0.25, signal-hook-tokio 0.4 and ractor
-  # 0.16 (their tests that use Tokio import test_macros, test_support, a
+  # redis 1.8.1, hickory-proto 0.25, hickory-server 0.25,
+  # signal-hook-tokio 0.4 and ractor 0.16 (their tests that use Tokio import test_macros, test_support, a
   # serial_test::lock and ractor_example_entry_proc, crates of their
   # repositories that are not published).
   "quinn|0.11.12||"
@@ -109,6 +109,14 @@ packages=(
   "triggered|0.1.3||"
   "tryhard|0.5.2||"
   "tokio-rusqlite|0.6.1||"
+  # Processes and signals: its supervisor spawns, stops and restarts them.
+  "watchexec-supervisor|5.4.1||"
+  "tokio-graceful|0.2.2||"
+  "tokio-io-utility|0.7.6|--all-features|"
+  "tokio-rayon|2.1.0||"
+  "axum-server|0.7.3|--features tls-rustls --lib|"
+  "tokio-modbus|0.16.1|--features rtu,tcp,rtu-server,tcp-server,rtu-over-tcp-server,sync,rtu-sync,tcp-sync|"
+  "tokio-condvar|0.3.0||"
   # SQLite through the tokio runtime (its pool, timeouts, the worker
   # thread's channel); the other databases need servers. DATABASE_URL
   # is read by its tests and, at build time, by its query macros.
