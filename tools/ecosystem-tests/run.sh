@@ -5,7 +5,7 @@
 # limit; every test must pass. They test Tokio hard (tokio-util's
 # DelayQueue found that weft's `Sleep::reset` dropped its waker). Needs
 # network access once (crates.io). .ci/run runs three (about 2 minutes);
-# all 61 take about two hours from cold.
+# all 65 take about two hours from cold.
 #
 #   tools/ecosystem-tests/run.sh                 # every package; exit 0 when every test passes
 #   tools/ecosystem-tests/run.sh tokio-util tower  # only these
@@ -117,6 +117,11 @@ packages=(
   "axum-server|0.7.3|--features tls-rustls --lib|"
   "tokio-modbus|0.16.1|--features rtu,tcp,rtu-server,tcp-server,rtu-over-tcp-server,sync,rtu-sync,tcp-sync|"
   "tokio-condvar|0.3.0||"
+  "tokio-websockets|0.11.4|--features client,server,fastrand,sha1_smol|"
+  # tests/ui.rs (test `ui`) is trybuild snapshots, as above.
+  "fastwebsockets|0.10.0|--features upgrade,unstable-split,with_axum|--skip ui"
+  "async-scoped|0.9.0|--features use-tokio|"
+  "tokio-serde|0.9.0|--features json,bincode,cbor,messagepack|"
   # SQLite through the tokio runtime (its pool, timeouts, the worker
   # thread's channel); the other databases need servers. DATABASE_URL
   # is read by its tests and, at build time, by its query macros.
@@ -149,8 +154,9 @@ for entry in "${selected[@]}"; do
   dir="$work/$pkg"
   rm -rf "$dir"
   cp -r "$src" "$dir"
-  # The toolchain here, not the one the package pins (sqlx: 1.78).
-  rm -f "$dir/rust-toolchain" "$dir/rust-toolchain.toml"
+  # The toolchain here, not the one the package pins (sqlx: 1.78), and no
+  # cargo configuration of its own (tokio-websockets': nightly-only flags).
+  rm -rf "$dir/rust-toolchain" "$dir/rust-toolchain.toml" "$dir/.cargo"
   # The versions last checked (the lock of the patched package, kept here).
   lock="tools/ecosystem-tests/$pkg.Cargo.lock"
   if [ -f "$lock" ]; then cp "$lock" "$dir/Cargo.lock"; else rm -f "$dir/Cargo.lock"; fi
@@ -187,7 +193,9 @@ for l in sys.stdin:
     elif m.get("reason")=="compiler-message" and m["message"]["level"]=="error":
         err.write(m["message"]["rendered"])' "$dir/build.err" > "$dir/binaries.tsv"; then
     echo "$pkg: its tests do not build (see $dir/build.err and build.log)"
-    grep -E '^error' "$dir/build.err" | head -5 | sed 's/^/  /'
+    # (cargo's own errors, before any compiling, are in build.log; `|| true`
+    # so that an empty match does not end the script under pipefail)
+    { grep -E '^error' "$dir/build.err" || grep -E '^error' "$dir/build.log" || true; } | head -5 | sed 's/^/  /'
     status=1; continue
   fi
   # Each test binary runs on both of weft's I/O drivers: `auto` (io_uring
