@@ -46,9 +46,10 @@ packages=(
   # tokio-tungstenite 0.29 (its package has no tests beyond one),
   # tokio-tar 0.3.1 (its package lacks the archives its tests read), and
   # redis 1.8.1, hickory-proto 0.25, hickory-server 0.25,
-  # signal-hook-tokio 0.4 and ractor 0.16 (their tests that use Tokio import test_macros, test_support, a
-  # serial_test::lock and ractor_example_entry_proc, crates of their
-  # repositories that are not published).
+  # signal-hook-tokio 0.4 and ractor 0.16 (their tests that use Tokio
+  # import test_macros, test_support, a serial_test::lock and
+  # ractor_example_entry_proc, crates of their repositories that are not
+  # published).
   "quinn|0.11.12||"
   "actix-http|3.20.0|--features http2,ws,compress-gzip|"
   "moka|0.12.16|--features future,sync|"

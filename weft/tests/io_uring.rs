@@ -192,7 +192,13 @@ fn a_smaller_next_buffer_gets_the_rest_in_order() {
 #[test]
 fn a_full_receive_lets_the_next_read_take_the_socket_at_once() {
     use std::future::Future;
+    use std::pin::Pin;
     use std::task::Poll;
+
+    /// One poll of `fut`, in the calling task.
+    async fn poll_once<F: Future>(mut fut: Pin<&mut F>) -> Poll<F::Output> {
+        std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
+    }
 
     for (name, rt) in runtimes() {
         rt.block_on(async {
@@ -202,7 +208,7 @@ fn a_full_receive_lets_the_next_read_take_the_socket_at_once() {
             let payload: Vec<u8> = (0..2500u32).map(|i| (i * 7 % 251) as u8).collect();
             let mut got = Vec::new();
             let mut read = std::pin::pin!(server.read(&mut buf));
-            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            let polled = poll_once(read.as_mut()).await;
             assert!(polled.is_pending(), "{name}: nothing was sent yet");
             client.write_all(&payload).await.unwrap();
             weft::time::sleep(Duration::from_millis(20)).await;
@@ -210,7 +216,7 @@ fn a_full_receive_lets_the_next_read_take_the_socket_at_once() {
             assert_eq!(n, 1000, "{name}: the first receive is not full");
             got.extend_from_slice(&buf[..n]);
             let mut read = std::pin::pin!(server.read(&mut buf));
-            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            let polled = poll_once(read.as_mut()).await;
             let Poll::Ready(Ok(1000)) = polled else {
                 panic!("{name}: the read after a full receive waited: {polled:?}");
             };
@@ -223,7 +229,7 @@ fn a_full_receive_lets_the_next_read_take_the_socket_at_once() {
 
             // Drained: the next read waits for new bytes, and gets them.
             let mut read = std::pin::pin!(server.read(&mut buf));
-            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            let polled = poll_once(read.as_mut()).await;
             assert!(
                 polled.is_pending(),
                 "{name}: a drained socket read {polled:?}"

@@ -432,11 +432,8 @@ impl<E: mio::event::Source> PollEvented<E> {
                     }
                     return Poll::Ready(Ok(n));
                 }
-                RingRead::Polled(polled) => {
-                    let n = ready!(polled)?;
-                    restore.made_progress();
-                    return Poll::Ready(Ok(n));
-                }
+                RingRead::Failed(e) => return Poll::Ready(Err(e)),
+                RingRead::Pending => return Poll::Pending,
                 // Read on readiness below, which spends the budget itself.
                 RingRead::OnReadiness => drop(restore),
             }

@@ -36,7 +36,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 use std::sync::{Mutex, MutexGuard};
-use std::task::{Context, Poll};
+use std::task::Context;
 
 /// The most one receive asks for.
 const MAX_RECV: usize = 64 * 1024;
@@ -73,10 +73,13 @@ pub(crate) enum RingRead {
     /// `n` bytes read. `more`: the socket probably holds more (the
     /// receive filled all it asked for and nothing is kept here), so the
     /// caller may read it directly until a read comes back short.
-    Read { n: usize, more: bool },
-    /// The read's failure, or `Pending` with the receive in flight holding
-    /// the reader's waker.
-    Polled(Poll<io::Result<usize>>),
+    Read {
+        n: usize,
+        more: bool,
+    },
+    Failed(io::Error),
+    /// The receive in flight holds the reader's waker.
+    Pending,
     /// A task waits for read readiness and no bytes or receive are
     /// pending here: read the socket on readiness (module doc).
     OnReadiness,
@@ -181,8 +184,8 @@ impl UringRead {
     /// receive in flight, else start one on ring `ring` (`owned`: the
     /// caller is its worker, so the submission may wait for its flush),
     /// unless `readiness_waited` says a task waits for read readiness
-    /// (module doc). `Ready(Ok(0))` with a non-empty `dst` is the end of
-    /// the stream.
+    /// (module doc). `Read { n: 0, .. }` with a non-empty `dst` is the end
+    /// of the stream.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn poll_read(
         &self,
@@ -195,24 +198,23 @@ impl UringRead {
         mut readiness_waited: impl FnMut() -> bool,
     ) -> RingRead {
         let mut state = self.lock();
-        let ready = |result| RingRead::Polled(Poll::Ready(result));
         loop {
             if state.has_leftover() || (dst.is_empty() && state.op.is_none()) {
                 return state.read_out(dst);
             }
             if let Some(e) = state.error.take() {
-                return ready(Err(e));
+                return RingRead::Failed(e);
             }
             if is_shutdown {
-                return ready(Err(super::super::shutdown_error()));
+                return RingRead::Failed(super::super::shutdown_error());
             }
             if let Some((index, key)) = state.op {
                 match rings.get(index).poll(key, cx.waker()) {
-                    Polled::Pending => return RingRead::Polled(Poll::Pending),
+                    Polled::Pending => return RingRead::Pending,
                     Polled::Done { result, buf } => match state.received(result, buf) {
                         Received::Data => return state.read_out(dst),
                         Received::Retry => continue,
-                        Received::Failed(e) => return ready(Err(e)),
+                        Received::Failed(e) => return RingRead::Failed(e),
                     },
                 }
             }
@@ -228,11 +230,11 @@ impl UringRead {
                     .start_recv(fd, buf, len, cx.waker(), !owned, state.drained);
             let key = match started {
                 Ok(key) => key,
-                Err(e) => return ready(Err(e)),
+                Err(e) => return RingRead::Failed(e),
             };
             state.op = Some((ring, key));
             state.asked = len;
-            return RingRead::Polled(Poll::Pending);
+            return RingRead::Pending;
         }
     }
 
