@@ -9,6 +9,17 @@
 //! recomputes the offset so time carries on from where it was frozen.
 //! The running path reads one atomic and never locks.
 //!
+//! Also owns `ANY_CLOCK_PAUSED`, set (for the process's life) by the first
+//! `pause` of any runtime's clock, before that pause changes anything.
+//! Until then every clock is the system's with no offset, so
+//! `Instant::now()` reads the system clock without looking up the current
+//! runtime (Tokio's, built without `test-util`, never looks). A thread
+//! that must see a pause (the pause happens before its read, through
+//! whatever synchronises them) sees the flag too: the flag's store is
+//! sequenced before the pause, and a load that the store happens before
+//! cannot return the older value (write-read coherence). A thread with no
+//! such order may read either time, as it could before the flag existed.
+//!
 //! Also owns the count of `spawn_blocking` closures in flight: while it is
 //! above zero a frozen clock does not jump to the next timer on its own
 //! (Tokio's rule), since a blocking closure is work the runtime cannot see.
@@ -19,6 +30,16 @@ use crate::loom::AtomicUsize;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// See the module doc: true once any clock in the process was paused.
+static ANY_CLOCK_PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// True while no runtime's clock has ever been paused in this process:
+/// every runtime's time is then the system's monotonic clock.
+#[inline]
+pub(crate) fn all_clocks_are_real() -> bool {
+    !ANY_CLOCK_PAUSED.load(Ordering::Acquire)
+}
 
 pub(crate) struct Clock {
     /// Virtual minus real, in nanoseconds, while running.
@@ -49,7 +70,14 @@ impl Clock {
                 return frozen;
             }
         }
-        shift(Instant::now(), self.offset_ns.load(Ordering::Acquire))
+        let offset_ns = self.offset_ns.load(Ordering::Acquire);
+        let real = Instant::now();
+        // A clock never paused has no offset: skip the checked arithmetic.
+        if offset_ns == 0 {
+            real
+        } else {
+            shift(real, offset_ns)
+        }
     }
 
     pub(crate) fn is_paused(&self) -> bool {
@@ -58,6 +86,8 @@ impl Clock {
 
     /// Freeze time. Returns false if it was already frozen.
     pub(crate) fn pause(&self) -> bool {
+        // Before anything changes (module doc).
+        ANY_CLOCK_PAUSED.store(true, Ordering::Release);
         let mut frozen = self.lock();
         if frozen.is_some() {
             return false;

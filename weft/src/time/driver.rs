@@ -176,8 +176,7 @@ impl Handle {
         }
         // Fired (no waker left), a deadline the wheel has passed, or shut
         // down.
-        let waker = state.wheel.take_waker(key);
-        state.wheel.remove(key);
+        let waker = state.wheel.release(key);
         let shutdown = state.is_shutdown;
         drop(state);
         if let Some(waker) = waker {
@@ -232,12 +231,7 @@ impl Handle {
     /// Free a timer's entry (cancelled or done). Its waker, if it still has
     /// one, is dropped after the lock is released.
     pub(crate) fn cancel(&self, key: TimerKey) {
-        let waker = {
-            let mut state = self.lock();
-            let waker = state.wheel.take_waker(key);
-            state.wheel.remove(key);
-            waker
-        };
+        let waker = self.lock().wheel.release(key);
         drop(waker);
     }
 

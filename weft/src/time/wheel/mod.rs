@@ -253,14 +253,6 @@ impl Wheel {
         Some(store_waker(&mut entry.waker, waker))
     }
 
-    /// Takes a pending timer's waker out, so that `remove` does not drop it
-    /// under the caller's lock. `None` if fired (its waker was handed out),
-    /// stale, or already taken.
-    pub(crate) fn take_waker(&mut self, key: TimerKey) -> Option<Waker> {
-        let index = self.slab.resolve(key)?;
-        self.slab.entry_mut(index).waker.take()
-    }
-
     /// Moves a pending timer to `deadline`, its waker and key unchanged
     /// (`Sleep::reset`). O(1). False, with nothing done, if the timer has
     /// fired or `key` is stale.
@@ -301,17 +293,31 @@ impl Wheel {
     /// Frees the timer's entry (O(1)); its key and every copy become stale.
     /// Returns true if the timer had fired. A stale key is a no-op returning
     /// false. A pending timer's waker is dropped here, so callers holding a
-    /// lock take it out first (`take_waker`).
+    /// lock use [`release`](Self::release) instead.
+    #[cfg(all(test, not(loom)))] // the driver releases; tests inspect
     pub(crate) fn remove(&mut self, key: TimerKey) -> bool {
         let Some(index) = self.slab.resolve(key) else {
             return false;
         };
         let fired = self.slab.entry(index).state == State::Fired;
-        if !fired {
+        drop(self.free_entry(index));
+        fired
+    }
+
+    /// Frees the timer's entry, as [`remove`](Self::remove), and hands back
+    /// the waker a pending timer still held, for the caller to drop after
+    /// releasing its lock (a waker's drop may run any code). `None` for a
+    /// fired timer (its waker was handed out) or a stale key.
+    pub(crate) fn release(&mut self, key: TimerKey) -> Option<Waker> {
+        let index = self.slab.resolve(key)?;
+        self.free_entry(index)
+    }
+
+    fn free_entry(&mut self, index: u32) -> Option<Waker> {
+        if self.slab.entry(index).state != State::Fired {
             self.unlink(index);
         }
-        self.slab.free(index);
-        fired
+        self.slab.free(index)
     }
 
     #[cfg(all(test, not(loom)))] // tests inspect

@@ -156,17 +156,20 @@ impl Slab {
     }
 
     /// Returns the entry to the free list and makes its keys stale. The
-    /// caller has unlinked it already (its state may still name the list). Drops any waker it still holds.
-    pub(super) fn free(&mut self, index: u32) {
+    /// caller has unlinked it already (its state may still name the list).
+    /// Hands back any waker it still held, for the caller to drop.
+    #[must_use = "dropping a waker may run any code: drop it after unlocking"]
+    pub(super) fn free(&mut self, index: u32) -> Option<Waker> {
         let entry = &mut self.entries[index as usize];
         debug_assert_ne!(entry.state, State::Vacant);
         debug_assert!(entry.prev == NIL && entry.next == NIL);
         entry.state = State::Vacant;
-        entry.waker = None;
+        let waker = entry.waker.take();
         entry.generation = entry.generation.wrapping_add(1);
         entry.next = self.free;
         self.free = index;
         self.len -= 1;
+        waker
     }
 
     /// The index `key` names, if the key is not stale.

@@ -697,18 +697,21 @@ fn bench_insert_remove_100k() {
 }
 
 #[test]
-fn take_waker_then_remove_hands_the_waker_out() {
+fn release_frees_the_timer_and_hands_its_waker_out() {
     let mut h = Harness::new();
     let k = h.insert(1, 100);
     let strong = Arc::strong_count(&h.counters[&1]);
-    let waker = h
-        .wheel
-        .take_waker(k)
-        .expect("a pending timer has its waker");
-    assert!(h.wheel.take_waker(k).is_none());
-    assert!(!h.wheel.remove(k));
-    // Still alive: removing did not drop it; we do.
+    let waker = h.wheel.release(k).expect("a pending timer has its waker");
+    assert_eq!(h.wheel.len(), 0, "the entry is freed");
+    assert!(h.wheel.release(k).is_none(), "the key is stale");
+    assert!(!h.wheel.remove(k), "the key is stale");
+    // Still alive: releasing did not drop it; we do.
     assert_eq!(Arc::strong_count(&h.counters[&1]), strong);
     drop(waker);
     assert_eq!(Arc::strong_count(&h.counters[&1]), strong - 1);
+    // A fired timer's waker was handed out when it fired: nothing to hand.
+    let fired = h.insert(1, 5);
+    assert_eq!(h.advance(10), vec![1]);
+    assert!(h.wheel.release(fired).is_none());
+    assert_eq!(h.wheel.len(), 0);
 }
