@@ -55,9 +55,10 @@ const USAGE: &str = "usage: cargo run --release -p weft-bench -- \
 [--suite scheduler|sync|io[,...]]... [--filter SUBSTR[,SUBSTR...]]... [--quick] [--iters N] \
 [--no-write] [--list]
 
-  --suite NAME   run one suite: `scheduler` (Tokio's rt_* benches, oneshot, floors) or
-                 `sync` (mpsc, Notify, Semaphore, Mutex, watch vs tokio::sync; names
-                 start with `sync_`) or `io` (TCP echo, timers; names start with `io_`).
+  --suite NAME   run one suite: `scheduler` (Tokio's rt_* benches, oneshot, spawn_blocking,
+                 floors) or `sync` (mpsc, Notify, Semaphore, Mutex, RwLock, watch,
+                 broadcast vs tokio::sync; names start with `sync_`) or `io` (TCP echo,
+                 timers, the clock; names start with `io_`).
                  Default: all. Each suite writes only its own marked section of
                  BENCHMARKS.md (bench:scheduler / bench:sync / bench:io) and chart
                  (weft-bench/ratios.svg / sync_ratios.svg / io_ratios.svg)

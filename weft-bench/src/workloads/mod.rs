@@ -13,6 +13,7 @@
 use crate::harness::Side;
 use std::time::{Duration, Instant};
 
+pub mod blocking;
 pub mod current_thread;
 pub mod floor;
 pub mod io;
@@ -80,11 +81,11 @@ macro_rules! compare {
 /// selects the same rows as `--suite sync`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Suite {
-    /// The scheduler benches (Tokio's `rt_*`), the oneshot and the floors.
+    /// The scheduler benches (Tokio's `rt_*`), the oneshot, `spawn_blocking` and the floors.
     Scheduler,
     /// `weft::sync` against `tokio::sync` (Tokio's `sync_*` benches).
     Sync,
-    /// Sockets and timers (names start with `io_`).
+    /// Sockets, timers and the clock (names start with `io_`).
     Io,
 }
 
@@ -191,6 +192,17 @@ fn scheduler() -> Vec<Workload> {
             kind: compare!(oneshot::request_reply),
         },
         Workload {
+            name: "spawn_blocking",
+            note: "multi_thread (4 workers): 1,000 `spawn_blocking` closures returning their \
+                   index, spawned from `block_on`, then awaited in order (the pool is warm)",
+            kind: compare!(blocking::spawn_blocking_multi_thread),
+        },
+        Workload {
+            name: "ct_spawn_blocking",
+            note: "as spawn_blocking on a current_thread runtime",
+            kind: compare!(blocking::spawn_blocking_current_thread),
+        },
+        Workload {
             name: "floor_box_task_future",
             note: "no runtime: 10,000 × (clone the Arc and SyncSender, build the \
                    spawn_many_local task future, `Box::new`, drop) — spawn_many_local's \
@@ -231,6 +243,35 @@ fn io_suite() -> Vec<Workload> {
             note: "current_thread, unconstrained: 100,000 `sleep(1–10 s)` boxed, polled once \
                    (armed) and kept, then all dropped (cancelled)",
             kind: compare!(io::timers_arm_cancel),
+        },
+        Workload {
+            name: "io_timeout_ready",
+            note: "current_thread: 10,000 `timeout(1 s, f)` awaited where `f` is ready at once \
+                   (the timer is never armed: a clock read, a `Sleep` made and dropped)",
+            kind: compare!(io::timeout_ready),
+        },
+        Workload {
+            name: "io_instant_now",
+            note: "current_thread: 10,000 `time::Instant::now()` inside `block_on`",
+            kind: compare!(io::instant_now),
+        },
+        Workload {
+            name: "io_duplex_stream",
+            note: "current_thread: a spawned writer `write_all`s 1 MiB in 8 KiB chunks into \
+                   `io::duplex(64 KiB)`; `block_on` reads the other end in 8 KiB reads to EOF",
+            kind: compare!(io::duplex_stream),
+        },
+        Workload {
+            name: "io_copy_mem",
+            note: "current_thread: `io::copy` of 4 MiB from a `&[u8]` into a `Vec<u8>`",
+            kind: compare!(io::copy_mem),
+        },
+        Workload {
+            name: "io_file_read_seq",
+            note: "multi_thread (4 workers): a 4 MiB file in the page cache opened with \
+                   `fs::File` and read in 64 KiB reads to EOF (weft: its default I/O driver; \
+                   Tokio: its blocking pool)",
+            kind: compare!(io::file_read_seq),
         },
     ]
 }
@@ -295,6 +336,20 @@ fn sync_suite() -> Vec<Workload> {
                    `changed().await` + `borrow_and_update()` (1,600 `changed()` completions, \
                    100 Notify round trips per iteration)",
             kind: compare!(sync::watch_fanout),
+        },
+        Workload {
+            name: "sync_rwlock_read_mostly",
+            note: "64 spawned tasks × 100 rounds on one `RwLock<u64>`: one round in ten \
+                   `write().await` and increments, the others `read().await`; `block_on` \
+                   awaits all and checks the count",
+            kind: compare!(sync::rwlock_read_mostly),
+        },
+        Workload {
+            name: "sync_broadcast_fanout",
+            note: "8 spawned receivers of `broadcast::channel(1_024)`; `block_on` sends 1,000 \
+                   values without waiting, drops the sender and awaits the receivers, each \
+                   having received all 1,000 in order",
+            kind: compare!(sync::broadcast_fanout),
         },
     ]
 }

@@ -32,7 +32,17 @@
 //!   iteration 100 sends, 1,600 `changed()` completions, about 1,600
 //!   receiver wakes and 100 `Notify` round trips, plus 16 spawns.
 //!
-//! In the semaphore and mutex workloads nothing is held across an `.await`,
+//! - `broadcast_fanout`: not in this shape in Tokio's benches (its
+//!   `sync_broadcast` sends one value at a time to N tasks in lockstep).
+//!   8 spawned receivers subscribed to `broadcast::channel(1_024)`;
+//!   `block_on` sends 1,000 values without waiting (the capacity is never
+//!   exceeded, so no receiver lags), drops the sender, and awaits the
+//!   receivers, each of which must have received all 1,000 in order.
+//! - `rwlock_read_mostly`: the mutex shape around an `RwLock<u64>`: 64
+//!   tasks × 100 rounds, of which one in ten takes the write lock and
+//!   increments, the others take a read lock and read.
+//!
+//! In the semaphore, mutex and rwlock workloads nothing is held across an `.await`,
 //! so a task only waits when another worker holds the permit or lock at that
 //! instant: with 2 cores that is the fast path plus occasional real waits.
 
@@ -44,7 +54,7 @@ macro_rules! sync_family {
         use std::sync::atomic::{AtomicUsize, Ordering::AcqRel, Ordering::Relaxed};
         use std::sync::Arc;
         use $rt::runtime::{self, Runtime};
-        use $rt::sync::{mpsc, watch, Mutex, Notify, Semaphore};
+        use $rt::sync::{broadcast, mpsc, watch, Mutex, Notify, RwLock, Semaphore};
 
         /// Tokio's `rt()` in its sync benches.
         fn rt() -> Runtime {
@@ -233,6 +243,64 @@ macro_rules! sync_family {
                         t.await.unwrap();
                     }
                     assert_eq!(*counter.lock().await, (LOCK_TASKS * LOCK_ROUNDS) as u64);
+                })
+            })
+        }
+
+        pub fn rwlock_read_mostly() -> Box<dyn Side> {
+            side(|rt| {
+                rt.block_on(async move {
+                    let counter = Arc::new(RwLock::new(0u64));
+                    let mut tasks = Vec::with_capacity(LOCK_TASKS);
+                    for _ in 0..LOCK_TASKS {
+                        let counter = counter.clone();
+                        tasks.push($rt::spawn(async move {
+                            for round in 0..LOCK_ROUNDS {
+                                if round % 10 == 0 {
+                                    *counter.write().await += 1;
+                                } else {
+                                    black_box(*counter.read().await);
+                                }
+                            }
+                        }));
+                    }
+                    for t in tasks {
+                        t.await.unwrap();
+                    }
+                    let writes = LOCK_TASKS * LOCK_ROUNDS.div_ceil(10);
+                    assert_eq!(*counter.read().await, writes as u64);
+                })
+            })
+        }
+
+        // ---- broadcast fan-out --------------------------------------------
+
+        const BROADCAST_RECEIVERS: usize = 8;
+        const BROADCAST_SENDS: usize = 1_000;
+
+        pub fn broadcast_fanout() -> Box<dyn Side> {
+            side(|rt| {
+                rt.block_on(async move {
+                    let (tx, _) = broadcast::channel::<usize>(1_024);
+                    let mut tasks = Vec::with_capacity(BROADCAST_RECEIVERS);
+                    for _ in 0..BROADCAST_RECEIVERS {
+                        let mut rx = tx.subscribe();
+                        tasks.push($rt::spawn(async move {
+                            let mut next = 0;
+                            while let Ok(value) = rx.recv().await {
+                                assert_eq!(value, next, "no value lost or reordered");
+                                next += 1;
+                            }
+                            next
+                        }));
+                    }
+                    for i in 0..BROADCAST_SENDS {
+                        tx.send(i).unwrap();
+                    }
+                    drop(tx);
+                    for t in tasks {
+                        assert_eq!(t.await.unwrap(), BROADCAST_SENDS);
+                    }
                 })
             })
         }

@@ -226,8 +226,16 @@ impl<'a> ReadBuf<'a> {
             self.remaining()
         );
         let end = self.filled + src.len();
-        for (dst, &b) in self.buf[self.filled..end].iter_mut().zip(src) {
-            dst.write(b);
+        let dst = &mut self.buf[self.filled..end];
+        // One `memcpy`: a loop of `MaybeUninit::write`s stayed a byte-by-byte
+        // loop in release builds (3 instructions a byte; an in-memory
+        // `io::copy` ran 1.5× Tokio's instructions). (`write_copy_of_slice`
+        // would do this safely, but is newer than weft's minimum Rust.)
+        // SAFETY: `dst` and `src` have the same length, and they cannot
+        // overlap: `dst` is borrowed mutably from `self`, `src` shared.
+        // Writing initialised bytes into `MaybeUninit<u8>` is always sound.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<u8>(), src.len());
         }
         if self.initialized < end {
             self.initialized = end;
