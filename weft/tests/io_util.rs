@@ -328,6 +328,62 @@ rt_test! {
     }
 
     #[test]
+    fn read_line_dropped_midway_leaves_the_string_as_it_was() {
+        rt().block_on(async {
+            let (mut tx, rx) = io::duplex(64);
+            let mut r = BufReader::new(rx);
+            tx.write_all(b"par").await.unwrap();
+            let mut s = String::with_capacity(32);
+            s.push_str("kept|");
+            {
+                let mut fut = Box::pin(r.read_line(&mut s));
+                assert!(poll_once(&mut fut).await.is_pending());
+                // Dropped with "par" taken from the stream (lost: not
+                // cancel safe, as documented) and appended in place.
+            }
+            assert_eq!(s, "kept|");
+            tx.write_all(b"tial\n").await.unwrap();
+            assert_eq!(r.read_line(&mut s).await.unwrap(), 5);
+            assert_eq!(s, "kept|tial\n");
+        });
+    }
+
+    #[test]
+    fn an_error_midway_keeps_read_lines_text_and_drops_read_to_strings() {
+        /// "héllo" then a reset connection.
+        struct ThenReset(bool);
+        impl io::AsyncRead for ThenReset {
+            fn poll_read(
+                mut self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+                buf: &mut io::ReadBuf<'_>,
+            ) -> Poll<std::io::Result<()>> {
+                if std::mem::replace(&mut self.0, true) {
+                    return Poll::Ready(Err(ErrorKind::ConnectionReset.into()));
+                }
+                buf.put_slice("héllo".as_bytes());
+                Poll::Ready(Ok(()))
+            }
+        }
+        rt().block_on(async {
+            // read_line: the text is out of the reader; the string is the
+            // only place left for it (Tokio's documented behaviour).
+            let mut s = String::from("> ");
+            let err = BufReader::new(ThenReset(false))
+                .read_line(&mut s)
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+            assert_eq!(s, "> héllo");
+            // read_to_string: the string is left as it was (as Tokio's).
+            let mut s = String::from("> ");
+            let err = ThenReset(false).read_to_string(&mut s).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+            assert_eq!(s, "> ");
+        });
+    }
+
+    #[test]
     fn read_line_and_read_until_keep_delimiter() {
         rt().block_on(async {
             let mut r = BufReader::with_capacity(3, ChunkReader::new(&b"one\ntwo;three"[..], 2));

@@ -89,10 +89,18 @@ impl<'a> ReadBuf<'a> {
     #[inline]
     pub fn take(&mut self, n: usize) -> ReadBuf<'_> {
         let max = n.min(self.remaining());
+        // What of the sub-buffer this one knows to be initialised, so that
+        // a reader that initialises before filling (`initialize_unfilled`)
+        // does not zero it again. (Tokio's sub-buffer starts uninitialised.)
+        let initialized = (self.initialized - self.filled).min(max);
         // SAFETY: the sub-buffer is handed out as `MaybeUninit`, so no
         // uninitialised byte is exposed as `u8`.
         let unfilled = unsafe { &mut self.unfilled_mut()[..max] };
-        ReadBuf::uninit(unfilled)
+        let mut sub = ReadBuf::uninit(unfilled);
+        // SAFETY: module invariant: `buf[..initialized]` of this buffer is
+        // initialised, which covers the sub-buffer's first `initialized`.
+        unsafe { sub.assume_init(initialized) };
+        sub
     }
 
     /// The initialised part (filled or not).
@@ -212,6 +220,18 @@ impl<'a> ReadBuf<'a> {
         }
     }
 
+    /// Fill the whole unfilled part with `byte` (one `memset`, without
+    /// first zeroing what was not initialised).
+    pub(crate) fn fill_remaining_with(&mut self, byte: u8) {
+        let unfilled = &mut self.buf[self.filled..];
+        let n = unfilled.len();
+        // SAFETY: `unfilled` is `n` writable bytes; writing initialised
+        // bytes into `MaybeUninit<u8>` is always sound.
+        unsafe { std::ptr::write_bytes(unfilled.as_mut_ptr().cast::<u8>(), byte, n) };
+        self.initialized = self.buf.len();
+        self.filled = self.buf.len();
+    }
+
     /// Append `src` to the filled part.
     ///
     /// # Panics
@@ -319,6 +339,27 @@ impl fmt::Debug for ReadBuf<'_> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sub_buffer_knows_what_is_initialised_and_fill_skips_zeroing() {
+        let mut storage = [MaybeUninit::<u8>::uninit(); 16];
+        let mut buf = ReadBuf::uninit(&mut storage);
+        buf.put_slice(b"abc");
+        buf.initialize_unfilled_to(5); // bytes 3..8 zeroed, not filled
+        {
+            let sub = buf.take(10);
+            assert_eq!(sub.capacity(), 10);
+            assert_eq!(sub.initialized(), &[0; 5], "the 5 zeroed bytes carry over");
+        }
+        {
+            let sub = buf.take(2);
+            assert_eq!(sub.initialized().len(), 2, "clipped to the sub-buffer");
+        }
+        buf.fill_remaining_with(b'z');
+        assert_eq!(buf.filled(), b"abczzzzzzzzzzzzz");
+        assert_eq!(buf.initialized().len(), 16);
+        assert_eq!(buf.remaining(), 0);
+    }
 
     #[test]
     fn uninit_buffer_fills_without_zeroing() {

@@ -84,6 +84,7 @@ where
 }
 
 impl AsyncRead for &[u8] {
+    #[inline]
     fn poll_read(
         mut self: Pin<&mut Self>,
         _cx: &mut Context<'_>,

@@ -160,6 +160,7 @@ where
 macro_rules! sync_write_impl {
     ($($ty:ty),* $(,)?) => {$(
         impl AsyncWrite for $ty {
+            #[inline]
             fn poll_write(
                 self: Pin<&mut Self>,
                 _cx: &mut Context<'_>,

@@ -12,7 +12,8 @@ use std::task::{ready, Context, Poll};
 
 use crate::io::AsyncBufRead;
 
-use super::{invalid_utf8_after, Lines, Split};
+use super::string_append::{Keep, StringAppend};
+use super::{Lines, Split};
 
 /// `async` methods for [`AsyncBufRead`] types, with Tokio's names and
 /// behaviour. Implemented for every `AsyncBufRead`; wrap a plain reader in a
@@ -83,8 +84,7 @@ pub trait AsyncBufReadExt: AsyncBufRead {
     {
         ReadLine {
             reader: self,
-            buf,
-            bytes: Vec::new(),
+            buf: StringAppend::new(buf),
             read: 0,
         }
     }
@@ -225,9 +225,8 @@ impl<'a, R: AsyncBufRead + Unpin + ?Sized> Future for FillBuf<'a, R> {
 #[must_use = "futures do nothing unless you .await or poll them"]
 pub struct ReadLine<'a, R: ?Sized> {
     reader: &'a mut R,
-    buf: &'a mut String,
-    /// The line read so far; checked as UTF-8 once complete.
-    bytes: Vec<u8>,
+    /// The caller's string, which the line is read into in place.
+    buf: StringAppend<'a>,
     read: usize,
 }
 
@@ -240,25 +239,23 @@ impl<R: AsyncBufRead + Unpin + ?Sized> Future for ReadLine<'_, R> {
             Pin::new(&mut *this.reader),
             cx,
             b'\n',
-            &mut this.bytes,
+            this.buf.bytes(),
             &mut this.read,
         ));
         // `poll_read_until` resets the count only on success.
         this.read = 0;
-        let line = String::from_utf8(std::mem::take(&mut this.bytes));
-        match (res, line) {
-            (Ok(n), Ok(line)) => {
-                this.buf.push_str(&line);
+        match res {
+            Ok(n) => {
+                this.buf.finish(Keep::Appended)?;
                 Poll::Ready(Ok(n))
             }
-            (Ok(_), Err(e)) => Poll::Ready(Err(invalid_utf8_after(this.buf, e.as_bytes()))),
             // The bytes are out of the reader; the string is the only place
-            // the program can still find them (Tokio documents the same).
-            (Err(e), Ok(partial)) => {
-                this.buf.push_str(&partial);
+            // the program can still find them (Tokio documents the same), if
+            // they are UTF-8.
+            Err(e) => {
+                let _not_utf8 = this.buf.finish(Keep::Appended);
                 Poll::Ready(Err(e))
             }
-            (Err(e), Err(_)) => Poll::Ready(Err(e)),
         }
     }
 }
@@ -284,7 +281,7 @@ pub(super) fn poll_read_until<R: AsyncBufRead + ?Sized>(
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Poll::Ready(Err(e)),
             };
-            match available.iter().position(|&b| b == delim) {
+            match super::memchr(delim, available) {
                 Some(i) => {
                     buf.extend_from_slice(&available[..=i]);
                     (true, i + 1)

@@ -33,6 +33,7 @@ mod seek_ext;
 mod simplex;
 mod sink;
 mod split;
+mod string_append;
 mod take;
 mod write_ext;
 pub(crate) mod write_num;
@@ -60,6 +61,31 @@ pub use write_ext::{
     AsyncWriteExt, Flush, Shutdown, Write, WriteAll, WriteAllFromBuf, WriteFromBuf, WriteVectored,
 };
 pub use write_num::WriteNum;
+
+/// The index of the first `byte` in `haystack`. libc's `memchr` looks at a
+/// word or a vector at a time; a `position` loop went byte by byte, and
+/// made `read_until` and `read_line` cost 2.3× Tokio's instructions (Tokio
+/// calls libc's too).
+pub(crate) fn memchr(byte: u8, haystack: &[u8]) -> Option<usize> {
+    if haystack.is_empty() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        // SAFETY: the pointer and length are those of `haystack`, borrowed
+        // for the call, and `memchr` reads only within them.
+        let found = unsafe {
+            libc::memchr(
+                haystack.as_ptr().cast(),
+                libc::c_int::from(byte),
+                haystack.len(),
+            )
+        };
+        (!found.is_null()).then(|| found as usize - haystack.as_ptr() as usize)
+    }
+    #[cfg(not(unix))]
+    haystack.iter().position(|&b| b == byte)
+}
 
 /// Read into a plain slice through a [`ReadBuf`](crate::io::ReadBuf),
 /// returning how many bytes arrived (0 at end of stream).

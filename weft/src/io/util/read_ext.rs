@@ -22,7 +22,8 @@ use std::task::{ready, Context, Poll};
 
 use bytes::BufMut;
 
-use super::{invalid_utf8_after, poll_read_slice, unexpected_eof, Chain, Take};
+use super::string_append::{Keep, StringAppend};
+use super::{poll_read_slice, unexpected_eof, Chain, Take};
 use crate::io::{AsyncRead, ReadBuf};
 
 /// `async` methods for [`AsyncRead`] types, with Tokio's names and
@@ -184,11 +185,13 @@ pub trait AsyncReadExt: AsyncRead {
     where
         Self: Unpin,
     {
+        let mut buf = StringAppend::new(buf);
+        let bytes = buf.bytes();
+        let state = ToEnd::new(bytes, bytes.capacity());
         ReadToString {
             reader: self,
             buf,
-            bytes: Vec::new(),
-            state: ToEnd::new(&[], 0),
+            state,
         }
     }
 
@@ -321,9 +324,9 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToEnd<'_, R> {
 #[must_use = "futures do nothing unless you .await or poll them"]
 pub struct ReadToString<'a, R: ?Sized> {
     reader: &'a mut R,
-    buf: &'a mut String,
-    /// Everything read so far; checked as UTF-8 only at end of stream.
-    bytes: Vec<u8>,
+    /// The caller's string, read into in place; what is appended is
+    /// checked as UTF-8 only at end of stream.
+    buf: StringAppend<'a>,
     /// [`poll_read_to_end`]'s state.
     state: ToEnd,
 }
@@ -333,17 +336,24 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        ready!(poll_read_to_end(
+        let res = ready!(poll_read_to_end(
             Pin::new(&mut *this.reader),
             cx,
-            &mut this.bytes,
+            this.buf.bytes(),
             &mut this.state,
-        ))?;
-        let bytes = std::mem::take(&mut this.bytes);
-        let text =
-            String::from_utf8(bytes).map_err(|e| invalid_utf8_after(this.buf, e.as_bytes()))?;
-        this.buf.push_str(&text);
-        Poll::Ready(Ok(text.len()))
+        ));
+        match res {
+            Ok(()) => {
+                let n = this.buf.appended();
+                this.buf.finish(Keep::Appended)?;
+                Poll::Ready(Ok(n))
+            }
+            // The string goes back as it was (Tokio's does the same).
+            Err(e) => {
+                this.buf.finish(Keep::Nothing)?;
+                Poll::Ready(Err(e))
+            }
+        }
     }
 }
 

@@ -26,6 +26,10 @@ pub struct ReadNum<'a, R: ?Sized, T, const N: usize> {
 }
 
 impl<'a, R: ?Sized, T, const N: usize> ReadNum<'a, R, T, N> {
+    // `#[inline]` here and on `poll`: inlined where the future is made,
+    // `decode` becomes a known function and the whole read a few moves
+    // (a `read_u32` loop cost twice Tokio's instructions without).
+    #[inline]
     pub(crate) fn new(reader: &'a mut R, decode: fn([u8; N]) -> T) -> Self {
         ReadNum {
             reader,
@@ -39,6 +43,7 @@ impl<'a, R: ?Sized, T, const N: usize> ReadNum<'a, R, T, N> {
 impl<R: AsyncRead + Unpin + ?Sized, T, const N: usize> Future for ReadNum<'_, R, T, N> {
     type Output = io::Result<T>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         while this.filled < N {

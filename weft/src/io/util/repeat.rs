@@ -40,9 +40,7 @@ impl AsyncRead for Repeat {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         ready!(poll_proceed_and_make_progress(cx));
-        let n = buf.remaining();
-        buf.initialize_unfilled_to(n).fill(self.byte);
-        buf.advance(n);
+        buf.fill_remaining_with(self.byte);
         Poll::Ready(Ok(()))
     }
 }

@@ -26,6 +26,7 @@ pub struct WriteNum<'a, W: ?Sized, const N: usize> {
 }
 
 impl<'a, W: ?Sized, const N: usize> WriteNum<'a, W, N> {
+    #[inline]
     pub(crate) fn new(writer: &'a mut W, buf: [u8; N]) -> Self {
         WriteNum {
             writer,
@@ -38,6 +39,7 @@ impl<'a, W: ?Sized, const N: usize> WriteNum<'a, W, N> {
 impl<W: AsyncWrite + Unpin + ?Sized, const N: usize> Future for WriteNum<'_, W, N> {
     type Output = io::Result<()>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         while this.written < N {
