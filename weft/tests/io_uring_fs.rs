@@ -53,6 +53,18 @@ fn open_rw(path: &PathBuf) -> File {
     )
 }
 
+/// Run `fut` on a worker: a task on a multi_thread runtime, `block_on`
+/// itself on a current_thread one (which holds the core there). A
+/// multi_thread runtime's `block_on` thread is not a worker: its file
+/// calls go to the blocking pool, as on Tokio (`FileOp::current_driver`).
+fn on_a_worker<F>(rt: &Runtime, fut: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    rt.block_on(async { weft::spawn(fut).await.unwrap() })
+}
+
 /// Run `work` with the runtime's only blocking thread held by another
 /// task, failing (instead of hanging) if `work` waits for the pool.
 async fn without_the_blocking_pool(what: &str, work: impl std::future::Future<Output = ()>) {
@@ -78,28 +90,31 @@ async fn without_the_blocking_pool(what: &str, work: impl std::future::Future<Ou
 fn reads_writes_and_seeks_do_not_need_the_blocking_pool() {
     for (name, rt) in runtimes() {
         let dir = scratch("no-pool", name);
-        rt.block_on(async {
-            let mut file = open_rw(&dir.join("data"));
+        on_a_worker(&rt, {
+            let dir = dir.clone();
+            async move {
+                let mut file = open_rw(&dir.join("data"));
 
-            let work = async {
-                let data = pattern(300_000);
-                file.write_all(&data).await.unwrap();
-                file.flush().await.unwrap();
-                assert_eq!(file.seek(SeekFrom::Start(1000)).await.unwrap(), 1000);
-                let mut chunk = vec![0; 5000];
-                file.read_exact(&mut chunk).await.unwrap();
-                assert!(
-                    chunk[..] == data[1000..6000],
-                    "{name}: wrong bytes after a seek"
-                );
-                // Relative to the caller's position (6000), not to the
-                // kernel's cursor.
-                assert_eq!(file.seek(SeekFrom::Current(-10)).await.unwrap(), 5990);
-                let mut rest = Vec::new();
-                file.read_to_end(&mut rest).await.unwrap();
-                assert!(rest[..] == data[5990..], "{name}: wrong tail");
-            };
-            without_the_blocking_pool(&format!("{name}: a file operation"), work).await;
+                let work = async {
+                    let data = pattern(300_000);
+                    file.write_all(&data).await.unwrap();
+                    file.flush().await.unwrap();
+                    assert_eq!(file.seek(SeekFrom::Start(1000)).await.unwrap(), 1000);
+                    let mut chunk = vec![0; 5000];
+                    file.read_exact(&mut chunk).await.unwrap();
+                    assert!(
+                        chunk[..] == data[1000..6000],
+                        "{name}: wrong bytes after a seek"
+                    );
+                    // Relative to the caller's position (6000), not to the
+                    // kernel's cursor.
+                    assert_eq!(file.seek(SeekFrom::Current(-10)).await.unwrap(), 5990);
+                    let mut rest = Vec::new();
+                    file.read_to_end(&mut rest).await.unwrap();
+                    assert!(rest[..] == data[5990..], "{name}: wrong tail");
+                };
+                without_the_blocking_pool(&format!("{name}: a file operation"), work).await;
+            }
         });
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -379,31 +394,34 @@ fn open_options_through_the_ring_match_std_for_every_combination() {
 fn opening_reading_and_writing_whole_files_do_not_need_the_blocking_pool() {
     for (name, rt) in runtimes() {
         let dir = scratch("whole-files", name);
-        rt.block_on(async {
-            let work = async {
-                let big = pattern(200_000);
-                weft::fs::write(dir.join("big"), &big).await.unwrap();
-                assert!(
-                    weft::fs::read(dir.join("big")).await.unwrap() == big,
-                    "{name}"
-                );
-                weft::fs::write(dir.join("text"), "hello").await.unwrap();
-                assert_eq!(
-                    weft::fs::read_to_string(dir.join("text")).await.unwrap(),
-                    "hello"
-                );
-                let empty = dir.join("empty");
-                File::create(&empty).await.unwrap();
-                assert!(weft::fs::read(&empty).await.unwrap().is_empty(), "{name}");
-                let err = File::open(dir.join("missing")).await.unwrap_err();
-                assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{name}");
-                weft::fs::write(dir.join("bad"), [0xff, 0xfe])
-                    .await
-                    .unwrap();
-                let err = weft::fs::read_to_string(dir.join("bad")).await.unwrap_err();
-                assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{name}");
-            };
-            without_the_blocking_pool(&format!("{name}: a whole-file call"), work).await;
+        on_a_worker(&rt, {
+            let dir = dir.clone();
+            async move {
+                let work = async {
+                    let big = pattern(200_000);
+                    weft::fs::write(dir.join("big"), &big).await.unwrap();
+                    assert!(
+                        weft::fs::read(dir.join("big")).await.unwrap() == big,
+                        "{name}"
+                    );
+                    weft::fs::write(dir.join("text"), "hello").await.unwrap();
+                    assert_eq!(
+                        weft::fs::read_to_string(dir.join("text")).await.unwrap(),
+                        "hello"
+                    );
+                    let empty = dir.join("empty");
+                    File::create(&empty).await.unwrap();
+                    assert!(weft::fs::read(&empty).await.unwrap().is_empty(), "{name}");
+                    let err = File::open(dir.join("missing")).await.unwrap_err();
+                    assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{name}");
+                    weft::fs::write(dir.join("bad"), [0xff, 0xfe])
+                        .await
+                        .unwrap();
+                    let err = weft::fs::read_to_string(dir.join("bad")).await.unwrap_err();
+                    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{name}");
+                };
+                without_the_blocking_pool(&format!("{name}: a whole-file call"), work).await;
+            }
         });
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -450,65 +468,68 @@ fn a_dropped_open_leaks_no_descriptor() {
 fn path_calls_and_syncs_run_on_the_ring_with_stds_errors() {
     for (name, rt) in runtimes() {
         let dir = scratch("path-calls", name);
-        rt.block_on(async {
-            let work = async {
-                let sub = dir.join("sub");
-                weft::fs::create_dir(&sub).await.unwrap();
-                let mut file = File::create(sub.join("a")).await.unwrap();
-                file.write_all(b"data").await.unwrap();
-                file.sync_all().await.unwrap();
-                file.sync_data().await.unwrap();
-                drop(file);
-                weft::fs::rename(sub.join("a"), sub.join("b"))
-                    .await
-                    .unwrap();
-                assert_eq!(std::fs::read(sub.join("b")).unwrap(), b"data", "{name}");
-                assert!(!sub.join("a").exists(), "{name}");
-
-                // Failures: the same OS error as std's call.
-                let same = |ours: std::io::Error, std: std::io::Error, what: &str| {
-                    assert_eq!(
-                        ours.raw_os_error(),
-                        std.raw_os_error(),
-                        "{name}: {what}: {ours} vs {std}"
-                    );
-                    assert!(ours.raw_os_error().is_some(), "{name}: {what}: {ours}");
-                };
-                same(
-                    weft::fs::create_dir(&sub).await.unwrap_err(),
-                    std::fs::create_dir(&sub).unwrap_err(),
-                    "create_dir on an existing directory",
-                );
-                same(
-                    weft::fs::remove_dir(&sub).await.unwrap_err(),
-                    std::fs::remove_dir(&sub).unwrap_err(),
-                    "remove_dir of a non-empty directory",
-                );
-                same(
-                    weft::fs::remove_file(&sub).await.unwrap_err(),
-                    std::fs::remove_file(&sub).unwrap_err(),
-                    "remove_file of a directory",
-                );
-                same(
-                    weft::fs::remove_file(sub.join("a")).await.unwrap_err(),
-                    std::fs::remove_file(sub.join("a")).unwrap_err(),
-                    "remove_file of a missing file",
-                );
-                same(
-                    weft::fs::rename(sub.join("a"), sub.join("c"))
+        on_a_worker(&rt, {
+            let dir = dir.clone();
+            async move {
+                let work = async {
+                    let sub = dir.join("sub");
+                    weft::fs::create_dir(&sub).await.unwrap();
+                    let mut file = File::create(sub.join("a")).await.unwrap();
+                    file.write_all(b"data").await.unwrap();
+                    file.sync_all().await.unwrap();
+                    file.sync_data().await.unwrap();
+                    drop(file);
+                    weft::fs::rename(sub.join("a"), sub.join("b"))
                         .await
-                        .unwrap_err(),
-                    std::fs::rename(sub.join("a"), sub.join("c")).unwrap_err(),
-                    "rename of a missing file",
-                );
-                let nul = weft::fs::remove_file("bad\0name").await.unwrap_err();
-                assert_eq!(nul.kind(), std::io::ErrorKind::InvalidInput, "{name}");
+                        .unwrap();
+                    assert_eq!(std::fs::read(sub.join("b")).unwrap(), b"data", "{name}");
+                    assert!(!sub.join("a").exists(), "{name}");
 
-                weft::fs::remove_file(sub.join("b")).await.unwrap();
-                weft::fs::remove_dir(&sub).await.unwrap();
-                assert!(!sub.exists(), "{name}");
-            };
-            without_the_blocking_pool(&format!("{name}: a path call or sync"), work).await;
+                    // Failures: the same OS error as std's call.
+                    let same = |ours: std::io::Error, std: std::io::Error, what: &str| {
+                        assert_eq!(
+                            ours.raw_os_error(),
+                            std.raw_os_error(),
+                            "{name}: {what}: {ours} vs {std}"
+                        );
+                        assert!(ours.raw_os_error().is_some(), "{name}: {what}: {ours}");
+                    };
+                    same(
+                        weft::fs::create_dir(&sub).await.unwrap_err(),
+                        std::fs::create_dir(&sub).unwrap_err(),
+                        "create_dir on an existing directory",
+                    );
+                    same(
+                        weft::fs::remove_dir(&sub).await.unwrap_err(),
+                        std::fs::remove_dir(&sub).unwrap_err(),
+                        "remove_dir of a non-empty directory",
+                    );
+                    same(
+                        weft::fs::remove_file(&sub).await.unwrap_err(),
+                        std::fs::remove_file(&sub).unwrap_err(),
+                        "remove_file of a directory",
+                    );
+                    same(
+                        weft::fs::remove_file(sub.join("a")).await.unwrap_err(),
+                        std::fs::remove_file(sub.join("a")).unwrap_err(),
+                        "remove_file of a missing file",
+                    );
+                    same(
+                        weft::fs::rename(sub.join("a"), sub.join("c"))
+                            .await
+                            .unwrap_err(),
+                        std::fs::rename(sub.join("a"), sub.join("c")).unwrap_err(),
+                        "rename of a missing file",
+                    );
+                    let nul = weft::fs::remove_file("bad\0name").await.unwrap_err();
+                    assert_eq!(nul.kind(), std::io::ErrorKind::InvalidInput, "{name}");
+
+                    weft::fs::remove_file(sub.join("b")).await.unwrap();
+                    weft::fs::remove_dir(&sub).await.unwrap();
+                    assert!(!sub.exists(), "{name}");
+                };
+                without_the_blocking_pool(&format!("{name}: a path call or sync"), work).await;
+            }
         });
         let _ = std::fs::remove_dir_all(&dir);
     }

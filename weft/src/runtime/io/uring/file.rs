@@ -84,11 +84,18 @@ impl FileOp {
     /// The current runtime's driver, if it runs file operations on
     /// io_uring (`None`: use the blocking pool, as Tokio does).
     ///
-    /// Not on a current_thread runtime from a thread that does not hold its
-    /// core (`Handle::block_on`, a blocking-pool thread): such an op would
-    /// go to the shared ring, which only a thread driving the runtime
-    /// reaps, and a current_thread runtime may have none (nobody in
-    /// `Runtime::block_on`), where a file call on Tokio still completes.
+    /// Only on a worker (a multi_thread worker, or the thread holding a
+    /// current_thread runtime's core). Any other thread's op would go to
+    /// the shared ring, which only a thread driving the runtime reaps:
+    /// - a current_thread runtime may have no such thread (nobody in
+    ///   `Runtime::block_on`), where a file call on Tokio still completes;
+    /// - a multi_thread runtime's `block_on` thread (`#[tokio::main]`'s
+    ///   `main`) would wait for a worker to wake, reap the ring and wake
+    ///   it again, at every step of a call: a sequential `fs::read` took
+    ///   2.5× Tokio's time there (46–55 µs against 17–21), where the
+    ///   blocking pool's one hop per call matches Tokio's (BENCHMARKS.md,
+    ///   "fs on a `block_on` thread").
+    ///
     /// Nor once the runtime has shut down: the blocking pool then refuses
     /// the call, which fails with Tokio's error for it.
     pub(crate) fn current_driver() -> Option<driver::Handle> {
@@ -98,7 +105,7 @@ impl FileOp {
                 return None;
             }
             let rings = io.rings()?;
-            if h.is_current_thread() && !io.current_ring(rings).1 {
+            if !io.current_ring(rings).1 {
                 return None;
             }
             Some(h.driver().clone())
