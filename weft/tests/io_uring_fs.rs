@@ -535,6 +535,47 @@ fn path_calls_and_syncs_run_on_the_ring_with_stds_errors() {
     }
 }
 
+/// A multi_thread runtime's `block_on` thread is not a worker: its file
+/// calls go to the blocking pool, as on Tokio (through the shared ring,
+/// every step waited for a worker to reap it and wake the caller: 2.5×
+/// Tokio's time for a small `fs::read`; BENCHMARKS.md). With the pool's
+/// only thread held, such a call waits; it completes once the thread is
+/// free. The same call in a task runs on the ring and does not wait.
+#[test]
+fn a_multi_thread_block_on_sends_file_calls_to_the_blocking_pool() {
+    for (name, rt) in runtimes()
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("multi"))
+    {
+        let dir = scratch("block-on-pool", name);
+        let path = dir.join("f");
+        std::fs::write(&path, b"contents").unwrap();
+        rt.block_on(async {
+            let (release, held) = std::sync::mpsc::channel::<()>();
+            let (started_tx, started) = weft::sync::oneshot::channel();
+            let hog = weft::task::spawn_blocking(move || {
+                started_tx.send(()).unwrap();
+                let _ = held.recv();
+            });
+            started.await.unwrap();
+
+            let in_a_task = weft::spawn(weft::fs::read(path.clone()));
+            assert_eq!(in_a_task.await.unwrap().unwrap(), b"contents", "{name}");
+
+            let mut read = Box::pin(weft::fs::read(&path));
+            let waited = weft::time::timeout(Duration::from_millis(50), &mut read).await;
+            assert!(
+                waited.is_err(),
+                "{name}: the call did not wait for the pool"
+            );
+            release.send(()).unwrap();
+            assert_eq!(read.await.unwrap(), b"contents", "{name}");
+            hog.await.unwrap();
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 /// `Handle::block_on` of a file call on a current_thread runtime that
 /// nobody drives (no thread in `Runtime::block_on`) completes, as on
 /// Tokio: the call runs on the blocking pool, since no thread would reap
