@@ -68,6 +68,20 @@ where
 /// Run `work` with the runtime's only blocking thread held by another
 /// task, failing (instead of hanging) if `work` waits for the pool.
 async fn without_the_blocking_pool(what: &str, work: impl std::future::Future<Output = ()>) {
+    let held = hold_the_blocking_pool().await;
+    weft::time::timeout(Duration::from_secs(10), work)
+        .await
+        .unwrap_or_else(|_| panic!("{what} waited for the blocking pool"));
+    held.release().await;
+}
+
+/// The runtime's only blocking thread, held by a task until `release`.
+struct HeldPool {
+    release: std::sync::mpsc::Sender<()>,
+    hog: weft::task::JoinHandle<()>,
+}
+
+async fn hold_the_blocking_pool() -> HeldPool {
     let (release, held) = std::sync::mpsc::channel::<()>();
     let (started_tx, started) = weft::sync::oneshot::channel();
     let hog = weft::task::spawn_blocking(move || {
@@ -75,11 +89,14 @@ async fn without_the_blocking_pool(what: &str, work: impl std::future::Future<Ou
         let _ = held.recv();
     });
     started.await.unwrap();
-    weft::time::timeout(Duration::from_secs(10), work)
-        .await
-        .unwrap_or_else(|_| panic!("{what} waited for the blocking pool"));
-    release.send(()).unwrap();
-    hog.await.unwrap();
+    HeldPool { release, hog }
+}
+
+impl HeldPool {
+    async fn release(self) {
+        self.release.send(()).unwrap();
+        self.hog.await.unwrap();
+    }
 }
 
 /// With the runtime's only blocking thread held by another task, a file
@@ -551,13 +568,7 @@ fn a_multi_thread_block_on_sends_file_calls_to_the_blocking_pool() {
         let path = dir.join("f");
         std::fs::write(&path, b"contents").unwrap();
         rt.block_on(async {
-            let (release, held) = std::sync::mpsc::channel::<()>();
-            let (started_tx, started) = weft::sync::oneshot::channel();
-            let hog = weft::task::spawn_blocking(move || {
-                started_tx.send(()).unwrap();
-                let _ = held.recv();
-            });
-            started.await.unwrap();
+            let held = hold_the_blocking_pool().await;
 
             let in_a_task = weft::spawn(weft::fs::read(path.clone()));
             assert_eq!(in_a_task.await.unwrap().unwrap(), b"contents", "{name}");
@@ -568,9 +579,9 @@ fn a_multi_thread_block_on_sends_file_calls_to_the_blocking_pool() {
                 waited.is_err(),
                 "{name}: the call did not wait for the pool"
             );
-            release.send(()).unwrap();
-            assert_eq!(read.await.unwrap(), b"contents", "{name}");
-            hog.await.unwrap();
+            let release = held.release();
+            let (read, ()) = weft::join!(read, release);
+            assert_eq!(read.unwrap(), b"contents", "{name}");
         });
         let _ = std::fs::remove_dir_all(&dir);
     }
