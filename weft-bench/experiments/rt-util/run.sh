@@ -1,37 +1,6 @@
 #!/bin/bash
-# User-space instructions (callgrind) per run of each task and sync
-# primitive workload, one task on a current_thread runtime (src/main.rs),
-# for weft at OLD_REV, the working tree's weft, and
-# Tokio 1.54.1: the difference between 3 runs and 1, divided by 2 (setup
-# cancels out). Instruction counts do not depend on the machine's load.
+# User-space instructions (callgrind) per run of each task and sync primitive workload, one task on a current_thread runtime
+# (src/main.rs), for weft at OLD_REV, the working tree's weft, and Tokio
+# 1.54.1 (../count-modes.sh).
 #   weft-bench/experiments/rt-util/run.sh OLD_REV [MODE...]
-set -euo pipefail
-old=${1:?usage: run.sh OLD_REV [MODE...]}
-shift
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../../.." && pwd)
-. "$repo/weft-bench/bench-lib.sh"  # old_worktree, callgrind_count
-old_worktree "$old"
-for side in old new tokio; do
-  case $side in
-    old) dep="rt = { package = \"weft\", path = \"$work/old/weft\" }" ;;
-    new) dep="rt = { package = \"weft\", path = \"$repo/weft\" }" ;;
-    tokio) dep='rt = { package = "tokio", version = "=1.54.1", features = ["full"] }' ;;
-  esac
-  mkdir -p "$work/crate-$side/src"
-  awk -v dep="$dep" '{ sub(/RT_DEP/, dep); print }' "$here/Cargo.toml.in" > "$work/crate-$side/Cargo.toml"
-  cp "$here/src/main.rs" "$work/crate-$side/src/"
-  (cd "$work/crate-$side" && cargo build --release -q)
-done
-modes=("$@")
-[ ${#modes[@]} -gt 0 ] || read -r -a modes <<< "$("$work/crate-new/target/release/rt-util" --list)"
-printf '%-16s %12s %12s %12s %14s\n' workload "weft $old" "weft now" "Tokio" "Tokio / now"
-for mode in "${modes[@]}"; do
-  per=()
-  for side in old new tokio; do
-    bin="$work/crate-$side/target/release/rt-util"
-    a=$(callgrind_count "$bin" "$mode" 1); b=$(callgrind_count "$bin" "$mode" 3)
-    per+=($(( (b - a) / 2 )))
-  done
-  printf '%-16s %12d %12d %12d %14s\n' "$mode" "${per[@]}" "$(echo "scale=2; ${per[2]} / ${per[1]}" | bc)"
-done
+exec "$(dirname "$0")/../count-modes.sh" "$(dirname "$0")" "$@"
