@@ -23,7 +23,7 @@ use weft::runtime::{Builder, IoDriver};
 fn the_runtime_reports_the_uring_driver_and_echoes_through_it() {
     for (name, rt) in runtimes() {
         assert_eq!(rt.metrics().io_driver(), Some(IoDriver::Uring), "{name}");
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, server) = pair().await;
             let echo = weft::spawn(async move {
                 let (mut r, mut w) = server.into_split();
@@ -56,7 +56,7 @@ fn the_runtime_reports_the_uring_driver_and_echoes_through_it() {
 #[test]
 fn a_cancelled_read_loses_no_bytes_whichever_way_the_next_read_goes() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             for next_read in ["read", "try_read", "peek"] {
                 let (mut client, mut server) = pair().await;
                 let mut buf = [0u8; 64];
@@ -109,7 +109,7 @@ fn a_readiness_check_beside_a_waiting_reader_leaves_the_reader_woken() {
     use weft::net::UdpSocket;
     const ROUNDS: usize = 20;
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             for round in 0..ROUNDS {
                 let (mut client, server) = pair().await;
                 let (mut read_half, write_half) = server.into_split();
@@ -162,7 +162,7 @@ fn a_readiness_check_beside_a_waiting_reader_leaves_the_reader_woken() {
 #[test]
 fn a_smaller_next_buffer_gets_the_rest_in_order() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, mut server) = pair().await;
             let mut big = [0u8; 4096];
             // Start a receive for up to 4 KiB, then abandon the reader.
@@ -201,7 +201,7 @@ fn a_full_receive_lets_the_next_read_take_the_socket_at_once() {
     }
 
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, mut server) = pair().await;
             // A receive in flight before the bytes come: the ring's.
             let mut buf = [0u8; 1000];
@@ -248,7 +248,7 @@ fn a_full_receive_lets_the_next_read_take_the_socket_at_once() {
 #[test]
 fn receives_that_expect_to_wait_get_data_whether_it_is_late_or_already_there() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, mut server) = pair().await;
             let mut buf = [0u8; 5];
             for round in 0..20u8 {
@@ -285,7 +285,7 @@ fn receives_that_expect_to_wait_get_data_whether_it_is_late_or_already_there() {
 #[test]
 fn a_dropped_stream_with_a_receive_in_flight_does_not_steal_from_its_successor() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             for round in 0..50 {
                 let (client, mut server) = pair().await;
                 let mut buf = [0u8; 16];
@@ -305,11 +305,13 @@ fn a_dropped_stream_with_a_receive_in_flight_does_not_steal_from_its_successor()
     }
 }
 
-/// An op started on the shared ring (from `block_on`'s thread, which is no
-/// worker) and finished from a worker: the op stays on its ring, and the
-/// worker polls it there.
+/// A receive started on a worker and given up (a `select!` timeout),
+/// with the stream then read from `block_on`, which is off the workers:
+/// the receive stays on the worker's ring and brings the first bytes; the
+/// reads after it, on readiness, get the rest in order, and so does the
+/// peer, from writes off the workers.
 #[test]
-fn a_read_started_off_the_workers_finishes_on_a_worker() {
+fn a_read_started_on_a_worker_finishes_off_the_workers() {
     let rt = Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -317,22 +319,66 @@ fn a_read_started_off_the_workers_finishes_on_a_worker() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let (mut client, mut server) = pair().await;
-        let mut buf = [0u8; 32];
-        weft::select! {
-            _ = server.read(&mut buf) => panic!("nothing was sent yet"),
-            _ = weft::time::sleep(Duration::from_millis(10)) => {}
-        }
-        let reader = weft::spawn(async move {
+        assert_eq!(weft::runtime::worker_index(), None);
+        let (mut client, server) = pair().await;
+        let mut server = weft::spawn(async move {
             assert!(weft::runtime::worker_index().is_some());
-            let mut got = [0u8; 5];
+            let mut server = server;
+            let mut buf = [0u8; 32];
+            weft::select! {
+                _ = server.read(&mut buf) => panic!("nothing was sent yet"),
+                _ = weft::time::sleep(Duration::from_millis(10)) => {}
+            }
+            server
+        })
+        .await
+        .unwrap();
+        let mut got = [0u8; 5];
+        for word in [b"hello", b"world"] {
+            client.write_all(word).await.unwrap();
             server.read_exact(&mut got).await.unwrap();
-            got
-        });
-        weft::time::sleep(Duration::from_millis(10)).await;
-        client.write_all(b"hello").await.unwrap();
-        assert_eq!(&reader.await.unwrap(), b"hello");
+            assert_eq!(&got, word);
+        }
+        server.write_all(b"reply").await.unwrap();
+        client.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"reply");
     });
+}
+
+/// Off the workers (a multi_thread runtime's `block_on`), a ring-backed
+/// stream reads and writes on readiness, as on the epoll driver: a read
+/// that has to wait puts the socket in epoll (on a worker it stays out:
+/// `ring_backed_streams_enter_epoll_when_a_readiness_operation_asks`),
+/// and bytes still flow both ways.
+#[test]
+fn off_the_workers_streams_read_and_write_on_readiness() {
+    use std::os::fd::AsRawFd;
+    const IN: u32 = libc::EPOLLIN as u32;
+    for (name, rt) in runtimes() {
+        if name == "current_thread" {
+            // Its block_on thread holds the core: it is the worker.
+            continue;
+        }
+        rt.block_on(async {
+            let (mut client, mut server) = pair().await;
+            let echo = weft::spawn(async move {
+                let mut buf = [0u8; 4];
+                server.read_exact(&mut buf).await.unwrap();
+                server.write_all(&buf).await.unwrap();
+                server
+            });
+            client.write_all(b"ping").await.unwrap();
+            let mut got = [0u8; 4];
+            client.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"ping", "{name}");
+            let events = epoll_events_of(client.as_raw_fd());
+            assert!(
+                events.is_some_and(|e| e & IN != 0),
+                "{name}: a read from block_on did not wait on epoll ({events:?})"
+            );
+            drop(echo.await.unwrap());
+        });
+    }
 }
 
 /// More receives in flight than a ring's submission queue holds (256), all
@@ -341,7 +387,7 @@ fn a_read_started_off_the_workers_finishes_on_a_worker() {
 #[test]
 fn more_receives_than_the_submission_queue_holds_all_complete() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             const CONNS: usize = 600;
@@ -381,7 +427,7 @@ fn more_receives_than_the_submission_queue_holds_all_complete() {
 #[test]
 fn a_read_after_the_runtime_is_gone_is_the_shutdown_error() {
     for (name, rt) in runtimes() {
-        let (client, mut server) = rt.block_on(async {
+        let (client, mut server) = uring::on_a_worker(&rt, async move {
             let (client, mut server) = pair().await;
             let mut buf = [0u8; 8];
             weft::select! {
@@ -405,7 +451,7 @@ fn a_read_after_the_runtime_is_gone_is_the_shutdown_error() {
 #[test]
 fn eof_and_reset_through_the_ring() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, mut server) = pair().await;
             client.write_all(b"bye").await.unwrap();
             client.shutdown().await.unwrap();
@@ -443,7 +489,7 @@ fn auto_picks_uring_where_the_kernel_allows_it() {
 fn a_dropped_udp_receive_loses_no_datagram_whichever_way_the_next_receive_goes() {
     use weft::net::UdpSocket;
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
@@ -495,7 +541,7 @@ fn a_dropped_udp_receive_loses_no_datagram_whichever_way_the_next_receive_goes()
 fn concurrent_udp_receivers_each_get_one_datagram() {
     use weft::net::UdpSocket;
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let b = std::sync::Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
             let b_addr = b.local_addr().unwrap();
@@ -537,7 +583,7 @@ fn unix_datagrams_name_their_sender() {
     std::fs::create_dir_all(&dir).unwrap();
     for (i, (name, rt)) in runtimes().into_iter().enumerate() {
         let (a_path, b_path) = (dir.join(format!("a-{i}")), dir.join(format!("b-{i}")));
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let a = UnixDatagram::bind(&a_path).unwrap();
             let b = UnixDatagram::bind(&b_path).unwrap();
             let mut buf = [0u8; 16];
@@ -592,7 +638,7 @@ fn ring_backed_streams_enter_epoll_when_a_readiness_operation_asks() {
     const IN: u32 = libc::EPOLLIN as u32;
     const OUT: u32 = libc::EPOLLOUT as u32;
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             let (client, accepted) = weft::join!(TcpStream::connect(addr), listener.accept());
@@ -656,7 +702,7 @@ fn ring_backed_async_fds_ask_epoll_for_nothing() {
     use weft::net::UdpSocket;
     const ASKED: u32 = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLPRI) as u32;
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let events = epoll_events_of(udp.as_raw_fd()).expect("registered");
             let both = (libc::EPOLLIN | libc::EPOLLOUT) as u32;

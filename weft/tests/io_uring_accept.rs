@@ -25,7 +25,7 @@ use weft::net::{TcpListener, TcpStream};
 #[test]
 fn a_dropped_accept_loses_no_connection() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             let polled = std::future::poll_fn(|cx| {
@@ -54,7 +54,7 @@ fn a_dropped_accept_loses_no_connection() {
 #[test]
 fn a_dropped_listener_closes_the_connection_it_had_queued() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             let _ = std::future::poll_fn(|cx| {
@@ -128,7 +128,7 @@ fn a_dropped_listener_refuses_the_next_connect_at_once() {
 #[test]
 fn an_ipv6_peer_address_comes_back() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let Ok(listener) = TcpListener::bind("[::1]:0").await else {
                 return; // no IPv6 loopback here
             };
@@ -147,7 +147,7 @@ fn an_ipv6_peer_address_comes_back() {
 #[test]
 fn connects_through_the_ring() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             // An address of its own (as in the dropped-listener test): a
             // port freed on 127.0.0.1 could be bound by a concurrent test.
             let closed = {
@@ -202,7 +202,7 @@ fn unix_accepts_lose_no_connection_and_name_the_peer() {
         let server_path = dir.join(format!("server-{i}"));
         let client_path = dir.join(format!("client-{i}"));
         let abstract_name = format!("weft-uring-unix-{}-{i}", std::process::id());
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let listener = UnixListener::bind(&server_path).unwrap();
             let polled = std::future::poll_fn(|cx| {
                 std::task::Poll::Ready(listener.poll_accept(cx).is_pending())
@@ -301,8 +301,9 @@ fn a_connect_whose_submitting_thread_exits_mid_handshake_still_connects() {
         );
         // Room for the SYN sent again.
         let (_first, _) = listener.accept().unwrap();
-        let connected =
-            rt.block_on(async { weft::time::timeout(Duration::from_secs(10), connect).await });
+        let connected = uring::on_a_worker(&rt, async move {
+            weft::time::timeout(Duration::from_secs(10), connect).await
+        });
         let stream = connected
             .unwrap_or_else(|_| panic!("{name}: no connection in 10 s"))
             .unwrap_or_else(|e| panic!("{name}: the connect failed: {e}"));

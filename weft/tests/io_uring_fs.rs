@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
+use uring::on_a_worker;
 use weft::fs::File;
 use weft::io::{AsyncRead, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, ReadBuf};
 use weft::runtime::Runtime;
@@ -51,18 +52,6 @@ fn open_rw(path: &PathBuf) -> File {
             .open(path)
             .unwrap(),
     )
-}
-
-/// Run `fut` on a worker: a task on a multi_thread runtime, `block_on`
-/// itself on a current_thread one (which holds the core there). A
-/// multi_thread runtime's `block_on` thread is not a worker: its file
-/// calls go to the blocking pool, as on Tokio (`FileOp::current_driver`).
-fn on_a_worker<F>(rt: &Runtime, fut: F) -> F::Output
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    rt.block_on(async { weft::spawn(fut).await.unwrap() })
 }
 
 /// Run `work` with the runtime's only blocking thread held by another

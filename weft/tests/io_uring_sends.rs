@@ -57,7 +57,7 @@ fn a_large_write_is_sent_whole_after_block_on_returns() {
         let _ = done.send(());
         read
     });
-    let mut stream = rt.block_on(async {
+    let mut stream = uring::on_a_worker(&rt, async move {
         let socket = weft::net::TcpSocket::new_v4().unwrap();
         socket.set_send_buffer_size(8192).unwrap();
         socket.connect(addr).await.unwrap()
@@ -79,7 +79,7 @@ fn a_large_write_is_sent_whole_after_block_on_returns() {
 fn a_writability_wait_beside_a_waiting_writer_leaves_the_writer_woken() {
     use weft::io::Interest;
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (client, mut server) = pair_small_sndbuf().await;
             let (read_half, mut write_half) = client.into_split();
             let data = pattern(2 << 20);
@@ -120,7 +120,7 @@ fn a_writability_wait_beside_a_waiting_writer_leaves_the_writer_woken() {
 #[test]
 fn writes_after_the_runtime_is_gone_are_the_shutdown_error() {
     for (name, rt) in runtimes() {
-        let (client, server) = rt.block_on(async {
+        let (client, server) = uring::on_a_worker(&rt, async move {
             let (mut client, server) = pair_small_sndbuf().await;
             // More than the socket buffers take: the last send waits.
             let big = pattern(4 << 20);
@@ -164,7 +164,7 @@ fn writes_after_the_runtime_is_gone_are_the_shutdown_error() {
 #[test]
 fn a_short_send_is_finished_while_its_writer_waits_for_the_reply() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, mut server) = pair_small_sndbuf().await;
             let request = pattern(600_000);
             let len = request.len();
@@ -235,7 +235,7 @@ fn a_runtime_dropped_right_after_a_write_still_delivers_every_byte() {
 #[test]
 fn a_dropped_streams_last_send_still_delivers_every_byte() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, server) = pair_small_sndbuf().await;
             let payload = pattern(1 << 20);
             let reader = read_all_later(server, Duration::from_millis(50));
@@ -254,7 +254,7 @@ fn a_dropped_streams_last_send_still_delivers_every_byte() {
 #[test]
 fn a_dropped_write_half_shuts_down_after_its_sends() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (client, mut server) = pair_small_sndbuf().await;
             let (mut rd, mut wr) = client.into_split();
             let payload = pattern(1 << 20);
@@ -287,7 +287,7 @@ fn a_dropped_write_half_shuts_down_after_its_sends() {
 #[test]
 fn try_write_does_not_overtake_a_send_in_flight() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, server) = pair_small_sndbuf().await;
             let payload = pattern(1 << 20);
             let reader = read_all_later(server, Duration::from_millis(30));
@@ -322,7 +322,7 @@ fn try_write_does_not_overtake_a_send_in_flight() {
 #[test]
 fn a_send_error_reaches_a_later_operation() {
     for (name, rt) in runtimes() {
-        rt.block_on(async {
+        uring::on_a_worker(&rt, async move {
             let (mut client, server) = pair().await;
             server.set_zero_linger().unwrap();
             drop(server);

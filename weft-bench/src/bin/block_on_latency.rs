@@ -6,13 +6,14 @@
 //! the figure is the median time per call.
 //!
 //! The `block_on` thread is not a worker, so it has no ring of its own: on
-//! io_uring its calls go to the shared ring, which a worker reaps and then
-//! wakes the caller, two thread hand-offs per step. File calls from there
-//! now use the blocking pool instead, as on Tokio (BENCHMARKS.md); stream
-//! calls still take the ring.
+//! io_uring its calls went to the shared ring, which a worker reaps and
+//! then wakes the caller, two thread hand-offs per step. File calls from
+//! there now use the blocking pool instead, as on Tokio, and streams read
+//! and write on readiness (BENCHMARKS.md, "One exchange at a time on
+//! io_uring").
 //!
-//! `cargo run --release -p weft-bench --bin block_on_latency -- [ROUNDS] [CALLS]`
-//! (defaults 5 and 2000).
+//! `cargo run --release -p weft-bench --bin block_on_latency -- [ROUNDS] [CALLS] [WORKERS]`
+//! (defaults 5, 2000 and 2).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -82,11 +83,12 @@ fn measure(
     tcp: bool,
     files: &[PathBuf],
     calls: usize,
+    workers: usize,
 ) -> Option<Duration> {
     let files = files.to_vec();
     if side == 0 {
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(workers)
             .enable_all()
             .build()
             .unwrap();
@@ -108,7 +110,7 @@ fn measure(
         weft::runtime::IoDriver::Uring
     };
     let rt = weft::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .enable_all()
         .io_driver(driver)
         .build()
@@ -143,10 +145,13 @@ fn main() {
         .map(|a| a.parse::<usize>().expect("a count"));
     let rounds = args.next().unwrap_or(5);
     let calls = args.next().unwrap_or(2000);
+    let workers = args.next().unwrap_or(2);
     let dir = std::env::temp_dir().join(format!("weft-block-on-latency-{}", std::process::id()));
     let files = make_files(&dir);
     let names = ["tokio", "weft epoll", "weft io_uring"];
-    println!("median time per call over {rounds} rounds of {calls} calls (2-worker runtimes)");
+    println!(
+        "median time per call over {rounds} rounds of {calls} calls ({workers}-worker runtimes)"
+    );
     for (what, tcp) in [
         ("fs::read of 4 KiB", false),
         ("TCP round trip of 100 bytes", true),
@@ -155,7 +160,7 @@ fn main() {
             let mut results: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
             for _ in 0..rounds {
                 for (side, result) in results.iter_mut().enumerate() {
-                    if let Some(t) = measure(side, place, tcp, &files, calls) {
+                    if let Some(t) = measure(side, place, tcp, &files, calls, workers) {
                         result.push(t);
                     }
                 }

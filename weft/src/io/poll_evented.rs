@@ -33,6 +33,16 @@
 //! does). Readiness-based writes see `WouldBlock` while a send is in
 //! flight, and `writable()` waits for it. A dropped stream's send still
 //! goes out, finished by the ring.
+//!
+//! Only a worker reads and writes such a stream through the ring. Off a
+//! worker (a multi_thread runtime's `block_on`, the blocking pool, another
+//! runtime's thread) it reads and writes on readiness, as on the epoll
+//! driver, whenever nothing of the ring's is pending: such a thread has no
+//! ring of its own, and the shared ring is reaped by a worker, which then
+//! wakes the caller, two thread hand-offs per step where readiness needs
+//! one (BENCHMARKS.md, "One exchange at a time on io_uring"). A receive
+//! or send already in flight (the stream came from a task) is finished on
+//! the ring first, so bytes stay in order.
 
 use crate::runtime::io::ready::{Interest, Ready};
 use crate::runtime::io::registration::Registration;
@@ -414,10 +424,15 @@ impl<E: mio::event::Source> PollEvented<E> {
             let io = self.registration.io_handle();
             let ring = io.current_ring(rings);
             let readiness_waited = || self.registration.has_read_waiters();
-            match uring
-                .read
-                .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf, readiness_waited)
-            {
+            let read = if off_worker(ring) && uring.read.is_idle() {
+                // Off a worker: on readiness (module doc).
+                RingRead::OnReadiness
+            } else {
+                uring
+                    .read
+                    .poll_read(rings, ring, io.is_shutdown(), fd, cx, buf, readiness_waited)
+            };
+            match read {
                 RingRead::Read { n, more } => {
                     restore.made_progress();
                     // A receive that filled all it asked for left the
@@ -544,10 +559,13 @@ impl<E: mio::event::Source> PollEvented<E> {
                 // Fails at once: the kernel never sends after SHUT_WR.
                 return Poll::Ready((&mut self.io()).write(buf).map_err(|e| self.write_error(e)));
             }
-            return self.poll_ring_write(cx, &[io::IoSlice::new(buf)]);
+            if let Some(polled) = self.poll_ring_write(cx, &[io::IoSlice::new(buf)]) {
+                return polled;
+            }
         }
         let len = buf.len().min(MAX_RW_COUNT);
         self.poll_stream(cx, Direction::Write, len, || (&mut self.io()).write(buf))
+            .map_err(|e| self.write_error(e))
     }
 
     pub(crate) fn poll_write_vectored<'a>(
@@ -573,7 +591,9 @@ impl<E: mio::event::Source> PollEvented<E> {
                         .map_err(|e| self.write_error(e)),
                 );
             }
-            return self.poll_ring_write(cx, bufs);
+            if let Some(polled) = self.poll_ring_write(cx, bufs) {
+                return polled;
+            }
         }
         // std's `write_vectored` passes at most IOV_MAX buffers to writev(2):
         // only those count towards "the write came back short".
@@ -585,30 +605,48 @@ impl<E: mio::event::Source> PollEvented<E> {
         self.poll_stream(cx, Direction::Write, len, || {
             (&mut self.io()).write_vectored(bufs)
         })
+        .map_err(|e| self.write_error(e))
     }
 
     /// A write through the ring (send.rs), spending budget like the
-    /// readiness path.
+    /// readiness path; `None` off a worker with no send in flight: the
+    /// caller writes on readiness (module doc).
     fn poll_ring_write(
         &self,
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
+    ) -> Option<Poll<io::Result<usize>>> {
         let (uring, rings) = self.ring_io().expect("checked by the caller");
-        let restore = ready!(crate::coop::poll_proceed(cx));
         let io = self.registration.io_handle();
-        let fd = uring.fd;
         let ring = io.current_ring(rings);
-        let n = ready!(uring
+        if off_worker(ring) && uring.write.is_idle(rings) {
+            return None;
+        }
+        let restore = match crate::coop::poll_proceed(cx) {
+            Poll::Ready(restore) => restore,
+            Poll::Pending => return Some(Poll::Pending),
+        };
+        let fd = uring.fd;
+        let polled = uring
             .write
-            .poll_write(rings, ring, io.is_shutdown(), fd, cx, bufs))?;
-        restore.made_progress();
-        Poll::Ready(Ok(n))
+            .poll_write(rings, ring, io.is_shutdown(), fd, cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(_))) {
+            restore.made_progress();
+        }
+        Some(polled)
     }
 
     fn io(&self) -> &E {
         self.io.as_ref().expect("source present until drop")
     }
+}
+
+/// Whether the caller is off a worker: `ring` (`Handle::current_ring`'s
+/// answer) is the shared ring, which the caller does not own. A
+/// ring-backed stream then reads and writes on readiness, as on the epoll
+/// driver, whenever nothing of the ring's is pending (module doc).
+fn off_worker(ring: (usize, bool)) -> bool {
+    !ring.1
 }
 
 /// `shutdown(fd, SHUT_WR)`, with "not connected" (already shut down, or

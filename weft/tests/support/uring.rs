@@ -34,6 +34,18 @@ pub fn runtimes_with(configure: fn(&mut Builder) -> &mut Builder) -> Vec<(&'stat
     ]
 }
 
+/// Run `fut` in a task, so that on a multi_thread runtime it runs on a
+/// worker, which owns a ring: off a worker (the `block_on` future of a
+/// multi_thread runtime) streams read and write on readiness, and file
+/// calls go to the blocking pool, as on the epoll driver.
+pub fn on_a_worker<F>(rt: &Runtime, fut: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    rt.block_on(async { weft::spawn(fut).await.unwrap() })
+}
+
 /// A current-thread runtime on the ring driver.
 pub fn current_thread() -> Runtime {
     Builder::new_current_thread()

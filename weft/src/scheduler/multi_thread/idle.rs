@@ -12,7 +12,10 @@
 //!   beyond that.
 //! - A searcher that finds work stops searching; if it was the *last*
 //!   searcher it wakes one sleeper, who starts searching in turn. Load thus
-//!   ramps up one worker at a time.
+//!   ramps up one worker at a time. Work that a searcher's own drivers
+//!   gave it (its io_uring ring's batch point) is not a find: the last
+//!   searcher then only re-checks the queues, as one going to sleep does
+//!   (worker.rs, `transition_from_searching_to_own_work`).
 //!
 //! Invariants:
 //! - A worker is in `sleepers` iff it is parked and has not been chosen to

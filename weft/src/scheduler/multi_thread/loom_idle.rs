@@ -12,7 +12,9 @@
 //! on every wake, `Core::maintenance` and `Core::transition_from_parked`.
 //! A worker that takes work leaves the searching state first
 //! (`Core::transition_from_searching`, which hands the search on with
-//! `Handle::notify_parked` if it was the last searcher). The pusher is
+//! `Handle::notify_parked` if it was the last searcher), or, when its own
+//! driver gave it the work, `Core::transition_from_searching_to_own_work`
+//! (which only re-checks the queues). The pusher is
 //! `Handle::schedule_remote`: push, then `notify_parked`, which unparks the
 //! worker `Idle::worker_to_notify` picks. Shutdown is `Handle::close`.
 //!
@@ -38,7 +40,9 @@
 //! last searcher skipping the `notify_if_work_pending` re-check; a worker
 //! parking without having searched skipping its look at the inject queue
 //! (with a taken item's poll blocking its worker); `unpark` notifying the
-//! condvar without first taking the parker's mutex.
+//! condvar without first taking the parker's mutex; a last searcher that
+//! leaves the search for work of its own skipping its re-check of the
+//! queues (`own_work_ends_the_search_without_stranding_a_push`).
 
 use super::idle::Idle;
 use crate::loom::{lock, Arc, AtomicUsize, Mutex, Ordering};
@@ -130,6 +134,16 @@ struct Shared {
     first_blocks: bool,
 }
 
+/// What a worker has besides the inject queue: in this model, at most one
+/// task its own driver wakes (the io_uring batch point, `Context::flush_ring`)
+/// once a search of the queues found nothing, whose poll then blocks the
+/// worker for the rest of the model.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OwnWork {
+    None,
+    BlockingAfterSearch,
+}
+
 impl Shared {
     /// `Handle::schedule_remote`.
     fn schedule_remote(&self, item: u32) {
@@ -172,6 +186,7 @@ struct Core {
     is_searching: bool,
     is_shutdown: bool,
     park: Parker,
+    own_work: OwnWork,
 }
 
 impl Core {
@@ -197,6 +212,17 @@ impl Core {
         self.is_searching = false;
         if shared.idle.transition_worker_from_searching() {
             shared.notify_parked();
+        }
+    }
+
+    /// `Core::transition_from_searching_to_own_work`.
+    fn transition_from_searching_to_own_work(&mut self, shared: &Shared) {
+        if !self.is_searching {
+            return;
+        }
+        self.is_searching = false;
+        if shared.idle.transition_worker_from_searching() {
+            shared.notify_if_work_pending();
         }
     }
 
@@ -244,6 +270,12 @@ impl Core {
 fn run(shared: &Shared, mut core: Core) {
     while !core.is_shutdown {
         let Some(item) = core.next_task(shared).or_else(|| core.steal_work(shared)) else {
+            if core.own_work == OwnWork::BlockingAfterSearch {
+                // `flush_ring` woke a task of this worker's: it stops
+                // searching and runs it, and the poll blocks for good.
+                core.transition_from_searching_to_own_work(shared);
+                return;
+            }
             park(shared, &mut core);
             continue;
         };
@@ -306,11 +338,29 @@ fn a_push_is_taken_while_the_last_takers_poll_blocks() {
     loom::model(|| run_model(2, true));
 }
 
+/// One item pushed while worker 0 searches; worker 0's search finds
+/// nothing, its own ring then gives it a task whose poll blocks it. The
+/// push may have seen worker 0 searching and woken nobody, and worker 1
+/// may have parked before the push (without searching: half the workers
+/// already did), so worker 0, leaving the search for its own work as the
+/// last searcher, must re-check the queues and wake worker 1
+/// (`Core::transition_from_searching_to_own_work`). Without that check
+/// loom finds the run where the item is never taken.
+#[test]
+fn own_work_ends_the_search_without_stranding_a_push() {
+    loom::model(|| run_model_with(1, false, OwnWork::BlockingAfterSearch));
+}
+
 fn push_and_shut_down(items: usize) {
     run_model(items, false);
 }
 
 fn run_model(items: usize, first_blocks: bool) {
+    run_model_with(items, first_blocks, OwnWork::None);
+}
+
+/// `worker0`: what worker 0 has besides the inject queue.
+fn run_model_with(items: usize, first_blocks: bool, worker0: OwnWork) {
     let parkers: Vec<Parker> = (0..NUM_WORKERS).map(|_| Parker::new()).collect();
     let shared = Arc::new(Shared {
         idle: Idle::new(NUM_WORKERS),
@@ -331,6 +381,7 @@ fn run_model(items: usize, first_blocks: bool) {
                     is_searching: false,
                     is_shutdown: false,
                     park,
+                    own_work: if index == 0 { worker0 } else { OwnWork::None },
                 };
                 run(&shared, core);
             })

@@ -320,6 +320,31 @@ impl Core {
         }
     }
 
+    /// Stop searching because this worker's own drivers gave it work (its
+    /// ring's batch point, or the poll that precedes running yielded
+    /// tasks), not a steal. A steal hands the search on at once (the
+    /// victim may hold more); here the other queues are as empty as the
+    /// search just found them, so, like a searcher going to sleep, the
+    /// last one only re-checks them, and wakes a sleeper only for work
+    /// pushed meanwhile (the same SeqCst handshake as
+    /// `transition_to_parked`'s; loom model
+    /// `own_work_ends_the_search_without_stranding_a_push`). Handing the
+    /// search on unconditionally woke the idle worker twice per round trip
+    /// of a one-connection ping-pong on io_uring, only for it to find
+    /// nothing (BENCHMARKS.md, "One exchange at a time on io_uring").
+    fn transition_from_searching_to_own_work(&mut self, handle: &Handle) {
+        if !self.is_searching {
+            return;
+        }
+        self.is_searching = false;
+        if let Some(monitor) = &handle.monitor {
+            monitor.wake_if_dormant();
+        }
+        if handle.idle.transition_worker_from_searching() {
+            handle.notify_if_work_pending();
+        }
+    }
+
     fn steal_work(&mut self, handle: &Handle) -> Option<Task> {
         if !self.transition_to_searching(handle) {
             return None;
@@ -477,6 +502,7 @@ impl Context {
                 // is ready, then run them again, without sleeping.
                 core = self.poll_drivers(core);
                 core = self.wake_deferred(core);
+                core.transition_from_searching_to_own_work(self.handle());
                 continue;
             }
             // Submit what the tasks queued on this worker's ring before
@@ -484,6 +510,7 @@ impl Context {
             let (flushed, woke) = self.flush_ring(core);
             core = flushed;
             if woke {
+                core.transition_from_searching_to_own_work(self.handle());
                 continue;
             }
             core = self.park(core);
