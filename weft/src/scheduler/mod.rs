@@ -251,6 +251,7 @@ impl Drivers {
         let Some(rings) = self.handle.io().and_then(|io| io.rings()) else {
             return false;
         };
+        rings.owner_back(index);
         let mut wakers = Vec::new();
         rings.flush(index, &mut wakers);
         let woke = !wakers.is_empty();
@@ -258,6 +259,20 @@ impl Drivers {
             waker.wake();
         }
         woke
+    }
+
+    /// Worker `index` is stuck in one poll (the long-poll monitor saw
+    /// it): submit and reap its ring on its behalf, as its batch point
+    /// would, and have the driver's holder take the ring's completions
+    /// until the worker is back (runtime/io/uring/watch.rs).
+    pub(crate) fn flush_stuck_ring(&self, index: usize) {
+        let Some(rings) = self.handle.io().and_then(|io| io.rings()) else {
+            return;
+        };
+        let mut wakers = Vec::new();
+        rings.flush(index, &mut wakers);
+        wakers.into_iter().for_each(std::task::Waker::wake);
+        rings.owner_stuck(index);
     }
 
     /// Submit what worker `index`'s tasks queued on its io_uring ring,

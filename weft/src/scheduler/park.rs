@@ -97,6 +97,10 @@ struct Inner {
     mutex: Mutex<()>,
     condvar: Condvar,
     driver: Option<std::sync::Arc<SharedDriver>>,
+    /// The io_uring ring this parker's worker owns (its index), which
+    /// another thread must watch while the worker sleeps on the condvar
+    /// (runtime/io/uring/watch.rs).
+    ring: Option<usize>,
 }
 
 /// The driver of one runtime, taken by whichever parker gets it first.
@@ -154,12 +158,22 @@ impl Parker {
     }
 
     pub(crate) fn with_driver(driver: Option<std::sync::Arc<SharedDriver>>) -> Parker {
+        Parker::for_worker(driver, None)
+    }
+
+    /// The parker of the worker that owns ring `ring` (its index) on
+    /// `driver`'s io_uring rings, if it has any.
+    pub(crate) fn for_worker(
+        driver: Option<std::sync::Arc<SharedDriver>>,
+        ring: Option<usize>,
+    ) -> Parker {
         Parker {
             inner: Arc::new(Inner {
                 state: AtomicUsize::new(EMPTY),
                 mutex: Mutex::new(()),
                 condvar: Condvar::new(),
                 driver,
+                ring,
             }),
         }
     }
@@ -236,8 +250,32 @@ impl Inner {
                 return parked;
             }
         }
+        // Away from the driver, and so from our ring: the driver's holder
+        // takes its completions meanwhile (runtime/io/uring/watch.rs).
+        let rings = self.owned_rings();
+        if let Some((rings, index)) = rings {
+            rings.owner_leaves(index);
+        }
         self.park_condvar();
+        if let Some((rings, index)) = rings {
+            rings.owner_back(index);
+        }
         Parked::Elsewhere
+    }
+
+    /// The io_uring rings and the index of the one this parker's worker
+    /// owns, if it owns one.
+    #[cfg(not(loom))]
+    fn owned_rings(&self) -> Option<(&crate::runtime::io::uring::Rings, usize)> {
+        let index = self.ring?;
+        let rings = self.driver.as_ref()?.handle.io()?.rings()?;
+        Some((rings, index))
+    }
+
+    /// Loom's drivers have no rings.
+    #[cfg(loom)]
+    fn owned_rings(&self) -> Option<(&crate::runtime::io::uring::Rings, usize)> {
+        None
     }
 
     /// EMPTY → `parked`, or consume a token that arrived meanwhile.

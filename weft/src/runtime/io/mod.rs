@@ -22,9 +22,11 @@
 //!   for the next turn: edge-triggered readiness is reported once, whenever
 //!   it is fetched.
 //! - With the io_uring driver (`uring/`), each ring's descriptor is one more
-//!   source in the poller; an event on it means "reap that ring". The
-//!   one ring left out (a one-worker runtime's, `Rings::unwatched`) is
-//!   reaped by every turn that polls epoll.
+//!   source in the poller; an event on it means "reap that ring" (a worker
+//!   ring's registration is one-shot, armed again after the reap while its
+//!   owner is away: `uring/watch.rs`). The one ring left out (a one-worker
+//!   runtime's, `Rings::unwatched`) is reaped by every turn that polls
+//!   epoll.
 
 mod lazy_interest;
 #[cfg(all(test, loom))]
@@ -112,17 +114,16 @@ impl Driver {
         let poll = mio::Poll::new()?;
         let registry = poll.registry().try_clone()?;
         let waker = mio::Waker::new(&registry, WAKE_TOKEN)?;
-        if let Some(rings) = &rings {
-            for (index, ring) in rings.iter() {
-                if rings.unwatched() == Some(index) {
-                    continue;
-                }
+        let mut rings = rings;
+        if let Some(rings) = &mut rings {
+            use std::os::fd::AsRawFd;
+            rings.register(registry.as_raw_fd(), |fd, token| {
                 registry.register(
-                    &mut mio::unix::SourceFd(&ring.fd()),
-                    mio::Token(uring::RING_TOKEN_BASE - index),
+                    &mut mio::unix::SourceFd(&fd),
+                    mio::Token(token),
                     mio::Interest::READABLE,
-                )?;
-            }
+                )
+            })?;
         }
         let driver = Driver {
             poll,
@@ -212,7 +213,7 @@ impl Driver {
         }
         if let Some(rings) = &handle.rings {
             for index in self.ready_rings.drain(..) {
-                rings.get(index).reap(&mut self.wakers);
+                rings.reap_fired(index, &mut self.wakers);
             }
         }
         self.wake_collected()

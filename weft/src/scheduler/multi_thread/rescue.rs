@@ -119,8 +119,9 @@ pub(super) fn rescue_queued(handle: &Arc<Handle>, monitor: &Monitor, index: usiz
         });
     // What its tasks pushed on its io_uring ring waits for its own flush,
     // which will not come while it is stuck: submit it on its behalf
-    // (completions reaped here wake their tasks through the inject queue).
-    handle.drivers.flush_ring(index);
+    // (completions reaped here wake their tasks through the inject queue),
+    // and have the driver's holder take what completes later.
+    handle.drivers.flush_stuck_ring(index);
     // Queued work needs a taker: the stuck worker's, and the inject
     // queue's too (a worker that went to sleep without searching, while
     // the stuck one was the last searcher, did not look at it again, and

@@ -178,7 +178,7 @@ impl Core {
         driver: Option<std::sync::Arc<SharedDriver>>,
     ) -> (Box<Core>, queue::Steal<Task>, Unparker) {
         let (steal, run_queue) = queue::local();
-        let park = Parker::with_driver(driver);
+        let park = Parker::for_worker(driver, Some(index));
         let unpark = park.unparker();
         let core = Box::new(Core {
             index,

@@ -8,8 +8,11 @@
 //!
 //! How it fits the readiness driver (the idea of tokio PR #8249, with
 //! batching it lacks): epoll stays the thing a parked worker blocks in,
-//! and every ring's descriptor is registered in it, so a completion on any
-//! ring wakes the driver's holder, which reaps that ring; except the
+//! and the rings' descriptors are registered in it, so a completion on a
+//! ring whose owner will not reap it wakes the driver's holder, which
+//! reaps that ring: the shared ring's always; a worker ring's only while
+//! its owner is away (asleep on its condvar, or stuck in a poll), through
+//! a one-shot registration its departure arms (`watch.rs`); never the
 //! worker ring of a one-worker runtime ([`Rings::unwatched`]), whose
 //! completions only ever need to reach its owner. A task starts an
 //! operation on the ring of the worker it runs on; the owning worker
@@ -44,6 +47,12 @@
 //! Invariants:
 //! - A ring's token in the poller is `RING_TOKEN_BASE - index`, above any
 //!   resource token's range of use.
+//! - **A running owner's completions are its own.** A worker ring's
+//!   descriptor reports to epoll only while armed, and it is armed only
+//!   while its owner is away (`watch.rs` states the rules and why no
+//!   completion is then left unreaped). A busy owner takes its ring's
+//!   completions at its next batch point, as it submits there; a stolen
+//!   task waiting on an op of that ring waits for it too.
 //! - **Only the owner blocks on an unwatched ring.** With one worker
 //!   (current_thread, or multi_thread with one worker thread), the worker
 //!   is the only thread that parks in the driver with a timeout (a
@@ -88,6 +97,7 @@ mod recv;
 mod ring;
 mod send;
 mod waiters;
+mod watch;
 
 #[cfg(all(test, loom))]
 mod loom_empty_flag;
@@ -99,6 +109,8 @@ mod loom_park_poll;
 mod loom_poll;
 #[cfg(all(test, loom))]
 mod loom_read_wait;
+#[cfg(all(test, loom))]
+mod loom_watch;
 
 pub(crate) use self::connect::ConnectOp;
 pub(crate) use self::file::FileOp;
@@ -260,6 +272,11 @@ pub(crate) struct Rings {
     rings: Box<[Ring]>,
     /// The ring whose descriptor is not in epoll (module doc).
     unwatched: Option<usize>,
+    /// Per worker ring in epoll with a one-shot registration, whether its
+    /// owner is away (watch.rs); empty with one worker.
+    watches: Box<[watch::RingWatch]>,
+    /// The epoll instance the driver registered the rings in.
+    epoll: Option<std::os::fd::RawFd>,
     /// The kernel has `unlinkat`, `mkdirat` and `renameat` ops (5.15);
     /// without them those calls stay on the blocking pool.
     path_calls: bool,
@@ -304,11 +321,89 @@ impl Rings {
             io_uring::opcode::MkDirAt::CODE,
             io_uring::opcode::RenameAt::CODE,
         ]);
+        let one_shot = if workers == 1 { 0 } else { workers };
         Ok(Rings {
             rings: rings.into_boxed_slice(),
             unwatched: (workers == 1).then_some(0),
+            watches: (0..one_shot).map(|_| Default::default()).collect(),
+            epoll: None,
             path_calls,
         })
+    }
+
+    /// Put the rings' descriptors in the driver's epoll instance `epoll`:
+    /// the shared ring's for good (`register_shared` does it with its
+    /// token), each worker ring's one-shot (watch.rs), but the unwatched
+    /// one's (module doc).
+    pub(crate) fn register(
+        &mut self,
+        epoll: std::os::fd::RawFd,
+        register_shared: impl FnOnce(std::os::fd::RawFd, usize) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.epoll = Some(epoll);
+        for index in 0..self.watches.len() {
+            watch::register(epoll, self.rings[index].fd(), RING_TOKEN_BASE - index)?;
+        }
+        let shared = self.rings.len() - 1;
+        register_shared(self.rings[shared].fd(), RING_TOKEN_BASE - shared)
+    }
+
+    /// Arm worker ring `index`'s one-shot registration (watch.rs).
+    fn arm(&self, index: usize) {
+        if let Some(epoll) = self.epoll {
+            watch::arm(epoll, self.rings[index].fd(), RING_TOKEN_BASE - index);
+        }
+    }
+
+    /// Worker `index` goes to sleep away from its ring (on its parker's
+    /// condvar): another thread must take its completions (watch.rs).
+    /// Called by the owner, which may trust its ring's empty flag.
+    pub(crate) fn owner_leaves(&self, index: usize) {
+        let Some(watch) = self.watches.get(index) else {
+            return;
+        };
+        watch.leave();
+        if !self.rings[index].is_empty() {
+            self.arm(index);
+        }
+    }
+
+    /// Worker `index` reaps its ring itself again (watch.rs).
+    #[inline]
+    pub(crate) fn owner_back(&self, index: usize) {
+        if let Some(watch) = self.watches.get(index) {
+            watch.back();
+        }
+    }
+
+    /// The long-poll monitor saw worker `index` stuck in one poll: its
+    /// ring's completions are for another thread to take until it is back
+    /// (watch.rs). Not the owner: the ring's state is read under its lock.
+    pub(crate) fn owner_stuck(&self, index: usize) {
+        let Some(watch) = self.watches.get(index) else {
+            return;
+        };
+        watch.leave();
+        let mut wakers = Vec::new();
+        let holds = self.rings[index].reap_and_holds(&mut wakers);
+        wakers.into_iter().for_each(Waker::wake);
+        if holds {
+            self.arm(index);
+        }
+    }
+
+    /// The driver saw ring `index`'s descriptor ready: reap it, and arm a
+    /// worker ring's one-shot registration again while its owner is away
+    /// and it holds something (watch.rs).
+    pub(crate) fn reap_fired(&self, index: usize, wakers: &mut Vec<Waker>) {
+        match self.watches.get(index) {
+            Some(watch) => {
+                if self.rings[index].reap_and_holds(wakers) && watch.is_away() {
+                    self.arm(index);
+                }
+            }
+            None => self.rings[index].reap(wakers),
+        }
     }
 
     /// The worker ring left out of epoll, if any (module doc, "Only the
@@ -320,10 +415,6 @@ impl Rings {
     /// Whether `unlinkat`, `mkdirat` and `renameat` run on the rings.
     pub(crate) fn path_calls(&self) -> bool {
         self.path_calls
-    }
-
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &Ring)> {
-        self.rings.iter().enumerate()
     }
 
     pub(crate) fn get(&self, index: usize) -> &Ring {

@@ -543,6 +543,16 @@ impl Ring {
         self.lock().reap(wakers);
     }
 
+    /// [`reap`](Self::reap), and whether the ring still holds something
+    /// (a request in flight or queued, or the poll on the epoll descriptor
+    /// armed) once the lock is released: for re-arming a worker ring's
+    /// one-shot registration (watch.rs).
+    pub(crate) fn reap_and_holds(&self, wakers: &mut Vec<Waker>) -> bool {
+        let mut state = self.lock();
+        state.reap(wakers);
+        !state.holds_nothing()
+    }
+
     /// The runtime shut down: wake every waiting task so it sees the
     /// shutdown error.
     pub(crate) fn wake_waiters(&self) {
