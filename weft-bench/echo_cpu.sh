@@ -9,6 +9,9 @@
 # (`udp_echo_server` / `udp_echo_load`: one socket, recv_from → send_to;
 # "connections" are client sockets).
 #
+# ECHO_SERVER_WORKERS=N gives the servers N workers instead of one (widen
+# SERVER_CPU then, e.g. SERVER_CPU=0,1).
+#
 # SERVER=fd runs the TCP servers with each connection under `AsyncFd`
 # (readiness waits and plain read/write, `echo_server_fd!`).
 #

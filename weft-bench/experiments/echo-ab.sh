@@ -7,6 +7,8 @@
 # /proc/PID/stat over the run.
 #
 # PROTO=udp compares `udp_echo_server` (with `udp_echo_load`) instead.
+# ECHO_SERVER_WORKERS=N gives the server N workers (both builds must read
+# it: revisions from 2026-11-29 on); widen SERVER_CPU then (e.g. 0,1).
 #
 #   BASE=HEAD~1 ROUNDS=10 DURATION=3 CONNS_LIST="1 10" bash weft-bench/experiments/echo-ab.sh
 set -euo pipefail

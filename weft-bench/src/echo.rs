@@ -83,13 +83,17 @@ impl Drop for EchoClient {
     }
 }
 
-/// The echo servers' runtime (one worker) and their listener on a free
-/// loopback port: `(runtime, listener, address)`.
+/// The echo servers' runtime (one worker, or `ECHO_SERVER_WORKERS`) and
+/// their listener on a free loopback port: `(runtime, listener, address)`.
 #[macro_export]
 macro_rules! echo_listener {
     ($rt:ident) => {{
+        let workers = std::env::var("ECHO_SERVER_WORKERS")
+            .ok()
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(1);
         let rt = $rt::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+            .worker_threads(workers)
             .enable_all()
             .build()
             .unwrap();

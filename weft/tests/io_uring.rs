@@ -312,12 +312,7 @@ fn a_dropped_stream_with_a_receive_in_flight_does_not_steal_from_its_successor()
 /// peer, from writes off the workers.
 #[test]
 fn a_read_started_on_a_worker_finishes_off_the_workers() {
-    let rt = Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .io_driver(IoDriver::Uring)
-        .build()
-        .unwrap();
+    let rt = uring::multi_thread(2);
     rt.block_on(async {
         assert_eq!(weft::runtime::worker_index(), None);
         let (mut client, server) = pair().await;

@@ -9,7 +9,6 @@ mod uring;
 
 use uring::pair;
 use weft::io::{AsyncReadExt, AsyncWriteExt};
-use weft::runtime::{Builder, IoDriver};
 
 /// Both ends of a TCP ping-pong in one task, so on one worker of a
 /// 2-worker runtime. The other worker is never woken for it: what the
@@ -22,12 +21,7 @@ use weft::runtime::{Builder, IoDriver};
 #[test]
 fn a_ping_pong_on_one_worker_leaves_the_other_asleep() {
     const ROUND_TRIPS: u64 = 2000;
-    let rt = Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .io_driver(IoDriver::Uring)
-        .build()
-        .unwrap();
+    let rt = uring::multi_thread(2);
     let parked = uring::on_a_worker(&rt, async move {
         let (mut client, mut server) = pair().await;
         client.set_nodelay(true).unwrap();

@@ -46,6 +46,16 @@ where
     rt.block_on(async { weft::spawn(fut).await.unwrap() })
 }
 
+/// A multi-thread runtime of `workers` workers on the ring driver.
+pub fn multi_thread(workers: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .io_driver(IoDriver::Uring)
+        .build()
+        .unwrap()
+}
+
 /// A current-thread runtime on the ring driver.
 pub fn current_thread() -> Runtime {
     Builder::new_current_thread()

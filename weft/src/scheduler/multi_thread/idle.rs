@@ -15,7 +15,7 @@
 //!   ramps up one worker at a time. Work that a searcher's own drivers
 //!   gave it (its io_uring ring's batch point) is not a find: the last
 //!   searcher then only re-checks the queues, as one going to sleep does
-//!   (worker.rs, `transition_from_searching_to_own_work`).
+//!   (worker.rs, `Found::Own`).
 //!
 //! Invariants:
 //! - A worker is in `sleepers` iff it is parked and has not been chosen to

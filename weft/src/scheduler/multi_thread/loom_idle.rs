@@ -12,9 +12,9 @@
 //! on every wake, `Core::maintenance` and `Core::transition_from_parked`.
 //! A worker that takes work leaves the searching state first
 //! (`Core::transition_from_searching`, which hands the search on with
-//! `Handle::notify_parked` if it was the last searcher), or, when its own
-//! driver gave it the work, `Core::transition_from_searching_to_own_work`
-//! (which only re-checks the queues). The pusher is
+//! `Handle::notify_parked` if it was the last searcher, or, when its own
+//! driver gave it the work (`Found::Own`), only re-checks the queues). The
+//! pusher is
 //! `Handle::schedule_remote`: push, then `notify_parked`, which unparks the
 //! worker `Idle::worker_to_notify` picks. Shutdown is `Handle::close`.
 //!
@@ -204,25 +204,19 @@ impl Core {
         self.is_searching
     }
 
-    /// `Core::transition_from_searching`.
-    fn transition_from_searching(&mut self, shared: &Shared) {
+    /// `Core::transition_from_searching`; `own`: the work came from the
+    /// worker's own drivers (`Found::Own`).
+    fn transition_from_searching(&mut self, shared: &Shared, own: bool) {
         if !self.is_searching {
             return;
         }
         self.is_searching = false;
         if shared.idle.transition_worker_from_searching() {
-            shared.notify_parked();
-        }
-    }
-
-    /// `Core::transition_from_searching_to_own_work`.
-    fn transition_from_searching_to_own_work(&mut self, shared: &Shared) {
-        if !self.is_searching {
-            return;
-        }
-        self.is_searching = false;
-        if shared.idle.transition_worker_from_searching() {
-            shared.notify_if_work_pending();
+            if own {
+                shared.notify_if_work_pending();
+            } else {
+                shared.notify_parked();
+            }
         }
     }
 
@@ -273,7 +267,7 @@ fn run(shared: &Shared, mut core: Core) {
             if core.own_work == OwnWork::BlockingAfterSearch {
                 // `flush_ring` woke a task of this worker's: it stops
                 // searching and runs it, and the poll blocks for good.
-                core.transition_from_searching_to_own_work(shared);
+                core.transition_from_searching(shared, true);
                 return;
             }
             park(shared, &mut core);
@@ -289,7 +283,7 @@ fn run(shared: &Shared, mut core: Core) {
 /// Returns whether the poll blocks the worker for good (`first_blocks`).
 #[must_use]
 fn run_task(shared: &Shared, core: &mut Core, item: u32) -> bool {
-    core.transition_from_searching(shared);
+    core.transition_from_searching(shared, false);
     assert_eq!(item, ITEM);
     let first = shared.taken_count.fetch_add(1, SeqCst) == 0;
     shared.taken.notify();
@@ -344,7 +338,7 @@ fn a_push_is_taken_while_the_last_takers_poll_blocks() {
 /// may have parked before the push (without searching: half the workers
 /// already did), so worker 0, leaving the search for its own work as the
 /// last searcher, must re-check the queues and wake worker 1
-/// (`Core::transition_from_searching_to_own_work`). Without that check
+/// (`Core::transition_from_searching` with `Found::Own`). Without that check
 /// loom finds the run where the item is never taken.
 #[test]
 fn own_work_ends_the_search_without_stranding_a_push() {

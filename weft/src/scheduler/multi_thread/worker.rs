@@ -305,7 +305,9 @@ impl Core {
         self.is_searching
     }
 
-    fn transition_from_searching(&mut self, handle: &Handle) {
+    /// Stop searching: the work found came from `found`. The last searcher
+    /// to stop makes sure queued work still has a taker.
+    fn transition_from_searching(&mut self, handle: &Handle, found: Found) {
         if !self.is_searching {
             return;
         }
@@ -314,34 +316,14 @@ impl Core {
             monitor.wake_if_dormant();
         }
         if handle.idle.transition_worker_from_searching() {
-            // We were the last searcher and found work: there may be more,
-            // so hand the search on to a sleeper.
-            handle.notify_parked();
-        }
-    }
-
-    /// Stop searching because this worker's own drivers gave it work (its
-    /// ring's batch point, or the poll that precedes running yielded
-    /// tasks), not a steal. A steal hands the search on at once (the
-    /// victim may hold more); here the other queues are as empty as the
-    /// search just found them, so, like a searcher going to sleep, the
-    /// last one only re-checks them, and wakes a sleeper only for work
-    /// pushed meanwhile (the same SeqCst handshake as
-    /// `transition_to_parked`'s; loom model
-    /// `own_work_ends_the_search_without_stranding_a_push`). Handing the
-    /// search on unconditionally woke the idle worker twice per round trip
-    /// of a one-connection ping-pong on io_uring, only for it to find
-    /// nothing (BENCHMARKS.md, "One exchange at a time on io_uring").
-    fn transition_from_searching_to_own_work(&mut self, handle: &Handle) {
-        if !self.is_searching {
-            return;
-        }
-        self.is_searching = false;
-        if let Some(monitor) = &handle.monitor {
-            monitor.wake_if_dormant();
-        }
-        if handle.idle.transition_worker_from_searching() {
-            handle.notify_if_work_pending();
+            match found {
+                // There may be more where it came from: hand the search on
+                // to a sleeper.
+                Found::Elsewhere => handle.notify_parked(),
+                // The other queues are as empty as the search just found
+                // them: only work pushed meanwhile needs a sleeper.
+                Found::Own => handle.notify_if_work_pending(),
+            }
         }
     }
 
@@ -502,7 +484,7 @@ impl Context {
                 // is ready, then run them again, without sleeping.
                 core = self.poll_drivers(core);
                 core = self.wake_deferred(core);
-                core.transition_from_searching_to_own_work(self.handle());
+                core.transition_from_searching(self.handle(), Found::Own);
                 continue;
             }
             // Submit what the tasks queued on this worker's ring before
@@ -510,7 +492,7 @@ impl Context {
             let (flushed, woke) = self.flush_ring(core);
             core = flushed;
             if woke {
-                core.transition_from_searching_to_own_work(self.handle());
+                core.transition_from_searching(self.handle(), Found::Own);
                 continue;
             }
             core = self.park(core);
@@ -565,7 +547,7 @@ impl Context {
     }
 
     fn run_task(&self, task: Task, mut core: Box<Core>) -> RunResult {
-        core.transition_from_searching(self.handle());
+        core.transition_from_searching(self.handle(), Found::Elsewhere);
         core.lifo_enabled = !core.disable_lifo_slot;
         core.stats.poll_count += 1;
         // Read by the long-poll monitor (monitor.rs).
@@ -722,6 +704,24 @@ impl Context {
         }
         core
     }
+}
+
+/// Where a searching worker found the work that ends its search.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// A steal, or the inject queue.
+    Elsewhere,
+    /// Its own drivers: its ring's batch point, or the poll that precedes
+    /// running yielded tasks. The other queues are as empty as the search
+    /// just found them, so, like a searcher going to sleep, the last
+    /// searcher only re-checks them, and wakes a sleeper only for work
+    /// pushed meanwhile (the same SeqCst handshake as
+    /// `transition_to_parked`'s; loom model
+    /// `own_work_ends_the_search_without_stranding_a_push`). Handing the
+    /// search on woke the idle worker twice per round trip of a
+    /// one-connection ping-pong on io_uring, only for it to find nothing
+    /// (BENCHMARKS.md, "One exchange at a time on io_uring").
+    Own,
 }
 
 /// How a task reaches a worker's queues.

@@ -67,6 +67,11 @@ impl Model {
             cq.in_flight -= 1;
             cq.posted += 1;
         }
+        self.fire_if_armed();
+    }
+
+    /// Deliver one event if the registration is armed, disarming it.
+    fn fire_if_armed(&self) {
         let mut ep = lock(&self.epoll);
         if ep.armed {
             ep.armed = false;
@@ -82,15 +87,8 @@ impl Model {
     /// a completion's callback already delivered one.
     fn arm(&self) {
         lock(&self.epoll).armed = true;
-        if lock(&self.cq).posted == 0 {
-            return;
-        }
-        let mut ep = lock(&self.epoll);
-        if ep.armed {
-            ep.armed = false;
-            ep.events += 1;
-            drop(ep);
-            self.epoll_wake.notify();
+        if lock(&self.cq).posted > 0 {
+            self.fire_if_armed();
         }
     }
 

@@ -64,7 +64,7 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
             core.stats.overflow_count += u64::from(overflowed);
         }
         if core.is_searching {
-            core.transition_from_searching(&cx.worker.handle);
+            core.transition_from_searching(&cx.worker.handle, super::Found::Elsewhere);
         }
         // The replacement thread may be slow to start (the blocking pool
         // may even be full): let a sleeper take the queued work meanwhile.
