@@ -761,3 +761,38 @@ fn a_block_on_write_reaches_the_peer_while_the_thread_blocks() {
         .expect("the write never reached the peer while block_on's thread was blocked");
     assert_eq!(&got, b"hello");
 }
+
+/// A receive in flight on the ring of a worker that then sleeps on its
+/// condvar (the other worker holds the driver) completes with nobody but
+/// the driver's holder to take it: the sleeping worker's departure armed
+/// its ring's one-shot registration in epoll (runtime/io/uring/watch.rs).
+/// Each trial leaves the reader's worker asleep in the driver or on its
+/// condvar, whichever it found; twenty trials make the second case all
+/// but certain. Without the arm, that trial's read never ends.
+#[test]
+fn a_completion_on_a_sleeping_workers_ring_wakes_its_task() {
+    use std::io::Write;
+    let rt = uring::multi_thread(2);
+    for trial in 0..20 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        accepted.set_nonblocking(true).unwrap();
+        rt.block_on(async move {
+            let mut stream = TcpStream::from_std(accepted).unwrap();
+            let reader = weft::spawn(async move {
+                let mut got = [0u8; 5];
+                stream.read_exact(&mut got).await.unwrap();
+                got
+            });
+            // Both workers go idle, the reader's receive in flight.
+            weft::time::sleep(Duration::from_millis(10)).await;
+            peer.write_all(b"hello").unwrap();
+            let got = weft::time::timeout(Duration::from_secs(10), reader)
+                .await
+                .unwrap_or_else(|_| panic!("trial {trial}: the read never ended"))
+                .unwrap();
+            assert_eq!(&got, b"hello");
+        });
+    }
+}
