@@ -328,11 +328,23 @@ fn a_read_started_on_a_worker_finishes_off_the_workers() {
         })
         .await
         .unwrap();
+        use std::os::fd::AsRawFd;
+        const IN: u32 = libc::EPOLLIN as u32;
         let mut got = [0u8; 5];
-        for word in [b"hello", b"world"] {
+        for (round, word) in [b"hello", b"world"].into_iter().enumerate() {
             client.write_all(word).await.unwrap();
             server.read_exact(&mut got).await.unwrap();
             assert_eq!(&got, word);
+            // The first read was the receive's, on the ring: the socket
+            // is still out of epoll. The second went on readiness.
+            let events = epoll_events_of(server.as_raw_fd());
+            match round {
+                0 => assert_eq!(events, None, "the receive in flight was lost"),
+                _ => assert!(
+                    events.is_some_and(|e| e & IN != 0),
+                    "the second read was not on readiness ({events:?})"
+                ),
+            }
         }
         server.write_all(b"reply").await.unwrap();
         client.read_exact(&mut got).await.unwrap();
@@ -795,4 +807,172 @@ fn a_completion_on_a_sleeping_workers_ring_wakes_its_task() {
             assert_eq!(&got, b"hello");
         });
     }
+}
+
+/// `n` connected pairs: (the peers' std sockets, the accepted ends,
+/// non-blocking, for `TcpStream::from_std`).
+fn std_pairs(n: usize) -> (Vec<std::net::TcpStream>, Vec<std::net::TcpStream>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    (0..n)
+        .map(|_| {
+            let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (stream, _) = listener.accept().unwrap();
+            stream.set_nonblocking(true).unwrap();
+            (peer, stream)
+        })
+        .unzip()
+}
+
+/// Spawn a task that makes streams of `accepted`, starts a receive on each
+/// on its worker's ring (a read polled once, then dropped: the receive
+/// stays the stream's), lets the worker's next batch point submit them,
+/// hands the streams over, and then runs `then` (which blocks its thread).
+async fn receives_started_on_a_worker(
+    accepted: Vec<std::net::TcpStream>,
+    then: impl FnOnce() + Send + 'static,
+) -> Vec<TcpStream> {
+    let (streams_tx, streams_rx) = weft::sync::oneshot::channel();
+    weft::spawn(async move {
+        let mut streams: Vec<TcpStream> = accepted
+            .into_iter()
+            .map(|s| TcpStream::from_std(s).unwrap())
+            .collect();
+        for stream in streams.iter_mut() {
+            let mut buf = [0u8; 5];
+            let mut read = std::pin::pin!(stream.read(&mut buf));
+            let pending = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::future::Future::poll(read.as_mut(), cx).is_pending())
+            });
+            assert!(pending.await, "nothing was sent yet");
+        }
+        weft::task::yield_now().await;
+        streams_tx.send(streams).ok().unwrap();
+        then();
+    });
+    streams_rx.await.unwrap()
+}
+
+/// Each peer sends 5 bytes and each stream must get them within 10 s
+/// (from `block_on`, off the workers: the receives are on a worker's ring).
+async fn each_receive_completes(streams: &mut [TcpStream], peers: &mut [std::net::TcpStream]) {
+    use std::io::Write;
+    for (i, (stream, peer)) in streams.iter_mut().zip(peers).enumerate() {
+        peer.write_all(b"hello").unwrap();
+        let mut got = [0u8; 5];
+        weft::time::timeout(Duration::from_secs(10), stream.read_exact(&mut got))
+            .await
+            .unwrap_or_else(|_| panic!("receive {i} on the worker's ring never completed"))
+            .unwrap();
+        assert_eq!(&got, b"hello");
+    }
+}
+
+/// Sends on drop: frees a thread blocked on the channel however a test
+/// ends.
+struct Release(std::sync::mpsc::Sender<()>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// Without the long-poll monitor (`long_poll_threshold(None)`), nothing
+/// marks a worker stuck in a poll as away, so worker rings stay in epoll
+/// for good: two receives started on a worker that then blocks its thread
+/// both complete for a `block_on` reading them (the worker in the driver
+/// reaps the blocked worker's ring). With one-shot registrations the
+/// second completion waited for the blocked poll to end (the first may
+/// use up the registration's initial arm).
+#[test]
+fn without_the_monitor_a_blocked_workers_ring_is_still_reaped() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .io_driver(IoDriver::Uring)
+        .long_poll_threshold(None)
+        .build()
+        .unwrap();
+    let (mut peers, accepted) = std_pairs(2);
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let release = Release(release);
+    rt.block_on(async move {
+        // The task blocks its worker's thread until the test is done.
+        let mut streams = receives_started_on_a_worker(accepted, move || {
+            let _ = blocked.recv();
+        })
+        .await;
+        each_receive_completes(&mut streams, &mut peers).await;
+        drop(release);
+    });
+}
+
+/// A worker whose task calls `block_in_place` hands its core to a new
+/// thread, which the blocking pool cannot start while its one thread is
+/// held: meanwhile the core's ring is reaped by the worker in the driver,
+/// so receives started on it complete for a `block_on` reading them.
+#[test]
+fn a_ring_handed_off_by_block_in_place_is_reaped_meanwhile() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_all()
+        .io_driver(IoDriver::Uring)
+        .build()
+        .unwrap();
+    let (mut peers, accepted) = std_pairs(2);
+    let (release_hog, hog_held) = std::sync::mpsc::channel::<()>();
+    let release_hog = Release(release_hog);
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let release = Release(release);
+    rt.block_on(async move {
+        let (hog_started, hog_running) = weft::sync::oneshot::channel();
+        let hog = weft::task::spawn_blocking(move || {
+            hog_started.send(()).unwrap();
+            let _ = hog_held.recv();
+        });
+        hog_running.await.unwrap();
+        let mut streams = receives_started_on_a_worker(accepted, move || {
+            weft::task::block_in_place(|| {
+                let _ = blocked.recv();
+            })
+        })
+        .await;
+        each_receive_completes(&mut streams, &mut peers).await;
+        drop(release);
+        drop(release_hog);
+        hog.await.unwrap();
+    });
+}
+
+/// A send on a worker's ring fails after its write returned (the peer
+/// reset the connection); the stream then moves off the workers. Its next
+/// write reports that failure first (the reset), as the next write on a
+/// worker would, instead of going to the socket on readiness with the
+/// error left behind for a later flush.
+#[test]
+fn a_kept_send_error_comes_first_off_the_workers() {
+    let rt = uring::multi_thread(2);
+    let (mut peers, accepted) = std_pairs(1);
+    let peer = peers.pop().unwrap();
+    rt.block_on(async move {
+        let mut stream = weft::spawn(async move {
+            let mut stream = TcpStream::from_std(accepted.into_iter().next().unwrap()).unwrap();
+            // The peer resets the connection: a zero linger, then close.
+            socket2::SockRef::from(&peer)
+                .set_linger(Some(Duration::ZERO))
+                .unwrap();
+            drop(peer);
+            weft::time::sleep(Duration::from_millis(50)).await;
+            // Accepted at once; the send fails at the worker's batch point.
+            stream.write_all(b"lost").await.unwrap();
+            weft::time::sleep(Duration::from_millis(50)).await;
+            stream
+        })
+        .await
+        .unwrap();
+        let err = stream.write_all(b"next").await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}");
+        stream.flush().await.unwrap();
+    });
 }

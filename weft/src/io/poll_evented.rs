@@ -619,7 +619,7 @@ impl<E: mio::event::Source> PollEvented<E> {
         let (uring, rings) = self.ring_io().expect("checked by the caller");
         let io = self.registration.io_handle();
         let ring = io.current_ring(rings);
-        if off_worker(ring) && uring.write.is_idle(rings) {
+        if off_worker(ring) && uring.write.is_idle_and_clean(rings) {
             return None;
         }
         let restore = match crate::coop::poll_proceed(cx) {

@@ -261,6 +261,26 @@ impl Drivers {
         woke
     }
 
+    /// Worker `index`'s core is about to leave its thread
+    /// (`block_in_place`): submit what its tasks pushed on its ring, and
+    /// have the driver's holder take the ring's completions until the
+    /// core's new thread reaches a batch point (runtime/io/uring/watch.rs).
+    /// Called on the thread that still holds the core.
+    pub(crate) fn ring_owner_leaves(&self, index: usize) {
+        if let Some(rings) = self.handle.io().and_then(|io| io.rings()) {
+            rings.get(index).submit_now();
+            rings.owner_leaves(index);
+        }
+    }
+
+    /// No long-poll monitor will report a stuck worker: keep every worker
+    /// ring in epoll for good (runtime/io/uring/watch.rs).
+    pub(crate) fn watch_rings_always(&self) {
+        if let Some(rings) = self.handle.io().and_then(|io| io.rings()) {
+            rings.watch_always();
+        }
+    }
+
     /// Worker `index` is stuck in one poll (the long-poll monitor saw
     /// it): submit and reap its ring on its behalf, as its batch point
     /// would, and have the driver's holder take the ring's completions

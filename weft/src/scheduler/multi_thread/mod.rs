@@ -102,6 +102,9 @@ impl MultiThread {
             .and_then(|c| monitor::Monitor::new(c, num_workers).ok().map(Arc::new));
         if monitor.is_some() {
             lifo::prepare_steals();
+        } else {
+            // Nothing would hand a stuck worker's ring to another thread.
+            drivers.watch_rings_always();
         }
         let handle = Arc::new(Handle {
             remotes: remotes.into_boxed_slice(),

@@ -711,9 +711,9 @@ impl Context {
 enum Found {
     /// A steal, or the inject queue.
     Elsewhere,
-    /// Its own drivers: its ring's batch point, or the poll that precedes
-    /// running yielded tasks. The other queues are as empty as the search
-    /// just found them, so, like a searcher going to sleep, the last
+    /// Its own batch point: its ring's, or the driver poll that precedes
+    /// running its yielded tasks. The other queues are as empty as the
+    /// search just found them, so, like a searcher going to sleep, the last
     /// searcher only re-checks them, and wakes a sleeper only for work
     /// pushed meanwhile (the same SeqCst handshake as
     /// `transition_to_parked`'s; loom model

@@ -275,8 +275,14 @@ pub(crate) struct Rings {
     /// Per worker ring in epoll with a one-shot registration, whether its
     /// owner is away (watch.rs); empty with one worker.
     watches: Box<[watch::RingWatch]>,
-    /// The epoll instance the driver registered the rings in.
+    /// The epoll instance the driver registered the rings in: the
+    /// registry's descriptor, which `io::Handle` closes only after the
+    /// last thread that could arm a ring is gone (no arm runs in the
+    /// rings' teardown).
     epoll: Option<std::os::fd::RawFd>,
+    /// Worker rings stay in epoll for good, as the shared ring
+    /// ([`Rings::watch_always`]): `watches` are then ignored.
+    always_watched: std::sync::atomic::AtomicBool,
     /// The kernel has `unlinkat`, `mkdirat` and `renameat` ops (5.15);
     /// without them those calls stay on the blocking pool.
     path_calls: bool,
@@ -327,6 +333,7 @@ impl Rings {
             unwatched: (workers == 1).then_some(0),
             watches: (0..one_shot).map(|_| Default::default()).collect(),
             epoll: None,
+            always_watched: std::sync::atomic::AtomicBool::new(false),
             path_calls,
         })
     }
@@ -348,6 +355,32 @@ impl Rings {
         register_shared(self.rings[shared].fd(), RING_TOKEN_BASE - shared)
     }
 
+    /// Keep every worker ring's descriptor in epoll for good, as before
+    /// one-shot registrations (watch.rs): for a runtime without the
+    /// long-poll monitor, where nothing would mark a worker stuck in a
+    /// poll as away. Called while the runtime is built, before any worker
+    /// runs.
+    pub(crate) fn watch_always(&self) {
+        let Some(epoll) = self.epoll else { return };
+        for index in 0..self.watches.len() {
+            watch::watch_always(epoll, self.rings[index].fd(), RING_TOKEN_BASE - index);
+        }
+        self.always_watched
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Worker ring `index`'s watch, unless it has none (the shared ring,
+    /// a one-worker runtime's, or all of them under `watch_always`).
+    fn watch(&self, index: usize) -> Option<&watch::RingWatch> {
+        if self
+            .always_watched
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return None;
+        }
+        self.watches.get(index)
+    }
+
     /// Arm worker ring `index`'s one-shot registration (watch.rs).
     fn arm(&self, index: usize) {
         if let Some(epoll) = self.epoll {
@@ -359,7 +392,7 @@ impl Rings {
     /// condvar): another thread must take its completions (watch.rs).
     /// Called by the owner, which may trust its ring's empty flag.
     pub(crate) fn owner_leaves(&self, index: usize) {
-        let Some(watch) = self.watches.get(index) else {
+        let Some(watch) = self.watch(index) else {
             return;
         };
         watch.leave();
@@ -371,7 +404,7 @@ impl Rings {
     /// Worker `index` reaps its ring itself again (watch.rs).
     #[inline]
     pub(crate) fn owner_back(&self, index: usize) {
-        if let Some(watch) = self.watches.get(index) {
+        if let Some(watch) = self.watch(index) {
             watch.back();
         }
     }
@@ -380,7 +413,7 @@ impl Rings {
     /// ring's completions are for another thread to take until it is back
     /// (watch.rs). Not the owner: the ring's state is read under its lock.
     pub(crate) fn owner_stuck(&self, index: usize) {
-        let Some(watch) = self.watches.get(index) else {
+        let Some(watch) = self.watch(index) else {
             return;
         };
         watch.leave();
@@ -396,7 +429,7 @@ impl Rings {
     /// worker ring's one-shot registration again while its owner is away
     /// and it holds something (watch.rs).
     pub(crate) fn reap_fired(&self, index: usize, wakers: &mut Vec<Waker>) {
-        match self.watches.get(index) {
+        match self.watch(index) {
             Some(watch) => {
                 if self.rings[index].reap_and_holds(wakers) && watch.is_away() {
                     self.arm(index);

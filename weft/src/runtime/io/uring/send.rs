@@ -268,6 +268,15 @@ impl UringWrite {
         state.op.is_none() && state.rest.is_none()
     }
 
+    /// Whether a write may go to the socket itself, on readiness (a
+    /// caller off the workers: io/poll_evented.rs): no send in flight,
+    /// and no error one reported that the next write must return first.
+    pub(crate) fn is_idle_and_clean(&self, rings: &Rings) -> bool {
+        let mut state = self.lock();
+        Self::take_if_done(&mut state, rings);
+        state.op.is_none() && state.rest.is_none() && state.error.is_none()
+    }
+
     /// Push the send in flight into the kernel now and take its completion
     /// if that ended it: a send the socket has room for completes inside
     /// the submission. Returns whether no send is in flight now. For a

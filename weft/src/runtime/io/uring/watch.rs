@@ -18,18 +18,25 @@
 //! one event and is then disarmed until armed again.
 //!
 //! The owner is *away* while it sleeps on its parker's condvar (another
-//! thread holds the driver; scheduler/park.rs) and while the long-poll
-//! monitor sees it stuck in one poll (monitor.rs). A busy owner is not
-//! away: its completions wait for its next batch point, as its
-//! submissions already do (uring/mod.rs).
+//! thread holds the driver; scheduler/park.rs), while its core moves to a
+//! new thread (`block_in_place`, until that thread's first batch point),
+//! and while the long-poll monitor sees it stuck in one poll (monitor.rs).
+//! A busy owner is not away: its completions wait for its next batch
+//! point, as its submissions already do (uring/mod.rs). A runtime without
+//! the monitor (`long_poll_threshold(None)`) has nothing to tell that an
+//! owner is stuck, so its worker rings stay in epoll for good
+//! (`Rings::watch_always`): a task blocked in a poll must not hold back a
+//! completion another thread waits for.
 //!
 //! Invariants (loom model: `loom_watch.rs`):
 //! - **Every departure arms.** Whoever marks the owner away stores the
 //!   flag (SeqCst) and then arms the descriptor, unless the ring holds
-//!   nothing (only the owner starts requests, so an empty ring stays
-//!   empty while it is away). Arming reports a completion already posted
-//!   at once (`EPOLL_CTL_MOD` polls the descriptor), so nothing posted
-//!   before the arm is missed.
+//!   nothing (only the owner starts requests, so the ring of an owner
+//!   asleep stays empty; a stuck owner may still start one inside its
+//!   poll, which the monitor's next look, finding it stuck again, arms
+//!   for). Arming reports a completion already posted at once
+//!   (`EPOLL_CTL_MOD` polls the descriptor), so nothing posted before the
+//!   arm is missed.
 //! - **Every event re-arms while the owner is away.** The thread that
 //!   takes a ring's event reaps the ring and then, if the flag says away
 //!   and the ring still holds something (under its lock), arms it again.
@@ -79,6 +86,18 @@ impl RingWatch {
 /// armed once.
 pub(crate) fn register(epoll: RawFd, fd: RawFd, token: usize) -> io::Result<()> {
     epoll_ctl(epoll, libc::EPOLL_CTL_ADD, fd, token)
+}
+
+/// Turn ring descriptor `fd`'s registration into a lasting one (every
+/// completion reports), as the shared ring's (`Rings::watch_always`).
+pub(crate) fn watch_always(epoll: RawFd, fd: RawFd, token: usize) {
+    let mut event = libc::epoll_event {
+        events: (libc::EPOLLIN | libc::EPOLLET) as u32,
+        u64: token as u64,
+    };
+    // SAFETY: as in `epoll_ctl` below. For a registered descriptor it can
+    // fail only for lack of kernel memory, which is not handled.
+    unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_MOD, fd, &mut event) };
 }
 
 /// Arm ring descriptor `fd` for one more event (it is registered).

@@ -72,6 +72,11 @@ pub(crate) fn block_in_place<F: FnOnce() -> R, R>(f: F) -> R {
         if core.run_queue.has_tasks() {
             cx.worker.handle.notify_parked();
         }
+        // Nobody reaps the core's ring until the new thread reaches its
+        // first batch point (the pool may be slow to start it): the
+        // driver's holder takes its completions meanwhile
+        // (runtime/io/uring/watch.rs).
+        cx.worker.handle.drivers.ring_owner_leaves(core.index);
         let stamp_back = poll.map(|poll| (core.index, poll));
         *lock(&cx.worker.core) = Some(core);
         launch(cx.worker.clone());

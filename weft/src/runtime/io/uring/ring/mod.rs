@@ -502,11 +502,12 @@ impl Ring {
             }
             // Arming the poll right after the previous one fired would
             // have it fire at once on the completions this ring posts
-            // meanwhile (its own descriptor is in the epoll set, for when
-            // another worker holds the driver; except on a one-worker
-            // runtime, `Rings::unwatched`): measured, twice the
-            // `epoll_wait`s on a ping-pong. So it is armed here, just
-            // before the wait, with whatever else is pushed.
+            // meanwhile (its own descriptor was then in the epoll set for
+            // good, for when another worker holds the driver; it is now
+            // one-shot, armed while the owner is away (watch.rs), and
+            // still for good without the long-poll monitor): measured,
+            // twice the `epoll_wait`s on a ping-pong. So it is armed here,
+            // just before the wait, with whatever else is pushed.
             if state.unsubmitted > 0 && state.submit(wakers).is_err() {
                 return true;
             }
