@@ -54,6 +54,26 @@ old_worktree() { # rev
   trap 'git -C "$repo" worktree remove --force "$work/old"; rm -rf "$work"' EXIT
 }
 
+# Build the experiment in directory $1 (its Cargo.toml.in, with RT_DEP
+# for the runtime, and src/main.rs) three times, in $work/crate-old,
+# $work/crate-new and $work/crate-tokio: against weft in $work/old (see
+# old_worktree), the working tree's weft, and Tokio 1.54.1 with features
+# $2 (a TOML list's items, e.g. '"rt", "time"').
+build_sides() { # experiment-dir tokio-features
+  local side dep
+  for side in old new tokio; do
+    case $side in
+      old) dep="rt = { package = \"weft\", path = \"$work/old/weft\" }" ;;
+      new) dep="rt = { package = \"weft\", path = \"$repo/weft\" }" ;;
+      tokio) dep="rt = { package = \"tokio\", version = \"=1.54.1\", features = [$2] }" ;;
+    esac
+    mkdir -p "$work/crate-$side/src"
+    awk -v dep="$dep" '{ sub(/RT_DEP/, dep); print }' "$1/Cargo.toml.in" > "$work/crate-$side/Cargo.toml"
+    cp "$1/src/main.rs" "$work/crate-$side/src/"
+    (cd "$work/crate-$side" && cargo build --release -q)
+  done
+}
+
 # The user-space instructions callgrind counts in a whole run of the
 # command given as arguments.
 callgrind_count() {

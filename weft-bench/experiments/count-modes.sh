@@ -11,19 +11,9 @@ name=$(basename "$here")
 old=${2:?usage: count-modes.sh EXPERIMENT_DIR OLD_REV [MODE...]}
 shift 2
 repo=$(cd "$here/../../.." && pwd)
-. "$repo/weft-bench/bench-lib.sh"  # old_worktree, callgrind_count
+. "$repo/weft-bench/bench-lib.sh"  # old_worktree, build_sides, callgrind_count
 old_worktree "$old"
-for side in old new tokio; do
-  case $side in
-    old) dep="rt = { package = \"weft\", path = \"$work/old/weft\" }" ;;
-    new) dep="rt = { package = \"weft\", path = \"$repo/weft\" }" ;;
-    tokio) dep='rt = { package = "tokio", version = "=1.54.1", features = ["full"] }' ;;
-  esac
-  mkdir -p "$work/crate-$side/src"
-  awk -v dep="$dep" '{ sub(/RT_DEP/, dep); print }' "$here/Cargo.toml.in" > "$work/crate-$side/Cargo.toml"
-  cp "$here/src/main.rs" "$work/crate-$side/src/"
-  (cd "$work/crate-$side" && cargo build --release -q)
-done
+build_sides "$here" '"full"'
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || read -r -a modes <<< "$("$work/crate-new/target/release/$name" --list)"
 printf '%-16s %12s %12s %12s %14s\n' workload "weft $old" "weft now" "Tokio" "Tokio / now"

@@ -10,19 +10,9 @@ set -euo pipefail
 old=${1:?usage: run.sh OLD_REV}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-. "$repo/weft-bench/bench-lib.sh"  # old_worktree, callgrind_count
+. "$repo/weft-bench/bench-lib.sh"  # old_worktree, build_sides, callgrind_count
 old_worktree "$old"
-for side in old new tokio; do
-  case $side in
-    old) dep="rt = { package = \"weft\", path = \"$work/old/weft\" }" ;;
-    new) dep="rt = { package = \"weft\", path = \"$repo/weft\" }" ;;
-    tokio) dep='rt = { package = "tokio", version = "=1.54.1", features = ["rt", "time"] }' ;;
-  esac
-  mkdir -p "$work/crate-$side/src"
-  awk -v dep="$dep" '{ sub(/RT_DEP/, dep); print }' "$here/Cargo.toml.in" > "$work/crate-$side/Cargo.toml"
-  cp "$here/src/main.rs" "$work/crate-$side/src/"
-  (cd "$work/crate-$side" && cargo build --release -q)
-done
+build_sides "$here" '"rt", "time"'
 for mode in reset arm poll; do
   for side in old new tokio; do
     bin="$work/crate-$side/target/release/sleep-reset"
