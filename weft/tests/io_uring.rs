@@ -786,10 +786,8 @@ fn a_completion_on_a_sleeping_workers_ring_wakes_its_task() {
     use std::io::Write;
     let rt = uring::multi_thread(2);
     for trial in 0..20 {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (accepted, _) = listener.accept().unwrap();
-        accepted.set_nonblocking(true).unwrap();
+        let (mut peers, mut accepted) = std_pairs(1);
+        let (mut peer, accepted) = (peers.pop().unwrap(), accepted.pop().unwrap());
         rt.block_on(async move {
             let mut stream = TcpStream::from_std(accepted).unwrap();
             let reader = weft::spawn(async move {

@@ -290,9 +290,8 @@ impl Drivers {
             return;
         };
         let mut wakers = Vec::new();
-        rings.flush(index, &mut wakers);
+        rings.flush_for_stuck_owner(index, &mut wakers);
         wakers.into_iter().for_each(std::task::Waker::wake);
-        rings.owner_stuck(index);
     }
 
     /// Submit what worker `index`'s tasks queued on its io_uring ring,

@@ -59,6 +59,24 @@ struct Model {
 }
 
 impl Model {
+    /// A ring with `in_flight` requests, its owner not yet away; the
+    /// mutation switches as given.
+    fn new(in_flight: usize, arm_on_leave: bool, rearm_after_reap: bool) -> Arc<Model> {
+        Arc::new(Model {
+            cq: Mutex::new(Cq {
+                in_flight,
+                ..Cq::default()
+            }),
+            // Registered armed (watch::register), and possibly fired
+            // already: start disarmed, the harder case.
+            epoll: Mutex::new(Epoll::default()),
+            epoll_wake: Notify::new(),
+            watch: RingWatch::default(),
+            arm_on_leave,
+            rearm_after_reap,
+        })
+    }
+
     /// The kernel completes one request: the completion is posted, then
     /// the descriptor's wait queue is woken (epoll's callback).
     fn complete_one(&self) {
@@ -140,19 +158,7 @@ impl Model {
 /// them; the epoll holder must reap every one.
 fn run(requests: usize, arm_on_leave: bool, rearm_after_reap: bool) {
     loom::model(move || {
-        let model = Arc::new(Model {
-            cq: Mutex::new(Cq {
-                in_flight: requests,
-                ..Cq::default()
-            }),
-            // Registered armed (watch::register), and possibly fired
-            // already: start disarmed, the harder case.
-            epoll: Mutex::new(Epoll::default()),
-            epoll_wake: Notify::new(),
-            watch: RingWatch::default(),
-            arm_on_leave,
-            rearm_after_reap,
-        });
+        let model = Model::new(requests, arm_on_leave, rearm_after_reap);
         let kernel = {
             let model = model.clone();
             thread::spawn(move || {
@@ -196,17 +202,7 @@ fn every_completion_while_the_owner_is_away_is_reaped() {
 #[test]
 fn an_owner_coming_back_takes_over_its_ring() {
     loom::model(|| {
-        let model = Arc::new(Model {
-            cq: Mutex::new(Cq {
-                in_flight: 2,
-                ..Cq::default()
-            }),
-            epoll: Mutex::new(Epoll::default()),
-            epoll_wake: Notify::new(),
-            watch: RingWatch::default(),
-            arm_on_leave: true,
-            rearm_after_reap: true,
-        });
+        let model = Model::new(2, true, true);
         model.owner_leaves();
         let holder = {
             let model = model.clone();

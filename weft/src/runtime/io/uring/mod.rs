@@ -409,18 +409,20 @@ impl Rings {
         }
     }
 
-    /// The long-poll monitor saw worker `index` stuck in one poll: its
-    /// ring's completions are for another thread to take until it is back
-    /// (watch.rs). Not the owner: the ring's state is read under its lock.
-    pub(crate) fn owner_stuck(&self, index: usize) {
-        let Some(watch) = self.watch(index) else {
+    /// The long-poll monitor saw worker `index` stuck in one poll: submit
+    /// and reap its ring on its behalf, as its batch point would, and
+    /// leave its ring's later completions to another thread until it is
+    /// back (watch.rs). Not the owner: the ring's state is read under its
+    /// lock.
+    pub(crate) fn flush_for_stuck_owner(&self, index: usize, wakers: &mut Vec<Waker>) {
+        let Some(ring) = self.rings.get(index) else {
             return;
         };
-        watch.leave();
-        let mut wakers = Vec::new();
-        let holds = self.rings[index].reap_and_holds(&mut wakers);
-        wakers.into_iter().for_each(Waker::wake);
-        if holds {
+        let watch = self.watch(index);
+        if let Some(watch) = watch {
+            watch.leave();
+        }
+        if ring.flush_and_holds(wakers) && watch.is_some() {
             self.arm(index);
         }
     }

@@ -82,34 +82,37 @@ impl RingWatch {
     }
 }
 
-/// Put ring descriptor `fd` in epoll instance `epoll` under `token`,
-/// armed once.
-pub(crate) fn register(epoll: RawFd, fd: RawFd, token: usize) -> io::Result<()> {
-    epoll_ctl(epoll, libc::EPOLL_CTL_ADD, fd, token)
-}
-
 /// Turn ring descriptor `fd`'s registration into a lasting one (every
 /// completion reports), as the shared ring's (`Rings::watch_always`).
 pub(crate) fn watch_always(epoll: RawFd, fd: RawFd, token: usize) {
-    let mut event = libc::epoll_event {
-        events: (libc::EPOLLIN | libc::EPOLLET) as u32,
-        u64: token as u64,
-    };
-    // SAFETY: as in `epoll_ctl` below. For a registered descriptor it can
-    // fail only for lack of kernel memory, which is not handled.
-    unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_MOD, fd, &mut event) };
+    // For a registered descriptor it can fail only for lack of kernel
+    // memory, which is not handled.
+    let always = (libc::EPOLLIN | libc::EPOLLET) as u32;
+    let _ = epoll_ctl(epoll, libc::EPOLL_CTL_MOD, fd, token, always);
+}
+
+/// Put ring descriptor `fd` in epoll instance `epoll` under `token`,
+/// armed once.
+pub(crate) fn register(epoll: RawFd, fd: RawFd, token: usize) -> io::Result<()> {
+    epoll_ctl(epoll, libc::EPOLL_CTL_ADD, fd, token, ONE_SHOT_READ)
 }
 
 /// Arm ring descriptor `fd` for one more event (it is registered).
 pub(crate) fn arm(epoll: RawFd, fd: RawFd, token: usize) {
     // It can only fail if the descriptor left epoll, which happens with
     // the ring's teardown, when nobody waits for the event any more.
-    let _ = epoll_ctl(epoll, libc::EPOLL_CTL_MOD, fd, token);
+    let _ = epoll_ctl(epoll, libc::EPOLL_CTL_MOD, fd, token, ONE_SHOT_READ);
 }
 
-fn epoll_ctl(epoll: RawFd, op: libc::c_int, fd: RawFd, token: usize) -> io::Result<()> {
+fn epoll_ctl(
+    epoll: RawFd,
+    op: libc::c_int,
+    fd: RawFd,
+    token: usize,
+    events: u32,
+) -> io::Result<()> {
     let mut event = libc::epoll_event {
-        events: ONE_SHOT_READ,
+        events,
         u64: token as u64,
     };
     // SAFETY: `event` is a valid epoll_event for the call, which only reads

@@ -431,13 +431,17 @@ impl Ring {
         if self.is_empty() {
             return; // nothing to submit, nothing that can complete
         }
+        self.lock().flush(wakers);
+    }
+
+    /// [`flush`](Self::flush) for a thread that is not the owner (the
+    /// long-poll monitor, for a stuck owner), which must not trust the
+    /// empty flag; and whether the ring still holds something afterwards
+    /// (watch.rs).
+    pub(crate) fn flush_and_holds(&self, wakers: &mut Vec<Waker>) -> bool {
         let mut state = self.lock();
-        if state.unsubmitted > 0 || state.sq().taskrun() {
-            // One enter submits the batch and runs the completion work
-            // the kernel deferred to this thread (COOP_TASKRUN).
-            let _ = state.submit(wakers);
-        }
-        state.reap(wakers);
+        state.flush(wakers);
+        !state.holds_nothing()
     }
 
     /// For an owner about to leave the runtime (`block_on` returning):
@@ -593,6 +597,16 @@ impl Drop for Ring {
 }
 
 impl RingState {
+    /// Submit what was pushed and take what completed.
+    fn flush(&mut self, wakers: &mut Vec<Waker>) {
+        if self.unsubmitted > 0 || self.sq().taskrun() {
+            // One enter submits the batch and runs the completion work
+            // the kernel deferred to this thread (COOP_TASKRUN).
+            let _ = self.submit(wakers);
+        }
+        self.reap(wakers);
+    }
+
     /// No request in flight, none queued, the poll on the epoll
     /// descriptor not armed ([`Ring::is_empty`]).
     fn holds_nothing(&self) -> bool {
